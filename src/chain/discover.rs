@@ -1,0 +1,329 @@
+//! Discovery (SPEC sections 3 and 4): the project root, the ancestor chain from the root to
+//! the folder, the winner and overlays of each directory, and the nested scopes of a touch.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::settings::{Settings, SymlinkPolicy};
+use super::source::{Buffers, FileCache, LoadedFile, Probe, ProbeOptions, SkipDetail, SkipReason};
+use crate::paths;
+
+/// Where a file of the chain comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    Global,
+    Project,
+    Nested,
+}
+
+impl Scope {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Global => "global",
+            Self::Project => "project",
+            Self::Nested => "nested",
+        }
+    }
+}
+
+/// A directory's winner, or one of its overlays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Main,
+    Overlay,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Main => "main",
+            Self::Overlay => "overlay",
+        }
+    }
+}
+
+/// A file that loads and takes part in a chain.
+#[derive(Clone, Debug)]
+pub struct ChainFile {
+    pub path: PathBuf,
+    /// The display path: relative to the project root with `/`, or the global heading.
+    pub heading: String,
+    pub scope: Scope,
+    pub kind: Kind,
+    pub file: Arc<LoadedFile>,
+}
+
+/// A candidate that exists but does not load, and why.
+#[derive(Clone, Debug)]
+pub struct SkippedFile {
+    pub path: PathBuf,
+    pub heading: String,
+    pub scope: Scope,
+    pub kind: Kind,
+    pub reason: SkipReason,
+    pub detail: SkipDetail,
+    /// The file that wins over this one (`shadowed`, `duplicate`).
+    pub shadowed_by: Option<PathBuf>,
+}
+
+/// What one directory holds.
+#[derive(Clone, Debug, Default)]
+pub struct DirScan {
+    pub files: Vec<ChainFile>,
+    pub skipped: Vec<SkippedFile>,
+}
+
+/// The baseline of one folder: global file, then root to folder.
+#[derive(Clone, Debug)]
+pub struct Chain {
+    pub folder: PathBuf,
+    pub project_root: PathBuf,
+    pub files: Vec<ChainFile>,
+    pub skipped: Vec<SkippedFile>,
+}
+
+/// The nearest ancestor-or-self of `folder` holding one of `markers`; the folder itself when
+/// none does (or when there are no markers).
+pub fn project_root(folder: &Path, markers: &[String]) -> PathBuf {
+    if markers.is_empty() {
+        return folder.to_path_buf();
+    }
+    folder
+        .ancestors()
+        .find(|dir| markers.iter().any(|m| fs::symlink_metadata(dir.join(m)).is_ok()))
+        .unwrap_or(folder)
+        .to_path_buf()
+}
+
+/// The directories from `root` down to `folder`, inclusive, broad to specific.
+pub fn ancestor_dirs(root: &Path, folder: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> =
+        folder.ancestors().take_while(|dir| dir.starts_with(root)).map(Path::to_path_buf).collect();
+    dirs.reverse();
+    dirs
+}
+
+/// The nested scopes a touch of `file` reaches: the directories from just below `folder` down
+/// to the file's parent, inclusive. Empty for the folder itself, its direct files, and paths
+/// outside it.
+pub fn nested_dirs(folder: &Path, file: &Path) -> Vec<PathBuf> {
+    let Ok(relative) = file.strip_prefix(folder) else {
+        return Vec::new();
+    };
+    let parts: Vec<_> = relative.components().collect();
+    let mut dirs = Vec::new();
+    let mut dir = folder.to_path_buf();
+    for part in parts.iter().take(parts.len().saturating_sub(1)) {
+        dir.push(part.as_os_str());
+        dirs.push(dir.clone());
+    }
+    dirs
+}
+
+/// One discovery pass over the disk (or buffers) for a folder and its project root.
+pub struct Discovery<'a> {
+    pub settings: &'a Settings,
+    pub cache: &'a FileCache,
+    pub buffers: Option<&'a Buffers>,
+    pub folder: PathBuf,
+    pub project_root: PathBuf,
+    canonical_root: PathBuf,
+}
+
+impl<'a> Discovery<'a> {
+    pub fn new(settings: &'a Settings, cache: &'a FileCache, buffers: Option<&'a Buffers>, folder: &Path) -> Self {
+        let folder = paths::normalize(folder);
+        let project_root = project_root(&folder, &settings.root_markers);
+        let canonical_root = fs::canonicalize(&project_root).unwrap_or_else(|_| project_root.clone());
+        Self { settings, cache, buffers, folder, project_root, canonical_root }
+    }
+
+    /// The display path of a project or nested file.
+    pub fn heading(&self, path: &Path) -> String {
+        match path.strip_prefix(&self.project_root) {
+            Ok(rel) => paths::slash_join(rel),
+            Err(_) => paths::slash_join(path),
+        }
+    }
+
+    fn probe(&self, path: &Path, scope: Scope) -> Probe {
+        let symlinks = self.settings.symlinks;
+        // The global file is the user's own: root confinement applies to repository files only.
+        let root =
+            (scope != Scope::Global && symlinks == SymlinkPolicy::WithinRoot).then_some(self.canonical_root.as_path());
+        let opts = ProbeOptions { symlinks, max_file_bytes: self.settings.max_file_bytes, root };
+        self.cache.probe(path, &opts, self.buffers)
+    }
+
+    /// The winner and overlays of one directory, with everything that was skipped.
+    pub fn scan_dir(&self, dir: &Path, scope: Scope) -> DirScan {
+        let mut scan = DirScan::default();
+        let mut winner: Option<PathBuf> = None;
+        for name in &self.settings.candidates {
+            let path = dir.join(name);
+            if let Some(win) = &winner {
+                // Shadowed only needs to exist: nothing is read past the winner.
+                if self.exists(&path) {
+                    scan.skipped.push(self.skipped(
+                        path,
+                        scope,
+                        Kind::Main,
+                        SkipReason::Shadowed,
+                        SkipDetail::None,
+                        Some(win.clone()),
+                    ));
+                }
+                continue;
+            }
+            match self.probe(&path, scope) {
+                Probe::Absent => {}
+                Probe::Skipped(reason, detail) => {
+                    scan.skipped.push(self.skipped(path, scope, Kind::Main, reason, detail, None))
+                }
+                Probe::Loaded(file) => {
+                    winner = Some(path.clone());
+                    scan.files.push(ChainFile { heading: self.heading(&path), path, scope, kind: Kind::Main, file });
+                }
+            }
+        }
+        for name in &self.settings.local_candidates {
+            let path = dir.join(name);
+            if scan.files.iter().any(|f| f.path == path) || scan.skipped.iter().any(|s| s.path == path) {
+                continue;
+            }
+            match self.probe(&path, scope) {
+                Probe::Absent => {}
+                Probe::Skipped(reason, detail) => {
+                    scan.skipped.push(self.skipped(path, scope, Kind::Overlay, reason, detail, None))
+                }
+                Probe::Loaded(file) => {
+                    let twin = self.settings.dedupe_trimmed.then(|| {
+                        scan.files.iter().find(|f| f.file.text.trim() == file.text.trim()).map(|f| f.path.clone())
+                    });
+                    if let Some(Some(earlier)) = twin {
+                        scan.skipped.push(self.skipped(
+                            path,
+                            scope,
+                            Kind::Overlay,
+                            SkipReason::Duplicate,
+                            SkipDetail::None,
+                            Some(earlier),
+                        ));
+                    } else {
+                        scan.files.push(ChainFile {
+                            heading: self.heading(&path),
+                            path,
+                            scope,
+                            kind: Kind::Overlay,
+                            file,
+                        });
+                    }
+                }
+            }
+        }
+        scan
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        self.buffers.is_some_and(|b| b.contains_key(path)) || fs::symlink_metadata(path).is_ok()
+    }
+
+    fn skipped(
+        &self,
+        path: PathBuf,
+        scope: Scope,
+        kind: Kind,
+        reason: SkipReason,
+        detail: SkipDetail,
+        shadowed_by: Option<PathBuf>,
+    ) -> SkippedFile {
+        let heading = match (scope, &self.settings.global_file) {
+            (Scope::Global, Some(g)) => g.heading.clone(),
+            _ => self.heading(&path),
+        };
+        SkippedFile { path, heading, scope, kind, reason, detail, shadowed_by }
+    }
+
+    /// The global file, if configured and loadable.
+    fn global(&self, chain: &mut Chain) {
+        let Some(global) = &self.settings.global_file else { return };
+        match self.probe(&global.path, Scope::Global) {
+            Probe::Absent => {}
+            Probe::Skipped(reason, detail) => {
+                chain.skipped.push(self.skipped(global.path.clone(), Scope::Global, Kind::Main, reason, detail, None));
+            }
+            Probe::Loaded(file) => chain.files.push(ChainFile {
+                path: global.path.clone(),
+                heading: global.heading.clone(),
+                scope: Scope::Global,
+                kind: Kind::Main,
+                file,
+            }),
+        }
+    }
+
+    /// The baseline: the global file, then every directory from the project root to the
+    /// folder. Files are deduplicated by absolute path; the first occurrence wins.
+    pub fn baseline(&self) -> Chain {
+        let mut chain = Chain {
+            folder: self.folder.clone(),
+            project_root: self.project_root.clone(),
+            files: Vec::new(),
+            skipped: Vec::new(),
+        };
+        self.global(&mut chain);
+        for dir in ancestor_dirs(&self.project_root, &self.folder) {
+            let scan = self.scan_dir(&dir, Scope::Project);
+            append_unique(&mut chain.files, scan.files);
+            chain.skipped.extend(scan.skipped);
+        }
+        chain
+    }
+
+    /// The directories a touch of `file` reaches, each scanned, in order.
+    pub fn nested(&self, file: &Path) -> Vec<(PathBuf, DirScan)> {
+        nested_dirs(&self.folder, &paths::normalize(file))
+            .into_iter()
+            .map(|dir| {
+                let scan = self.scan_dir(&dir, Scope::Nested);
+                (dir, scan)
+            })
+            .collect()
+    }
+}
+
+/// Appends files whose paths are not already present.
+pub fn append_unique(files: &mut Vec<ChainFile>, more: Vec<ChainFile>) {
+    for f in more {
+        if !files.iter().any(|g| g.path == f.path) {
+            files.push(f);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_dirs_stop_at_the_parent() {
+        let folder = Path::new("/r/app");
+        assert_eq!(
+            nested_dirs(folder, Path::new("/r/app/a/b/c.rs")),
+            [PathBuf::from("/r/app/a"), PathBuf::from("/r/app/a/b")]
+        );
+        assert!(nested_dirs(folder, Path::new("/r/app/main.rs")).is_empty());
+        assert!(nested_dirs(folder, Path::new("/r/app")).is_empty());
+        assert!(nested_dirs(folder, Path::new("/r/other/x.rs")).is_empty());
+        assert!(nested_dirs(folder, Path::new("/r/application/x/y.rs")).is_empty());
+    }
+
+    #[test]
+    fn ancestor_dirs_are_broad_to_specific() {
+        assert_eq!(
+            ancestor_dirs(Path::new("/r"), Path::new("/r/a/b")),
+            [PathBuf::from("/r"), PathBuf::from("/r/a"), PathBuf::from("/r/a/b")]
+        );
+    }
+}

@@ -1,0 +1,338 @@
+//! Findings (the diagnostics of SPEC section 7) as plain data with byte spans, so the CLI
+//! prints them as `line:col` and the language server maps them to LSP positions.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::discover::ChainFile;
+use super::discover::SkippedFile;
+use super::render::{Rendered, escapes};
+use super::settings::{Frame, Settings};
+use super::source::{SkipDetail, SkipReason};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Error,
+    Warning,
+    Information,
+    Hint,
+}
+
+impl Severity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Error => "error",
+            Self::Warning => "warning",
+            Self::Information => "info",
+            Self::Hint => "hint",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Code {
+    Shadowed,
+    Omitted,
+    Truncated,
+    TooLarge,
+    InvalidUtf8,
+    Symlink,
+    FrameEscape,
+    Empty,
+    Duplicate,
+}
+
+impl Code {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Shadowed => "shadowed",
+            Self::Omitted => "omitted",
+            Self::Truncated => "truncated",
+            Self::TooLarge => "tooLarge",
+            Self::InvalidUtf8 => "invalidUtf8",
+            Self::Symlink => "symlink",
+            Self::FrameEscape => "frameEscape",
+            Self::Empty => "empty",
+            Self::Duplicate => "duplicate",
+        }
+    }
+
+    pub fn severity(self) -> Severity {
+        match self {
+            Self::Shadowed | Self::Omitted | Self::Truncated | Self::Symlink => Severity::Warning,
+            Self::TooLarge | Self::InvalidUtf8 => Severity::Error,
+            Self::FrameEscape => Severity::Information,
+            Self::Empty | Self::Duplicate => Severity::Hint,
+        }
+    }
+}
+
+/// Where in a file a finding applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Span {
+    /// The first line (whatever its length turns out to be).
+    FirstLine,
+    /// A byte range of the content.
+    Bytes { start: usize, end: usize },
+    /// From a byte offset to the end of the content.
+    ToEnd { start: usize },
+}
+
+impl Span {
+    /// The byte range within `text`, clamped to it.
+    pub fn byte_range(self, text: &[u8]) -> (usize, usize) {
+        let len = text.len();
+        match self {
+            Span::FirstLine => (0, text.iter().position(|&b| b == b'\n').unwrap_or(len)),
+            Span::Bytes { start, end } => (start.min(len), end.min(len)),
+            Span::ToEnd { start } => (start.min(len), len),
+        }
+    }
+}
+
+/// Another file a finding points at (the winner of a shadowed file, the twin of a duplicate).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Related {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+/// One diagnostic of one file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Finding {
+    pub path: PathBuf,
+    pub code: Code,
+    pub span: Span,
+    pub message: String,
+    pub related: Option<Related>,
+}
+
+impl Finding {
+    pub fn severity(&self) -> Severity {
+        self.code.severity()
+    }
+}
+
+fn finding(path: &Path, code: Code, span: Span, message: String) -> Finding {
+    Finding { path: path.to_path_buf(), code, span, message, related: None }
+}
+
+/// Findings for candidates that exist but do not load.
+pub fn skip_findings(
+    skipped: &[SkippedFile],
+    settings: &Settings,
+    heading_of: impl Fn(&Path) -> String,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for s in skipped {
+        let f = match (s.reason, &s.detail) {
+            (SkipReason::Shadowed, _) => {
+                let winner = s.shadowed_by.as_deref().map(&heading_of).unwrap_or_default();
+                let mut f = finding(
+                    &s.path,
+                    Code::Shadowed,
+                    Span::FirstLine,
+                    format!(
+                        "shadowed by {winner}: agents load only the first loadable of {} in a directory, so this file is never read",
+                        settings.candidates.join(", ")
+                    ),
+                );
+                f.related = s
+                    .shadowed_by
+                    .clone()
+                    .map(|path| Related { path, message: "the file that is loaded instead".into() });
+                f
+            }
+            (SkipReason::Duplicate, _) => {
+                let twin = s.shadowed_by.as_deref().map(&heading_of).unwrap_or_default();
+                let mut f = finding(
+                    &s.path,
+                    Code::Duplicate,
+                    Span::FirstLine,
+                    format!("dropped: its trimmed content equals {twin} in the same directory (dedupeTrimmed)"),
+                );
+                f.related = s
+                    .shadowed_by
+                    .clone()
+                    .map(|path| Related { path, message: "the file with the same content".into() });
+                f
+            }
+            (SkipReason::Symlink, detail) => finding(
+                &s.path,
+                Code::Symlink,
+                Span::FirstLine,
+                format!("symlink{}: not loaded under the `symlinks: skip` policy", target_text(detail)),
+            ),
+            (SkipReason::OutsideRoot, detail) => finding(
+                &s.path,
+                Code::Symlink,
+                Span::FirstLine,
+                format!(
+                    "symlink{}: its target leaves the project root, so `symlinks: withinRoot` does not load it",
+                    target_text(detail)
+                ),
+            ),
+            (SkipReason::TooLarge, detail) => {
+                let size = match detail {
+                    SkipDetail::Size(n) => format!("{n} bytes"),
+                    _ => "the file".into(),
+                };
+                finding(
+                    &s.path,
+                    Code::TooLarge,
+                    Span::FirstLine,
+                    format!("{size} exceeds maxFileBytes ({}): this file is never loaded", settings.max_file_bytes),
+                )
+            }
+            (SkipReason::InvalidUtf8, detail) => {
+                let at = match detail {
+                    SkipDetail::InvalidAt(i) => *i,
+                    _ => 0,
+                };
+                finding(
+                    &s.path,
+                    Code::InvalidUtf8,
+                    Span::Bytes { start: at, end: at + 1 },
+                    format!("invalid UTF-8 at byte {at}: this file is never loaded"),
+                )
+            }
+            (SkipReason::NotAFile | SkipReason::Unreadable, _) => continue,
+        };
+        out.push(f);
+    }
+    out
+}
+
+fn target_text(detail: &SkipDetail) -> String {
+    match detail {
+        SkipDetail::Target(t) if !t.as_os_str().is_empty() => format!(" to {}", t.display()),
+        _ => String::new(),
+    }
+}
+
+/// Findings of a file's own content: `frameEscape` and `empty`.
+pub fn content_findings(path: &Path, text: &str, frame: Frame) -> Vec<Finding> {
+    let mut out = Vec::new();
+    if text.trim().is_empty() {
+        out.push(finding(
+            path,
+            Code::Empty,
+            Span::FirstLine,
+            "empty instruction file: agents get only its heading".into(),
+        ));
+    }
+    for (literal, replacement) in escapes(frame) {
+        for (start, _) in text.match_indices(literal) {
+            out.push(finding(
+                path,
+                Code::FrameEscape,
+                Span::Bytes { start, end: start + literal.len() },
+                format!(
+                    "`{literal}` is escaped to `{replacement}` in the `{}` frame, so agents see it altered",
+                    frame.name()
+                ),
+            ));
+        }
+    }
+    out
+}
+
+/// Findings that depend on a chain as a whole: `omitted`, `truncated` and `duplicate`.
+/// `folder` names the session (or directory) whose agents get this block.
+pub fn chain_findings(folder: &str, files: &[ChainFile], rendered: &Rendered, budget_bytes: i64) -> Vec<Finding> {
+    let mut out = Vec::new();
+    if !rendered.disabled {
+        for &i in &rendered.omitted {
+            let Some(f) = files.get(i) else { continue };
+            out.push(finding(
+                &f.path,
+                Code::Omitted,
+                Span::FirstLine,
+                format!(
+                    "omitted from the instructions of {folder}: the chain needs {} bytes and the budget is {budget_bytes} bytes (baselineMaxBytes); more specific files fill it first",
+                    rendered.full_bytes
+                ),
+            ));
+        }
+        // A "truncation" that keeps every byte only swapped INTRO for COMPACT: nothing to flag.
+        if let Some(t) = rendered.truncated.filter(|t| t.included_bytes < t.original_bytes) {
+            if let Some(f) = files.get(t.index) {
+                out.push(finding(
+                    &f.path,
+                    Code::Truncated,
+                    Span::ToEnd { start: t.included_bytes },
+                    format!(
+                        "agents working in {folder} never see this part: the file is cut from {} to {} bytes to fit the budget of {budget_bytes} bytes",
+                        t.original_bytes, t.included_bytes
+                    ),
+                ));
+            }
+        }
+    }
+    let mut first_by_digest: HashMap<&str, &ChainFile> = HashMap::new();
+    for f in files {
+        match first_by_digest.get(f.file.sha256.as_str()) {
+            Some(earlier) => {
+                let mut d = finding(
+                    &f.path,
+                    Code::Duplicate,
+                    Span::FirstLine,
+                    format!(
+                        "same content (SHA-256 {}…) as {} on the chain of {folder}: agents read it twice",
+                        &f.file.sha256[..12],
+                        earlier.heading
+                    ),
+                );
+                d.related = Some(Related {
+                    path: earlier.path.clone(),
+                    message: "the earlier file with the same content".into(),
+                });
+                out.push(d);
+            }
+            None => {
+                first_by_digest.insert(&f.file.sha256, f);
+            }
+        }
+    }
+    out
+}
+
+/// 1-based line and column (in characters) of a byte offset; offsets inside a character
+/// or past the end are clamped.
+pub fn line_col(text: &[u8], offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let col = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
+    (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_characters() {
+        let text = "ab\n日本x".as_bytes();
+        assert_eq!(line_col(text, 0), (1, 1));
+        assert_eq!(line_col(text, 3), (2, 1));
+        assert_eq!(line_col(text, 9), (2, 3));
+    }
+
+    #[test]
+    fn frame_escapes_are_found_at_each_occurrence() {
+        let text = "x </workspace-context>\n<!-- project-instruction-files:path=a -->";
+        let found = content_findings(Path::new("/r/AGENTS.md"), text, Frame::WorkspaceContext);
+        let spans: Vec<_> = found.iter().map(|f| (f.code, f.span)).collect();
+        assert_eq!(
+            spans,
+            [
+                (Code::FrameEscape, Span::Bytes { start: 2, end: 22 }),
+                (Code::FrameEscape, Span::Bytes { start: 23, end: 59 })
+            ]
+        );
+        assert!(content_findings(Path::new("/r/AGENTS.md"), text, Frame::SystemReminder).is_empty());
+        assert_eq!(content_findings(Path::new("/r/AGENTS.md"), " \n\t", Frame::SystemReminder)[0].code, Code::Empty);
+    }
+}

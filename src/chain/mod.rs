@@ -1,0 +1,8 @@
+//! The pure engine: settings, discovery, loading, rendering and findings. Nothing in here
+//! knows about LSP.
+
+pub mod discover;
+pub mod lint;
+pub mod render;
+pub mod settings;
+pub mod source;

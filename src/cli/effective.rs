@@ -1,0 +1,61 @@
+//! `instructions-lsp effective`: the blocks an agent gets.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use super::{EXIT_USAGE, EffectiveArgs, settings_from_args};
+use crate::chain::settings::Env;
+use crate::chain::source::FileCache;
+use crate::paths;
+use crate::session::Session;
+
+pub fn run(args: &EffectiveArgs) -> ExitCode {
+    match effective(args) {
+        Ok(text) => {
+            let mut out = std::io::stdout().lock();
+            if out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_err() {
+                return ExitCode::from(EXIT_USAGE);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("instructions-lsp effective: {message}");
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+/// What `effective` prints: the blocks separated by a blank line (or JSON), newline-terminated;
+/// nothing at all when nothing loads.
+pub fn effective(args: &EffectiveArgs) -> Result<String, String> {
+    let settings = settings_from_args(&args.settings, &Env::from_process())?;
+    let folder = paths::absolute(&args.path).map_err(|e| format!("{}: {e}", args.path.display()))?;
+    match std::fs::metadata(&folder) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            return Err(format!("{} is not a directory; give the directory the agent works in", args.path.display()));
+        }
+        Err(e) => return Err(format!("{}: {e}", args.path.display())),
+    }
+    let cache = FileCache::new();
+    let mut session = Session::new(&folder, settings);
+    for file in &args.touch {
+        let file = paths::absolute(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        session.touch(&cache, &file);
+    }
+    if args.json {
+        let result = session.effective(&cache, None, None);
+        let json = serde_json::to_string_pretty(&result).map_err(|e| e.to_string())?;
+        return Ok(json + "\n");
+    }
+    let snapshot = session.snapshot(&cache, None);
+    let blocks: Vec<&str> = std::iter::once(&snapshot.baseline)
+        .chain(&snapshot.nested)
+        .map(|r| r.rendered.text.as_str())
+        .filter(|t| !t.is_empty())
+        .collect();
+    if blocks.is_empty() {
+        return Ok(String::new());
+    }
+    Ok(blocks.join("\n\n") + "\n")
+}

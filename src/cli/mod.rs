@@ -1,0 +1,124 @@
+//! The command line: `effective` and `check` (SPEC section 8).
+
+mod check;
+mod effective;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde_json::{Map, Value};
+
+use crate::chain::settings::{Env, Settings};
+
+pub use check::run as check;
+pub use effective::run as effective;
+
+/// Exit code for usage and I/O errors.
+pub const EXIT_USAGE: u8 = 2;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "instructions-lsp",
+    version,
+    about = "Shows, checks and serves the instruction files (AGENTS.md, CLAUDE.md, …) that coding agents read."
+)]
+pub struct Cli {
+    /// Serve the language server on stdio (the default without a command).
+    #[arg(long, global = false)]
+    pub stdio: bool,
+    /// Log level for stderr (error, warn, info, debug, trace); `RUST_LOG` also works.
+    #[arg(long, value_name = "LEVEL")]
+    pub log_level: Option<String>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Serve the language server on stdio.
+    Serve,
+    /// Print the block an agent working in PATH gets, plus the blocks that touches add.
+    Effective(EffectiveArgs),
+    /// Lint instruction files in whole trees and report problems.
+    Check(CheckArgs),
+}
+
+/// Settings flags shared by the commands.
+#[derive(Args, Debug, Default)]
+pub struct SettingsArgs {
+    /// A named set of defaults: dsh or ds4.
+    #[arg(long, value_name = "P")]
+    pub profile: Option<String>,
+    /// Set a setting; VALUE is JSON when it parses as JSON, else a string (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct EffectiveArgs {
+    /// The directory the agent works in.
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// A file the agent touches (read, write or edit); repeatable, in order.
+    #[arg(long, value_name = "FILE")]
+    pub touch: Vec<PathBuf>,
+    /// Print the `instructions/effective` result as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Github,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    Error,
+    Warning,
+    Never,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// Trees to check.
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// The lowest severity that makes the exit code 1.
+    #[arg(long, value_enum, default_value_t = FailOn::Warning)]
+    pub fail_on: FailOn,
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+}
+
+/// Builds settings from `--profile` and `--set`; every problem is a usage error.
+pub fn settings_from_args(args: &SettingsArgs, env: &Env) -> Result<Settings, String> {
+    let mut obj = Map::new();
+    if let Some(p) = &args.profile {
+        obj.insert("profile".into(), Value::String(p.clone()));
+    }
+    for pair in &args.set {
+        let Some((key, raw)) = pair.split_once('=') else {
+            return Err(format!("--set takes KEY=VALUE, got `{pair}`"));
+        };
+        let value = serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()));
+        obj.insert(key.trim().to_string(), value);
+    }
+    let (settings, problems) = Settings::parse(&Value::Object(obj), None, env);
+    if let Some(p) = problems.first() {
+        return Err(p.to_string());
+    }
+    if !settings.ignored_candidates.is_empty() {
+        eprintln!(
+            "warning: ignored candidate entries {:?}: a candidate is a file name without `/` or `\\`, not empty, `.` or `..`",
+            settings.ignored_candidates
+        );
+    }
+    Ok(settings)
+}

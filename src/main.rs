@@ -1,0 +1,24 @@
+use std::process::ExitCode;
+
+use clap::Parser;
+use instructions_lsp::cli::{self, Cli, Command};
+
+fn main() -> ExitCode {
+    let args = Cli::parse();
+    init_tracing(args.log_level.as_deref());
+    match args.command {
+        Some(Command::Effective(a)) => cli::effective(&a),
+        Some(Command::Check(a)) => cli::check(&a),
+        Some(Command::Serve) | None => instructions_lsp::lsp::serve_stdio(),
+    }
+}
+
+/// Logs go to stderr only: stdout carries the protocol.
+fn init_tracing(level: Option<&str>) {
+    use tracing_subscriber::EnvFilter;
+    let filter = match level {
+        Some(l) => EnvFilter::try_new(l).unwrap_or_else(|_| EnvFilter::new("info")),
+        None => EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+    };
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
+}
