@@ -269,6 +269,16 @@ impl FileCache {
     }
 }
 
+/// At most `max_bytes + 1` bytes of a regular file, for placing findings; empty when the path
+/// is not a regular file or cannot be read.
+pub fn read_prefix(path: &Path, max_bytes: u64) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    if let Ok(file) = open_regular(path) {
+        let _ = file.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes);
+    }
+    bytes
+}
+
 /// Opens a file for reading without blocking on a FIFO swapped in after the stat.
 fn open_regular(path: &Path) -> io::Result<File> {
     let mut options = fs::OpenOptions::new();

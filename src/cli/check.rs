@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -13,7 +13,7 @@ use crate::chain::discover::{Discovery, Scope};
 use crate::chain::lint::{self, Finding, Severity, Span};
 use crate::chain::render::SectionStyle;
 use crate::chain::settings::{Env, Settings};
-use crate::chain::source::FileCache;
+use crate::chain::source::{FileCache, read_prefix};
 use crate::paths;
 use crate::session::{RenderedFiles, render_files};
 
@@ -157,19 +157,8 @@ impl SpanKey {
     }
 }
 
-/// Reads what is needed to place a span: at most `maxFileBytes + 1` bytes of a regular file.
-fn prefix_bytes(path: &Path, settings: &Settings) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        if let Ok(f) = std::fs::File::open(path) {
-            let _ = f.take(settings.max_file_bytes.saturating_add(1)).read_to_end(&mut bytes);
-        }
-    }
-    bytes
-}
-
 fn locate(finding: Finding, cwd: &Path, settings: &Settings) -> Located {
-    let bytes = prefix_bytes(&finding.path, settings);
+    let bytes = read_prefix(&finding.path, settings.max_file_bytes);
     let (start, end) = finding.span.byte_range(&bytes);
     let (line, column) = lint::line_col(&bytes, start);
     let (end_line, end_column) = lint::line_col(&bytes, end);

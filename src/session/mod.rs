@@ -202,9 +202,13 @@ impl Session {
         }
     }
 
-    /// The name agents' diagnostics use for this session's folder.
+    /// How diagnostics name this session: its folder's name, as editors show folders.
     pub fn folder_label(&self) -> String {
-        format!("`{}`", self.folder.display())
+        let name = self
+            .folder
+            .file_name()
+            .map_or_else(|| self.folder.display().to_string(), |n| n.to_string_lossy().into_owned());
+        format!("`{name}`")
     }
 
     /// Findings of the chain: budget cuts and duplicates of every block of the session.

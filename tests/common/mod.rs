@@ -1,1 +1,2 @@
+pub mod lsp;
 pub mod tree;

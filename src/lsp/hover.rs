@@ -1,0 +1,105 @@
+//! What hovers and code lenses say about a candidate file, per session.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::session::view::file_status;
+use crate::session::{RenderedFiles, Session, Snapshot};
+
+/// One session's view of a file: a one-line summary and a Markdown detail.
+pub struct Description {
+    pub line: String,
+    pub markdown: String,
+}
+
+fn folder_name(session: &Session) -> String {
+    session
+        .folder
+        .file_name()
+        .map_or_else(|| session.folder.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+fn kib(bytes: u64) -> String {
+    if bytes < 1024 { format!("{bytes} B") } else { format!("{:.1} KiB", bytes as f64 / 1024.0) }
+}
+
+fn share(bytes: u64, budget: i64) -> String {
+    if budget <= 0 {
+        "budget disabled".into()
+    } else {
+        format!("{:.1}% of the {} budget", bytes as f64 * 100.0 / budget as f64, kib(budget as u64))
+    }
+}
+
+/// How each session that knows `path` sees it.
+pub fn describe(path: &Path, sessions: &[(Session, Snapshot)]) -> Vec<Description> {
+    let mut out = Vec::new();
+    for (session, snap) in sessions {
+        let name = folder_name(session);
+        let blocks = std::iter::once(("baseline", &snap.baseline)).chain(snap.nested.iter().map(|n| ("nested", n)));
+        let mut found = false;
+        for (which, block) in blocks {
+            if let Some(i) = block.files.iter().position(|f| f.path == path) {
+                out.push(loaded(session, &name, which, block, i));
+                found = true;
+                break;
+            }
+        }
+        if found {
+            continue;
+        }
+        if let Some(s) = snap.skipped().find(|s| s.path == path) {
+            let why = match &s.shadowed_by {
+                Some(w) => format!(
+                    "{} by `{}`",
+                    s.reason.name(),
+                    w.strip_prefix(&snap.chain.project_root).unwrap_or(w).display()
+                ),
+                None => s.reason.name().to_string(),
+            };
+            out.push(Description {
+                line: format!("{name}: not loaded ({why})"),
+                markdown: format!("**{name}**: not loaded: {why}. Agents working in this folder never read this file."),
+            });
+        } else if path.starts_with(&session.folder) && path.parent() != Some(session.folder.as_path()) {
+            out.push(Description {
+                line: format!("{name}: not reached yet"),
+                markdown: format!(
+                    "**{name}**: not reached yet. Agents load it when they read, write or edit a file in `{}` or below.",
+                    path.parent().and_then(|p| p.strip_prefix(&session.folder).ok()).unwrap_or(Path::new(".")).display()
+                ),
+            });
+        }
+    }
+    out
+}
+
+fn loaded(session: &Session, name: &str, which: &str, block: &RenderedFiles, i: usize) -> Description {
+    let f = &block.files[i];
+    let total = block.files.len();
+    let status = file_status(&block.rendered, i);
+    let bytes = f.file.bytes();
+    let included = block.rendered.included_bytes(i, f.file.text.len()) as u64;
+    let budget = session.settings.budget_bytes;
+    let status_text = match status {
+        "truncated" => format!("truncated: agents see {} of {}", kib(included), kib(bytes)),
+        "omitted" => "omitted by the budget: agents do not see it".to_string(),
+        _ => "loaded whole".to_string(),
+    };
+    let line = format!("{name}: #{} of {total} · {status} · {} · {}", i + 1, kib(bytes), share(bytes, budget));
+    let mut md = String::new();
+    let _ = writeln!(md, "**{name}** — #{} of {total} in the {which} block, {status_text}", i + 1);
+    let _ = writeln!(md);
+    let _ = writeln!(md, "- scope `{}`, kind `{}`", f.scope.name(), f.kind.name());
+    let _ = writeln!(md, "- {bytes} bytes, {}", share(bytes, budget));
+    let _ = writeln!(md, "- sha256 `{}`", &f.file.sha256[..12]);
+    let broader: Vec<String> = block.files[..i].iter().map(|g| format!("`{}`", g.heading)).collect();
+    let deeper: Vec<String> = block.files[i + 1..].iter().map(|g| format!("`{}`", g.heading)).collect();
+    if !broader.is_empty() {
+        let _ = writeln!(md, "- overrides {}", broader.join(", "));
+    }
+    if !deeper.is_empty() {
+        let _ = writeln!(md, "- overridden by {}", deeper.join(", "));
+    }
+    Description { line, markdown: md }
+}

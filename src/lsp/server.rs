@@ -1,0 +1,622 @@
+//! The language server: lifecycle, documents, folders, settings, features and custom methods.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::Value;
+use tokio::sync::Notify;
+use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::lsp_types::*;
+use tower_lsp_server::{Client, LanguageServer};
+
+use super::convert::{self, Encoding};
+use super::ext::{self, EffectiveParams, TouchParams};
+use super::hover;
+use super::state::{self, State};
+use crate::chain::discover::project_root;
+use crate::chain::settings::{Env, Settings, SettingsProblem};
+use crate::chain::source::FileCache;
+use crate::paths::{self, uri_to_path};
+
+/// Shared between the server and its background tasks.
+pub struct Inner {
+    state: Mutex<State>,
+    pub cache: FileCache,
+    refresh: Notify,
+    shutdown: AtomicBool,
+}
+
+impl Inner {
+    pub fn state(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves state that is still usable: keep serving.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether `shutdown` was received (the exit code depends on it).
+    pub fn shut_down(&self) -> bool {
+        self.shutdown.load(Ordering::SeqCst)
+    }
+}
+
+pub struct Server {
+    client: Client,
+    inner: Arc<Inner>,
+}
+
+fn path_of(uri: &Uri) -> Option<PathBuf> {
+    uri_to_path(uri.as_str())
+}
+
+impl Server {
+    pub fn new(client: Client, env: Env) -> Self {
+        let inner = Inner {
+            state: Mutex::new(State::new(env)),
+            cache: FileCache::new(),
+            refresh: Notify::new(),
+            shutdown: AtomicBool::new(false),
+        };
+        Self { client, inner: Arc::new(inner) }
+    }
+
+    pub fn inner(&self) -> Arc<Inner> {
+        self.inner.clone()
+    }
+
+    /// Asks for a diagnostics pass; passes coalesce.
+    fn refresh(&self) {
+        self.inner.refresh.notify_one();
+    }
+
+    /// Pulls the `instructions` section for folders and applies it.
+    async fn pull_settings(&self, folders: Vec<PathBuf>) {
+        if folders.is_empty() {
+            return;
+        }
+        let pull = self.inner.state().pull_config;
+        let pulled: Vec<Option<Value>> = if pull {
+            let items = folders
+                .iter()
+                .map(|f| ConfigurationItem { scope_uri: convert::uri_of(f), section: Some("instructions".into()) })
+                .collect();
+            match self.client.configuration(items).await {
+                Ok(values) => values.into_iter().map(Some).collect(),
+                Err(e) => {
+                    tracing::warn!("workspace/configuration failed: {e}; keeping the current settings");
+                    return;
+                }
+            }
+        } else {
+            Vec::new()
+        };
+        let mut reports = Vec::new();
+        {
+            let mut st = self.inner.state();
+            for (i, folder) in folders.iter().enumerate() {
+                let value = st.settings_value(pulled.get(i).and_then(Option::as_ref));
+                if let Some(r) = apply_settings(&mut st, folder, &value) {
+                    reports.push(r);
+                }
+            }
+        }
+        self.report(reports).await;
+        self.refresh();
+    }
+
+    /// Applies one settings object to every session (clients that push settings).
+    async fn push_settings(&self, value: &Value) {
+        let mut reports = Vec::new();
+        {
+            let mut st = self.inner.state();
+            let folders: Vec<PathBuf> = st.sessions.keys().cloned().collect();
+            let merged = st.settings_value(Some(value));
+            for folder in folders {
+                if let Some(r) = apply_settings(&mut st, &folder, &merged) {
+                    reports.push(r);
+                }
+            }
+        }
+        self.report(reports).await;
+        self.refresh();
+    }
+
+    async fn report(&self, reports: Vec<String>) {
+        for message in reports {
+            self.client.show_message(MessageType::WARNING, message).await;
+        }
+    }
+
+    /// The session folder a request means, and the path inside it, or a -32602 error.
+    fn resolve(&self, uri: Option<&str>) -> Result<(PathBuf, Option<PathBuf>)> {
+        let mut st = self.inner.state();
+        let folders = || {
+            let list: Vec<String> = st.sessions.keys().map(|f| paths::path_to_uri(f)).collect();
+            if list.is_empty() { "none".to_string() } else { list.join(", ") }
+        };
+        match uri {
+            Some(uri) => {
+                let Some(path) = uri_to_path(uri) else {
+                    return Err(Error::invalid_params(format!("`uri` must be a file:// URI, got `{uri}`")));
+                };
+                if let Some(folder) = st.folder_of(&path) {
+                    return Ok((folder, Some(path)));
+                }
+                if st.implicit {
+                    let folder = implicit_folder(&st, &path);
+                    let problems = st.add_session(&folder);
+                    log_problems(&folder, &problems);
+                    return Ok((folder, Some(path)));
+                }
+                Err(Error::invalid_params(format!(
+                    "`{uri}` is not inside any workspace folder; pass a folder or a file inside one of: {}",
+                    folders()
+                )))
+            }
+            None => match st.sessions.len() {
+                1 => Ok((st.sessions.keys().next().cloned().unwrap_or_default(), None)),
+                0 => Err(Error::invalid_params("no workspace folder is open; pass `uri` naming a folder or a file")),
+                _ => Err(Error::invalid_params(format!(
+                    "several workspace folders are open; pass `uri` naming one of them or a file inside: {}",
+                    folders()
+                ))),
+            },
+        }
+    }
+
+    /// Records a touch in the innermost session containing `path`.
+    fn touch(&self, path: &Path) {
+        let mut st = self.inner.state();
+        if st.folder_of(path).is_none() && st.implicit {
+            let folder = implicit_folder(&st, path);
+            let problems = st.add_session(&folder);
+            log_problems(&folder, &problems);
+        }
+        let Some(folder) = st.folder_of(path) else { return };
+        if let Some(session) = st.sessions.get_mut(&folder) {
+            let added = session.touch(&self.inner.cache, path);
+            let files: Vec<&str> = added.iter().flat_map(|r| r.files.iter().map(|f| f.heading.as_str())).collect();
+            tracing::debug!("touch {} in {}: new nested files {files:?}", path.display(), folder.display());
+        }
+    }
+
+    /// `instructions/effective`.
+    pub async fn effective(&self, params: Value) -> Result<Value> {
+        let p: EffectiveParams = ext::parse(ext::EFFECTIVE, EffectiveParams::SHAPE, params)?;
+        let (folder, path) = self.resolve(p.uri.as_deref())?;
+        tracing::debug!("effective for {} (unsaved: {})", folder.display(), p.unsaved);
+        let st = self.inner.state();
+        let Some(session) = st.sessions.get(&folder) else {
+            return Err(Error::invalid_params("the workspace folder was removed"));
+        };
+        let buffers = p.unsaved.then(|| st.buffers());
+        // A directory below the folder previews what a touch of a file inside it adds.
+        let preview = path.filter(|p| p != &session.folder).map(|p| if p.is_dir() { p.join(".touch") } else { p });
+        let result = session.effective(&self.inner.cache, buffers.as_ref(), preview.as_deref());
+        serde_json::to_value(result).map_err(|e| Error::invalid_params(e.to_string()))
+    }
+
+    /// `instructions/touch`.
+    pub async fn touch_notification(&self, params: Value) {
+        match ext::parse::<TouchParams>(ext::TOUCH, TouchParams::SHAPE, params) {
+            Ok(p) => match uri_to_path(&p.uri) {
+                Some(path) => {
+                    self.touch(&path);
+                    self.refresh();
+                }
+                None => tracing::warn!("{}: `uri` must be a file:// URI, got `{}`", ext::TOUCH, p.uri),
+            },
+            Err(e) => tracing::warn!("{}", e.message),
+        }
+    }
+
+    fn snapshots(&self) -> Vec<(crate::session::Session, crate::session::Snapshot)> {
+        let st = self.inner.state();
+        let buffers = st.buffers();
+        st.sessions.values().map(|s| (s.clone(), s.snapshot(&self.inner.cache, Some(&buffers)))).collect()
+    }
+}
+
+/// The project root of a document when the client opened no folder.
+fn implicit_folder(st: &State, path: &Path) -> PathBuf {
+    let settings = Settings::parse(&st.settings_value(None), None, &st.env).0;
+    let dir = if path.is_dir() { path } else { path.parent().unwrap_or(path) };
+    project_root(dir, &settings.root_markers)
+}
+
+fn log_problems(folder: &Path, problems: &[SettingsProblem]) {
+    for p in problems {
+        tracing::warn!("{}: {p}", folder.display());
+    }
+}
+
+/// Applies settings to a session; returns a message when there are new problems to show.
+fn apply_settings(st: &mut State, folder: &Path, value: &Value) -> Option<String> {
+    let env = st.env.clone();
+    let session = st.sessions.get_mut(folder)?;
+    let (settings, problems) = Settings::parse(value, Some(&session.settings), &env);
+    tracing::debug!(
+        "settings of {}: profile {}, budget {} bytes",
+        folder.display(),
+        settings.profile.name(),
+        settings.budget_bytes
+    );
+    let ignored = settings.ignored_candidates.clone();
+    session.settings = settings;
+    if !ignored.is_empty() && st.logged_ignored.insert(ignored.clone()) {
+        tracing::warn!(
+            "ignored candidate entries {ignored:?}: a candidate is a file name without `/` or `\\`, not empty, `.` or `..`"
+        );
+    }
+    let shown = st.shown_problems.entry(folder.to_path_buf()).or_default();
+    if *shown == problems {
+        return None;
+    }
+    *shown = problems.clone();
+    let relevant: Vec<String> = problems.iter().filter(|p| !p.unknown_key).map(ToString::to_string).collect();
+    for p in problems.iter().filter(|p| p.unknown_key) {
+        tracing::warn!("{}: {p}", folder.display());
+    }
+    if relevant.is_empty() {
+        return None;
+    }
+    Some(format!("instructions-lsp ({}): {}; the previous values are kept", folder.display(), relevant.join("; ")))
+}
+
+/// Runs diagnostics passes when asked, publishing only what changed.
+pub async fn refresh_loop(client: Client, inner: Arc<Inner>) {
+    loop {
+        inner.refresh.notified().await;
+        if inner.shut_down() {
+            return;
+        }
+        let input = inner.state().diagnostics_input();
+        let worker = inner.clone();
+        let computed = match tokio::task::spawn_blocking(move || state::diagnostics(&input, &worker.cache)).await {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::error!("diagnostics pass failed: {e}");
+                continue;
+            }
+        };
+        let changes: Vec<(PathBuf, Vec<Diagnostic>)> = {
+            let mut st = inner.state();
+            let mut changes = Vec::new();
+            for (path, diags) in &computed {
+                if st.published.get(path) != Some(diags) {
+                    changes.push((path.clone(), diags.clone()));
+                }
+            }
+            for path in st.published.keys() {
+                if !computed.contains_key(path) {
+                    changes.push((path.clone(), Vec::new()));
+                }
+            }
+            st.published = computed;
+            changes
+        };
+        for (path, diags) in changes {
+            if let Some(uri) = convert::uri_of(&path) {
+                client.publish_diagnostics(uri, diags, None).await;
+            }
+        }
+    }
+}
+
+impl LanguageServer for Server {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let utf8 = params
+            .capabilities
+            .general
+            .as_ref()
+            .and_then(|g| g.position_encodings.as_ref())
+            .is_some_and(|e| e.contains(&PositionEncodingKind::UTF8));
+        let pull = params.capabilities.workspace.as_ref().and_then(|w| w.configuration).unwrap_or(false);
+        let mut folders: Vec<PathBuf> =
+            params.workspace_folders.iter().flatten().filter_map(|f| path_of(&f.uri)).collect();
+        #[allow(deprecated)]
+        if folders.is_empty() {
+            folders.extend(params.root_uri.as_ref().and_then(path_of));
+        }
+        {
+            let mut st = self.inner.state();
+            st.encoding = if utf8 { Encoding::Utf8 } else { Encoding::Utf16 };
+            st.pull_config = pull;
+            st.init_options = params.initialization_options.unwrap_or(Value::Null);
+            st.implicit = folders.is_empty();
+            for folder in &folders {
+                let problems = st.add_session(folder);
+                log_problems(folder, &problems);
+            }
+        }
+        let encoding = if utf8 { PositionEncodingKind::UTF8 } else { PositionEncodingKind::UTF16 };
+        Ok(InitializeResult {
+            server_info: Some(ServerInfo {
+                name: "instructions-lsp".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
+            capabilities: ServerCapabilities {
+                position_encoding: Some(encoding),
+                text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
+                    open_close: Some(true),
+                    change: Some(TextDocumentSyncKind::INCREMENTAL),
+                    save: Some(TextDocumentSyncSaveOptions::SaveOptions(SaveOptions { include_text: Some(false) })),
+                    ..TextDocumentSyncOptions::default()
+                })),
+                hover_provider: Some(HoverProviderCapability::Simple(true)),
+                code_lens_provider: Some(CodeLensOptions { resolve_provider: Some(false) }),
+                code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+                    code_action_kinds: Some(vec![CodeActionKind::QUICKFIX, CodeActionKind::REFACTOR]),
+                    ..CodeActionOptions::default()
+                })),
+                execute_command_provider: Some(ExecuteCommandOptions {
+                    commands: vec![ext::CMD_OPEN.into()],
+                    ..ExecuteCommandOptions::default()
+                }),
+                workspace: Some(WorkspaceServerCapabilities {
+                    workspace_folders: Some(WorkspaceFoldersServerCapabilities {
+                        supported: Some(true),
+                        change_notifications: Some(OneOf::Left(true)),
+                    }),
+                    file_operations: None,
+                }),
+                experimental: Some(serde_json::json!({
+                    "instructions": { "effective": true, "transitions": true, "touch": true, "didChange": true }
+                })),
+                ..ServerCapabilities::default()
+            },
+        })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        tokio::spawn(refresh_loop(self.client.clone(), self.inner.clone()));
+        let (folders, init_problems) = {
+            let mut st = self.inner.state();
+            let folders: Vec<PathBuf> = st.sessions.keys().cloned().collect();
+            let value = st.settings_value(None);
+            let mut reports = Vec::new();
+            if !st.pull_config {
+                for f in &folders {
+                    reports.extend(apply_settings(&mut st, f, &value));
+                }
+            }
+            (folders, reports)
+        };
+        self.report(init_problems).await;
+        self.pull_settings(folders).await;
+        self.refresh();
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        self.inner.shutdown.store(true, Ordering::SeqCst);
+        self.inner.refresh.notify_one();
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let doc = params.text_document;
+        let Some(path) = path_of(&doc.uri) else { return };
+        {
+            let mut st = self.inner.state();
+            let document = state::Document { uri: doc.uri.clone(), text: Arc::from(doc.text), version: doc.version };
+            st.documents.insert(path.clone(), document);
+        }
+        let before: Vec<PathBuf> = self.inner.state().sessions.keys().cloned().collect();
+        self.touch(&path);
+        let added: Vec<PathBuf> = self.inner.state().sessions.keys().filter(|k| !before.contains(k)).cloned().collect();
+        self.pull_settings(added).await;
+        self.refresh();
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let Some(path) = path_of(&params.text_document.uri) else { return };
+        let candidate = {
+            let mut st = self.inner.state();
+            let enc = st.encoding;
+            let Some(doc) = st.documents.get_mut(&path) else {
+                tracing::warn!("didChange for a document that is not open: {}", path.display());
+                return;
+            };
+            let mut text = doc.text.to_string();
+            for change in &params.content_changes {
+                convert::apply_change(&mut text, change, enc);
+            }
+            doc.text = Arc::from(text);
+            doc.version = params.text_document.version;
+            st.is_candidate(&path)
+        };
+        if candidate {
+            self.refresh();
+        }
+    }
+
+    async fn did_save(&self, params: DidSaveTextDocumentParams) {
+        if let Some(path) = path_of(&params.text_document.uri) {
+            self.inner.cache.invalidate(&path);
+            self.touch(&path);
+            self.refresh();
+        }
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        if let Some(path) = path_of(&params.text_document.uri) {
+            self.inner.state().documents.remove(&path);
+            self.refresh();
+        }
+    }
+
+    async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
+        let added: Vec<PathBuf> = {
+            let mut st = self.inner.state();
+            for f in &params.event.removed {
+                if let Some(p) = path_of(&f.uri) {
+                    st.sessions.remove(&p);
+                    st.shown_problems.remove(&p);
+                }
+            }
+            let mut added = Vec::new();
+            for f in &params.event.added {
+                if let Some(p) = path_of(&f.uri) {
+                    let problems = st.add_session(&p);
+                    log_problems(&p, &problems);
+                    added.push(p);
+                }
+            }
+            st.implicit = st.sessions.is_empty() && st.implicit;
+            added
+        };
+        self.pull_settings(added).await;
+        self.refresh();
+    }
+
+    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        let (pull, folders) = {
+            let st = self.inner.state();
+            (st.pull_config, st.sessions.keys().cloned().collect::<Vec<_>>())
+        };
+        if pull {
+            self.pull_settings(folders).await;
+        } else {
+            let value = match params.settings {
+                Value::Object(mut m) if m.contains_key("instructions") => m.remove("instructions").unwrap_or_default(),
+                other => other,
+            };
+            self.push_settings(&value).await;
+        }
+    }
+
+    async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
+        let pos = params.text_document_position_params.position;
+        let Some(path) = path_of(&params.text_document_position_params.text_document.uri) else { return Ok(None) };
+        let in_diagnostic = {
+            let st = self.inner.state();
+            if !st.is_candidate(&path) {
+                return Ok(None);
+            }
+            st.published.get(&path).is_some_and(|d| d.iter().any(|d| contains(d.range, pos)))
+        };
+        if pos.line != 0 && !in_diagnostic {
+            return Ok(None);
+        }
+        let descriptions = hover::describe(&path, &self.snapshots());
+        if descriptions.is_empty() {
+            return Ok(None);
+        }
+        let markdown = descriptions.iter().map(|d| d.markdown.as_str()).collect::<Vec<_>>().join("\n\n---\n\n");
+        Ok(Some(Hover {
+            contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: markdown }),
+            range: None,
+        }))
+    }
+
+    async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        let Some(path) = path_of(&params.text_document.uri) else { return Ok(None) };
+        if !self.inner.state().is_candidate(&path) {
+            return Ok(None);
+        }
+        let lenses = hover::describe(&path, &self.snapshots())
+            .into_iter()
+            .map(|d| CodeLens {
+                range: Range::new(Position::new(0, 0), Position::new(0, 0)),
+                command: Some(Command { title: d.line, command: String::new(), arguments: None }),
+                data: None,
+            })
+            .collect();
+        Ok(Some(lenses))
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let Some(path) = path_of(&params.text_document.uri) else { return Ok(None) };
+        let mut actions = Vec::new();
+        for d in &params.context.diagnostics {
+            let is_shadowed = matches!(&d.code, Some(NumberOrString::String(c)) if c == "shadowed");
+            if !is_shadowed {
+                continue;
+            }
+            for r in d.related_information.iter().flatten() {
+                let name = path_of(&r.location.uri)
+                    .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                    .unwrap_or_default();
+                actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                    title: format!("Open {name}, the file agents load instead"),
+                    kind: Some(CodeActionKind::QUICKFIX),
+                    diagnostics: Some(vec![d.clone()]),
+                    command: Some(Command {
+                        title: format!("Open {name}"),
+                        command: ext::CMD_OPEN.into(),
+                        arguments: Some(vec![Value::String(r.location.uri.to_string())]),
+                    }),
+                    ..CodeAction::default()
+                }));
+            }
+        }
+        if let Some(action) = self.rename_action(&path) {
+            actions.push(action);
+        }
+        Ok(Some(actions))
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
+        if params.command != ext::CMD_OPEN {
+            return Err(Error::invalid_params(format!(
+                "unknown command `{}`; this server runs `{}`",
+                params.command,
+                ext::CMD_OPEN
+            )));
+        }
+        let uri = params.arguments.first().and_then(Value::as_str).and_then(|s| s.parse::<Uri>().ok());
+        let Some(uri) = uri else {
+            return Err(Error::invalid_params(format!("`{}` takes one argument: the file URI to open", ext::CMD_OPEN)));
+        };
+        let shown = self
+            .client
+            .show_document(ShowDocumentParams { uri, external: None, take_focus: Some(true), selection: None })
+            .await;
+        if let Err(e) = shown {
+            tracing::warn!("window/showDocument failed: {e}");
+        }
+        Ok(None)
+    }
+}
+
+impl Server {
+    /// "Rename CLAUDE.md to AGENTS.md": offered when a later candidate is its directory's
+    /// winner and the first candidate does not exist.
+    fn rename_action(&self, path: &Path) -> Option<CodeActionOrCommand> {
+        let st = self.inner.state();
+        let settings = st.session_of(path).map(|s| s.settings.clone())?;
+        let name = path.file_name()?.to_str()?;
+        let first = settings.candidates.first()?;
+        if name == first || !settings.candidates.iter().any(|c| c == name) {
+            return None;
+        }
+        let dir = path.parent()?;
+        let earlier_exists = settings
+            .candidates
+            .iter()
+            .take_while(|c| c.as_str() != name)
+            .any(|c| std::fs::symlink_metadata(dir.join(c)).is_ok() || st.documents.contains_key(&dir.join(c)));
+        if earlier_exists {
+            return None;
+        }
+        let old_uri = convert::uri_of(path)?;
+        let new_uri = convert::uri_of(&dir.join(first))?;
+        let edit = WorkspaceEdit {
+            document_changes: Some(DocumentChanges::Operations(vec![DocumentChangeOperation::Op(ResourceOp::Rename(
+                RenameFile { old_uri, new_uri, options: None, annotation_id: None },
+            ))])),
+            ..WorkspaceEdit::default()
+        };
+        Some(CodeActionOrCommand::CodeAction(CodeAction {
+            title: format!("Rename {name} to {first}, the name every agent reads first"),
+            kind: Some(CodeActionKind::REFACTOR),
+            edit: Some(edit),
+            ..CodeAction::default()
+        }))
+    }
+}
+
+fn contains(range: Range, pos: Position) -> bool {
+    let after_start = (pos.line, pos.character) >= (range.start.line, range.start.character);
+    let before_end = (pos.line, pos.character) <= (range.end.line, range.end.character);
+    after_start && before_end
+}

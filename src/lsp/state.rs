@@ -1,0 +1,194 @@
+//! Server state: sessions keyed by folder (innermost wins), open documents, and the
+//! computation of every diagnostic from session snapshots.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+use tower_lsp_server::lsp_types::{Diagnostic, Uri};
+
+use super::convert::{self, Encoding};
+use crate::chain::discover::{Discovery, Scope};
+use crate::chain::lint::{self, Finding};
+use crate::chain::settings::{Env, Settings, SettingsProblem};
+use crate::chain::source::{Buffers, FileCache};
+use crate::session::{Session, Snapshot};
+
+/// One open document.
+#[derive(Clone, Debug)]
+pub struct Document {
+    pub uri: Uri,
+    pub text: Arc<str>,
+    pub version: i32,
+}
+
+/// Everything the server knows, behind one lock that is never held across an await.
+pub struct State {
+    pub encoding: Encoding,
+    pub env: Env,
+    pub init_options: Value,
+    /// The client answers `workspace/configuration`.
+    pub pull_config: bool,
+    /// No workspace folder and no root: sessions are made per document's project root.
+    pub implicit: bool,
+    pub sessions: BTreeMap<PathBuf, Session>,
+    pub documents: HashMap<PathBuf, Document>,
+    /// What was last published, per file.
+    pub published: HashMap<PathBuf, Vec<Diagnostic>>,
+    /// The last settings problems shown per folder, so the same problem is shown once.
+    pub shown_problems: HashMap<PathBuf, Vec<SettingsProblem>>,
+    pub logged_ignored: HashSet<Vec<String>>,
+}
+
+impl State {
+    pub fn new(env: Env) -> Self {
+        Self {
+            encoding: Encoding::Utf16,
+            env,
+            init_options: Value::Null,
+            pull_config: false,
+            implicit: false,
+            sessions: BTreeMap::new(),
+            documents: HashMap::new(),
+            published: HashMap::new(),
+            shown_problems: HashMap::new(),
+            logged_ignored: HashSet::new(),
+        }
+    }
+
+    /// The folder of the innermost session that contains `path`.
+    pub fn folder_of(&self, path: &Path) -> Option<PathBuf> {
+        use std::ops::Bound;
+        self.sessions
+            .range::<Path, _>((Bound::Unbounded, Bound::Included(path)))
+            .rev()
+            .find(|(folder, _)| path.starts_with(folder))
+            .map(|(f, _)| f.clone())
+    }
+
+    pub fn session_of(&self, path: &Path) -> Option<&Session> {
+        self.folder_of(path).and_then(|f| self.sessions.get(&f))
+    }
+
+    /// Settings from `initializationOptions` merged with a pulled `instructions` section.
+    pub fn settings_value(&self, pulled: Option<&Value>) -> Value {
+        let mut base = match &self.init_options {
+            Value::Object(m) => m.clone(),
+            _ => serde_json::Map::new(),
+        };
+        if let Some(Value::Object(m)) = pulled {
+            for (k, v) in m {
+                base.insert(k.clone(), v.clone());
+            }
+        }
+        Value::Object(base)
+    }
+
+    /// Adds a session for a folder (settings from the init options until a pull answers).
+    pub fn add_session(&mut self, folder: &Path) -> Vec<SettingsProblem> {
+        let (settings, problems) = Settings::parse(&self.settings_value(None), None, &self.env);
+        self.sessions.entry(folder.to_path_buf()).or_insert_with(|| Session::new(folder, settings));
+        problems
+    }
+
+    /// Open documents as buffers that stand in for the disk.
+    pub fn buffers(&self) -> Buffers {
+        self.documents.iter().map(|(p, d)| (p.clone(), d.text.clone())).collect()
+    }
+
+    /// True when the file name is a candidate or overlay of the session that would own it.
+    pub fn is_candidate(&self, path: &Path) -> bool {
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return false };
+        match self.session_of(path) {
+            Some(s) => s.settings.all_names().any(|n| n == name),
+            None => Settings::parse(&self.settings_value(None), None, &self.env).0.all_names().any(|n| n == name),
+        }
+    }
+}
+
+/// What a diagnostics pass needs, copied out of the state so the lock is not held.
+pub struct DiagnosticsInput {
+    pub sessions: Vec<Session>,
+    pub buffers: Buffers,
+    /// Open documents that are instruction candidates, with the settings that judge them.
+    pub open_candidates: Vec<(PathBuf, Settings, PathBuf)>,
+    pub encoding: Encoding,
+}
+
+impl State {
+    pub fn diagnostics_input(&self) -> DiagnosticsInput {
+        let default = Settings::parse(&self.settings_value(None), None, &self.env).0;
+        let open_candidates = self
+            .documents
+            .keys()
+            .filter(|p| self.is_candidate(p))
+            .map(|p| {
+                let (settings, folder) = match self.session_of(p) {
+                    Some(s) => (s.settings.clone(), s.folder.clone()),
+                    None => (default.clone(), p.parent().map(Path::to_path_buf).unwrap_or_default()),
+                };
+                (p.clone(), settings, folder)
+            })
+            .collect();
+        DiagnosticsInput {
+            sessions: self.sessions.values().cloned().collect(),
+            buffers: self.buffers(),
+            open_candidates,
+            encoding: self.encoding,
+        }
+    }
+}
+
+/// The findings of every session's chain and of every open candidate document.
+pub fn findings(input: &DiagnosticsInput, cache: &FileCache) -> (Vec<Finding>, Vec<(Session, Snapshot)>) {
+    let mut out: Vec<Finding> = Vec::new();
+    let mut snapshots = Vec::new();
+    let buffers = Some(&input.buffers);
+    for session in &input.sessions {
+        let snap = session.snapshot(cache, buffers);
+        let disc = session.discovery(cache, buffers);
+        let skipped: Vec<_> = snap.skipped().cloned().collect();
+        out.extend(lint::skip_findings(&skipped, &session.settings, |p| disc.heading(p)));
+        for f in snap.files() {
+            out.extend(lint::content_findings(&f.path, &f.file.text, session.settings.frame));
+        }
+        out.extend(session.chain_findings(&snap));
+        snapshots.push((session.clone(), snap));
+    }
+    // Open candidates judged in their own directory, whether or not a chain reaches them.
+    for (path, settings, folder) in &input.open_candidates {
+        let Some(dir) = path.parent() else { continue };
+        let disc = Discovery::new(settings, cache, buffers, folder);
+        let scan = disc.scan_dir(dir, Scope::Nested);
+        let mine: Vec<_> = scan.skipped.iter().filter(|s| &s.path == path).cloned().collect();
+        out.extend(lint::skip_findings(&mine, settings, |p| disc.heading(p)));
+        if let Some(f) = scan.files.iter().find(|f| &f.path == path) {
+            out.extend(lint::content_findings(path, &f.file.text, settings.frame));
+        }
+    }
+    let mut seen = HashSet::new();
+    out.retain(|f| seen.insert((f.path.clone(), f.code, f.span, f.message.clone())));
+    (out, snapshots)
+}
+
+/// The text a finding is placed in: the open buffer, else at most `max + 1` bytes of disk.
+pub fn text_for(path: &Path, buffers: &Buffers, max_bytes: u64) -> Vec<u8> {
+    if let Some(t) = buffers.get(path) {
+        return t.as_bytes().to_vec();
+    }
+    crate::chain::source::read_prefix(path, max_bytes)
+}
+
+/// Findings grouped per file as LSP diagnostics.
+pub fn diagnostics(input: &DiagnosticsInput, cache: &FileCache) -> HashMap<PathBuf, Vec<Diagnostic>> {
+    let (found, _) = findings(input, cache);
+    let max = input.sessions.iter().map(|s| s.settings.max_file_bytes).max().unwrap_or(1_048_576);
+    let mut texts: HashMap<PathBuf, Vec<u8>> = HashMap::new();
+    let mut out: HashMap<PathBuf, Vec<Diagnostic>> = HashMap::new();
+    for f in &found {
+        let text = texts.entry(f.path.clone()).or_insert_with(|| text_for(&f.path, &input.buffers, max));
+        out.entry(f.path.clone()).or_default().push(convert::diagnostic(f, text, input.encoding));
+    }
+    out
+}

@@ -1,0 +1,339 @@
+//! A fake LSP client driving the real server in process over in-memory pipes. It answers
+//! `workspace/configuration` per folder, keeps the latest diagnostics per URI, queues every other
+//! message, and fails a test that leaves a notification unconsumed.
+
+#![allow(dead_code)]
+
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use instructions_lsp::chain::settings::Env;
+use instructions_lsp::paths::path_to_uri;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{Notify, mpsc, oneshot};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+#[derive(Default)]
+struct Shared {
+    /// Settings answered to `workspace/configuration`, by folder URI (`*` for any).
+    config: HashMap<String, Value>,
+    diagnostics: HashMap<String, Vec<Value>>,
+    /// Notifications and requests from the server other than diagnostics and configuration.
+    messages: VecDeque<Value>,
+    pending: HashMap<u64, oneshot::Sender<Value>>,
+    /// How many `workspace/configuration` requests were answered.
+    config_requests: usize,
+}
+
+pub struct Client {
+    out: mpsc::UnboundedSender<Value>,
+    shared: Arc<Mutex<Shared>>,
+    changed: Arc<Notify>,
+    next_id: u64,
+    server: tokio::task::JoinHandle<()>,
+    finished: bool,
+}
+
+pub fn uri(path: &Path) -> String {
+    path_to_uri(path)
+}
+
+pub fn env(home: &Path) -> Env {
+    Env { home: Some(home.to_path_buf()), dsh_home: None, xdg_state_home: None }
+}
+
+async fn read_message<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Option<Value> {
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).await.ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("Content-Length: ") {
+            length = v.parse::<usize>().ok();
+        }
+    }
+    let mut body = vec![0; length?];
+    reader.read_exact(&mut body).await.ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+pub async fn write_message<W: AsyncWrite + Unpin>(writer: &mut W, msg: &Value) -> std::io::Result<()> {
+    let body = serde_json::to_vec(msg)?;
+    writer.write_all(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes()).await?;
+    writer.write_all(&body).await?;
+    writer.flush().await
+}
+
+impl Client {
+    /// Starts the server in process and sends `initialize` with `folders` (none: no folders),
+    /// `initializationOptions` and client capabilities, then `initialized`.
+    pub async fn start(home: &Path, folders: &[&Path], init_options: Value) -> Self {
+        Self::start_with(home, folders, init_options, json!({})).await
+    }
+
+    pub async fn start_with(home: &Path, folders: &[&Path], init_options: Value, extra_caps: Value) -> Self {
+        let mut client = Self::spawn(home).await;
+        client.initialize(folders, init_options, extra_caps).await;
+        client
+    }
+
+    /// The server, not yet initialized (to set configuration answers first).
+    pub async fn spawn_only(home: &Path) -> Self {
+        Self::spawn(home).await
+    }
+
+    /// `initialize` from a client that answers `workspace/configuration`, then `initialized`.
+    pub async fn initialize(&mut self, folders: &[&Path], init_options: Value, extra_caps: Value) -> Value {
+        let caps = json!({
+            "workspace": {"configuration": true, "workspaceFolders": true, "didChangeWatchedFiles": {"dynamicRegistration": true}},
+            "textDocument": {"publishDiagnostics": {"relatedInformation": true}},
+        });
+        self.initialize_caps(folders, init_options, caps, extra_caps).await
+    }
+
+    /// `initialize` from a client without `workspace/configuration`.
+    pub async fn initialize_raw(&mut self, folders: &[&Path], init_options: Value, extra_caps: Value) -> Value {
+        self.initialize_caps(folders, init_options, json!({}), extra_caps).await
+    }
+
+    async fn initialize_caps(
+        &mut self,
+        folders: &[&Path],
+        init_options: Value,
+        mut caps: Value,
+        extra_caps: Value,
+    ) -> Value {
+        if let (Some(c), Some(extra)) = (caps.as_object_mut(), extra_caps.as_object()) {
+            for (k, v) in extra {
+                c.insert(k.clone(), v.clone());
+            }
+        }
+        let folders_json: Vec<Value> = folders
+            .iter()
+            .map(|f| json!({"uri": uri(f), "name": f.file_name().map(|n| n.to_string_lossy().into_owned())}))
+            .collect();
+        let result = self
+            .request(
+                "initialize",
+                json!({
+                    "processId": null,
+                    "rootUri": null,
+                    "capabilities": caps,
+                    "workspaceFolders": if folders.is_empty() { Value::Null } else { Value::Array(folders_json) },
+                    "initializationOptions": init_options,
+                }),
+            )
+            .await
+            .expect("initialize");
+        assert!(result["capabilities"].is_object());
+        self.notify("initialized", json!({})).await;
+        result
+    }
+
+    async fn spawn(home: &Path) -> Self {
+        let (client_io, server_io) = tokio::io::duplex(1 << 20);
+        let (server_read, server_write) = tokio::io::split(server_io);
+        let (service, socket) = instructions_lsp::lsp::service(env(home));
+        let server = tokio::spawn(async move {
+            instructions_lsp::lsp::transport::serve(server_read, server_write, service, socket).await;
+        });
+        let (client_read, mut client_write) = tokio::io::split(client_io);
+        let (out, mut out_rx) = mpsc::unbounded_channel::<Value>();
+        tokio::spawn(async move {
+            while let Some(msg) = out_rx.recv().await {
+                if write_message(&mut client_write, &msg).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let shared = Arc::new(Mutex::new(Shared::default()));
+        let changed = Arc::new(Notify::new());
+        let (s, c, o) = (shared.clone(), changed.clone(), out.clone());
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(client_read);
+            while let Some(msg) = read_message(&mut reader).await {
+                Self::dispatch(&s, &o, msg);
+                c.notify_waiters();
+            }
+        });
+        Self { out, shared, changed, next_id: 1, server, finished: false }
+    }
+
+    fn dispatch(shared: &Arc<Mutex<Shared>>, out: &mpsc::UnboundedSender<Value>, msg: Value) {
+        let mut sh = shared.lock().expect("lock");
+        let method = msg["method"].as_str().map(str::to_string);
+        match (method.as_deref(), msg.get("id")) {
+            (Some("workspace/configuration"), Some(id)) => {
+                let items = msg["params"]["items"].as_array().cloned().unwrap_or_default();
+                let answers: Vec<Value> = items
+                    .iter()
+                    .map(|item| {
+                        let scope = item["scopeUri"].as_str().unwrap_or("");
+                        sh.config.get(scope).or_else(|| sh.config.get("*")).cloned().unwrap_or(Value::Null)
+                    })
+                    .collect();
+                sh.config_requests += 1;
+                let _ = out.send(json!({"jsonrpc": "2.0", "id": id, "result": answers}));
+            }
+            (Some(_), Some(id)) => {
+                let result = if method.as_deref() == Some("window/showDocument") {
+                    json!({"success": true})
+                } else {
+                    Value::Null
+                };
+                let _ = out.send(json!({"jsonrpc": "2.0", "id": id, "result": result}));
+                sh.messages.push_back(msg);
+            }
+            (Some("textDocument/publishDiagnostics"), None) => {
+                let uri = msg["params"]["uri"].as_str().unwrap_or("").to_string();
+                let diags = msg["params"]["diagnostics"].as_array().cloned().unwrap_or_default();
+                sh.diagnostics.insert(uri, diags);
+            }
+            (Some("window/logMessage"), None) => {}
+            (Some(_), None) => sh.messages.push_back(msg),
+            (None, Some(id)) => {
+                if let Some(tx) = id.as_u64().and_then(|id| sh.pending.remove(&id)) {
+                    let _ = tx.send(msg);
+                }
+            }
+            (None, None) => panic!("a message that is neither request, response nor notification: {msg}"),
+        }
+    }
+
+    /// Settings for `workspace/configuration` answers; `folder` None answers every folder.
+    pub fn set_config(&self, folder: Option<&Path>, value: Value) {
+        let key = folder.map_or_else(|| "*".to_string(), uri);
+        self.shared.lock().expect("lock").config.insert(key, value);
+    }
+
+    pub fn config_requests(&self) -> usize {
+        self.shared.lock().expect("lock").config_requests
+    }
+
+    /// Sends a request; `Ok(result)` or `Err(error object)`.
+    pub async fn request(&mut self, method: &str, params: Value) -> Result<Value, Value> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let (tx, rx) = oneshot::channel();
+        self.shared.lock().expect("lock").pending.insert(id, tx);
+        let _ = self.out.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let reply = tokio::time::timeout(WAIT, rx).await.expect("response in time").expect("response");
+        match reply.get("error") {
+            Some(e) => Err(e.clone()),
+            None => Ok(reply["result"].clone()),
+        }
+    }
+
+    pub async fn notify(&self, method: &str, params: Value) {
+        let _ = self.out.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Sends raw bytes (for malformed input).
+    pub fn send_raw(&self, msg: Value) {
+        let _ = self.out.send(msg);
+    }
+
+    pub async fn open(&self, path: &Path, text: &str) {
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri(path), "languageId": "markdown", "version": 1, "text": text}}),
+        )
+        .await;
+    }
+
+    pub async fn change(&self, path: &Path, version: i32, range: Option<((u32, u32), (u32, u32))>, text: &str) {
+        let change = match range {
+            Some(((sl, sc), (el, ec))) => {
+                json!({"range": {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}}, "text": text})
+            }
+            None => json!({"text": text}),
+        };
+        self.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri(path), "version": version}, "contentChanges": [change]}),
+        )
+        .await;
+    }
+
+    pub async fn effective(&mut self, params: Value) -> Value {
+        self.request("instructions/effective", params).await.expect("effective")
+    }
+
+    /// Waits until the diagnostics of `path` satisfy `pred`; returns them.
+    pub async fn diagnostics_until(&self, path: &Path, what: &str, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+        let key = uri(path);
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let notified = self.changed.notified();
+            {
+                let sh = self.shared.lock().expect("lock");
+                let current = sh.diagnostics.get(&key).cloned().unwrap_or_default();
+                if pred(&current) {
+                    return current;
+                }
+                if tokio::time::Instant::now() >= deadline {
+                    panic!("diagnostics of {key}: {what} did not happen; last: {current:#?}");
+                }
+            }
+            let _ = tokio::time::timeout_at(deadline, notified).await;
+        }
+    }
+
+    /// Waits for diagnostics with `code` on `path` and returns the first.
+    pub async fn diagnostic(&self, path: &Path, code: &str) -> Value {
+        let diags = self
+            .diagnostics_until(path, &format!("a `{code}` diagnostic"), |d| d.iter().any(|d| d["code"] == code))
+            .await;
+        diags.into_iter().find(|d| d["code"] == code).unwrap_or(Value::Null)
+    }
+
+    /// Waits for the next queued message with `method` and consumes it.
+    pub async fn expect_message(&self, method: &str) -> Value {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let notified = self.changed.notified();
+            {
+                let mut sh = self.shared.lock().expect("lock");
+                if let Some(i) = sh.messages.iter().position(|m| m["method"] == method) {
+                    return sh.messages.remove(i).unwrap_or(Value::Null);
+                }
+                if tokio::time::Instant::now() >= deadline {
+                    panic!("no `{method}` arrived; queued: {:#?}", sh.messages);
+                }
+            }
+            let _ = tokio::time::timeout_at(deadline, notified).await;
+        }
+    }
+
+    /// Lets the server settle (answers every request sent before).
+    pub async fn sync(&mut self) {
+        let _ = self.request("instructions/effective", json!({"sync": true})).await;
+    }
+
+    /// Shuts down, exits, and fails if a message was left unconsumed.
+    pub async fn finish(mut self) {
+        self.finished = true;
+        let _ = self.request("shutdown", Value::Null).await;
+        self.notify("exit", Value::Null).await;
+        let _ = tokio::time::timeout(WAIT, &mut self.server).await;
+        let left: Vec<Value> = self.shared.lock().expect("lock").messages.drain(..).collect();
+        assert!(left.is_empty(), "messages left unconsumed: {left:#?}");
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        if !self.finished && !std::thread::panicking() {
+            panic!("a test must end with `client.finish().await` so unconsumed messages fail it");
+        }
+    }
+}

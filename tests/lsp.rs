@@ -1,0 +1,386 @@
+//! The language server driven in process by a fake client over in-memory pipes.
+
+mod common;
+
+use common::lsp::{Client, uri};
+use common::tree::Tree;
+use serde_json::{Value, json};
+
+fn paths(block: &Value) -> Vec<String> {
+    block["files"]
+        .as_array()
+        .map_or_else(Vec::new, |f| f.iter().map(|f| f["path"].as_str().unwrap_or("").to_string()).collect())
+}
+
+#[tokio::test]
+async fn effective_baseline_preview_and_skipped_for_one_folder() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root rules");
+    t.write("r/CLAUDE.md", "old");
+    t.write("r/app/AGENTS.md", "app rules");
+    t.write("r/app/deep/AGENTS.md", "deep rules");
+    let mut c = Client::start(&t.home(), &[&t.path("r/app")], json!({})).await;
+    let e = c.effective(json!({})).await;
+    assert_eq!(e["folder"], uri(&t.path("r/app")));
+    assert_eq!(e["projectRoot"], uri(&t.root()));
+    assert_eq!(e["budgetBytes"], 65536);
+    assert_eq!(paths(&e["baseline"]), ["AGENTS.md", "app/AGENTS.md"]);
+    assert!(e["baseline"]["rendered"].as_str().is_some_and(|r| r.contains("## app/AGENTS.md\n\napp rules")));
+    assert_eq!(e["skipped"][0]["reason"], "shadowed");
+    assert_eq!(e["preview"], Value::Null);
+    let e = c.effective(json!({"uri": uri(&t.path("r/app/deep/main.rs"))})).await;
+    assert_eq!(paths(&e["preview"]), ["app/deep/AGENTS.md"]);
+    assert_eq!(e["nested"], json!([]), "a preview reaches nothing");
+    c.finish().await;
+}
+
+#[tokio::test]
+async fn did_open_is_a_read_touch_and_instructions_touch_reaches_scopes_once() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root");
+    t.write("r/a/AGENTS.md", "a rules");
+    t.write("r/a/b/CLAUDE.md", "b rules");
+    t.write("r/c/AGENTS.md", "c rules");
+    let mut c = Client::start(&t.home(), &[&t.root()], json!({})).await;
+    c.open(&t.path("r/a/b/file.rs"), "fn main() {}").await;
+    let e = c.effective(json!({})).await;
+    assert_eq!(e["nested"].as_array().map(Vec::len), Some(1));
+    assert_eq!(paths(&e["nested"][0]), ["a/AGENTS.md", "a/b/CLAUDE.md"]);
+    c.open(&t.path("r/a/b/other.rs"), "").await;
+    c.notify("instructions/touch", json!({"uri": uri(&t.path("r/c/x.py")), "kind": "edit"})).await;
+    let e = c.effective(json!({})).await;
+    let nested: Vec<Vec<String>> = e["nested"].as_array().expect("nested").iter().map(paths).collect();
+    assert_eq!(nested, [vec!["a/AGENTS.md", "a/b/CLAUDE.md"], vec!["c/AGENTS.md"]], "each scope exactly once");
+    t.write("r/d/AGENTS.md", "d rules");
+    c.notify("textDocument/didSave", json!({"textDocument": {"uri": uri(&t.path("r/d/new.rs"))}})).await;
+    let e = c.effective(json!({})).await;
+    assert_eq!(
+        e["nested"].as_array().and_then(|n| n.last()).map(paths),
+        Some(vec!["d/AGENTS.md".to_string()]),
+        "a save is a write touch"
+    );
+    c.finish().await;
+}
+
+#[tokio::test]
+async fn sibling_folders_sharing_a_root_are_isolated() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "shared root");
+    t.write("r/one/sub/AGENTS.md", "one sub");
+    t.write("r/two/sub/AGENTS.md", "two sub");
+    let (one, two) = (t.path("r/one"), t.path("r/two"));
+    let mut c = Client::start(&t.home(), &[&one, &two], json!({})).await;
+    c.open(&t.path("r/one/sub/x.rs"), "").await;
+    let e1 = c.effective(json!({"uri": uri(&one)})).await;
+    let e2 = c.effective(json!({"uri": uri(&two)})).await;
+    assert_eq!(e1["nested"].as_array().map(Vec::len), Some(1));
+    assert_eq!(e2["nested"], json!([]), "a touch in one folder reaches nothing in the other");
+    assert_eq!(paths(&e1["baseline"]), ["AGENTS.md"]);
+    assert_eq!(paths(&e2["baseline"]), ["AGENTS.md"]);
+    c.finish().await;
+}
+
+#[tokio::test]
+async fn a_document_belongs_to_the_innermost_folder() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root");
+    t.write("r/inner/AGENTS.md", "inner");
+    t.write("r/inner/pkg/AGENTS.md", "pkg");
+    let (outer, inner) = (t.root(), t.path("r/inner"));
+    let mut c = Client::start(&t.home(), &[&outer, &inner], json!({})).await;
+    c.open(&t.path("r/inner/pkg/x.rs"), "").await;
+    let eo = c.effective(json!({"uri": uri(&outer)})).await;
+    let ei = c.effective(json!({"uri": uri(&inner)})).await;
+    assert_eq!(eo["nested"], json!([]), "the outer folder saw no touch");
+    assert_eq!(paths(&ei["nested"][0]), ["inner/pkg/AGENTS.md"]);
+    let by_file = c.effective(json!({"uri": uri(&t.path("r/inner/pkg/x.rs"))})).await;
+    assert_eq!(by_file["folder"], uri(&inner));
+    c.finish().await;
+}
+
+#[tokio::test]
+async fn per_folder_settings_from_workspace_configuration() {
+    let t = Tree::new();
+    t.write("r/a/AGENTS.md", "a rules");
+    t.write("r/b/AGENTS.md", "b rules");
+    t.write("r/b/AGENTS.local.md", "b mine");
+    let (a, b) = (t.path("r/a"), t.path("r/b"));
+    let mut c = Client::spawn_only(&t.home()).await;
+    c.set_config(Some(&a), json!({"profile": "dsh"}));
+    c.set_config(Some(&b), json!({"profile": "ds4"}));
+    c.initialize(&[&a, &b], json!({}), json!({})).await;
+    c.sync().await;
+    let ea = c.effective(json!({"uri": uri(&a)})).await;
+    let eb = c.effective(json!({"uri": uri(&b)})).await;
+    assert!(ea["baseline"]["rendered"].as_str().is_some_and(|r| r.starts_with("<workspace-context")));
+    assert!(eb["baseline"]["rendered"].as_str().is_some_and(|r| r.starts_with("<system-reminder>")));
+    assert_eq!(paths(&eb["baseline"]), ["b/AGENTS.md", "b/AGENTS.local.md"]);
+    c.finish().await;
+}
+
+#[tokio::test]
+async fn invalid_settings_are_shown_and_the_last_good_value_is_kept() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "x".repeat(2000));
+    let mut c = Client::spawn_only(&t.home()).await;
+    c.set_config(None, json!({"baselineMaxBytes": 700}));
+    c.initialize(&[&t.root()], json!({}), json!({})).await;
+    c.sync().await;
+    assert_eq!(c.effective(json!({})).await["budgetBytes"], 700);
+    c.set_config(None, json!({"baselineMaxBytes": "huge", "frame": "xml"}));
+    c.notify("workspace/didChangeConfiguration", json!({"settings": null})).await;
+    let shown = c.expect_message("window/showMessage").await;
+    let message = shown["params"]["message"].as_str().unwrap_or("");
+    assert!(message.contains("baselineMaxBytes") && message.contains("integer"), "{message}");
+    assert!(message.contains("frame") && message.contains("workspace-context"), "{message}");
+    let e = c.effective(json!({})).await;
+    assert_eq!(e["budgetBytes"], 700, "the last good value is kept");
+    assert_eq!(e["baseline"]["bytes"], 700);
+    c.finish().await;
+}
+
+#[tokio::test]
+async fn initialization_options_apply_when_the_client_cannot_pull() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root");
+    t.write("r/CLAUDE.md", "claude");
+    let mut c = Client::spawn_only(&t.home()).await;
+    c.initialize_raw(&[&t.root()], json!({"instructionFileCandidates": ["CLAUDE.md"]}), json!({})).await;
+    let e = c.effective(json!({})).await;
+    assert_eq!(paths(&e["baseline"]), ["CLAUDE.md"]);
+    assert_eq!(c.config_requests(), 0);
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"instructions": {"instructionFileCandidates": ["AGENTS.md"]}}}),
+    )
+    .await;
+    let e = c.effective(json!({})).await;
+    assert_eq!(paths(&e["baseline"]), ["AGENTS.md"]);
+    c.finish().await;
+}
+
+#[tokio::test]
+async fn unsaved_uses_open_buffers() {
+    let t = Tree::new();
+    let root_file = t.write("r/AGENTS.md", "on disk");
+    let mut c = Client::start(&t.home(), &[&t.root()], json!({})).await;
+    c.open(&root_file, "on disk").await;
+    c.change(&root_file, 2, Some(((0, 0), (0, 2))), "in the buffer,").await;
+    let saved = c.effective(json!({})).await;
+    let unsaved = c.effective(json!({"unsaved": true})).await;
+    assert!(saved["baseline"]["rendered"].as_str().is_some_and(|r| r.contains("\n\non disk\n\n")));
+    assert!(
+        unsaved["baseline"]["rendered"].as_str().is_some_and(|r| r.contains("\n\nin the buffer, disk\n\n")),
+        "{unsaved}"
+    );
+    c.finish().await;
+}
+
+#[tokio::test]
+async fn shadowed_claude_md_gets_a_tagged_warning_pointing_at_the_winner() {
+    let t = Tree::new();
+    let winner = t.write("r/AGENTS.md", "root");
+    let shadowed = t.write("r/CLAUDE.md", "claude rules\n");
+    let mut c = Client::start(&t.home(), &[&t.root()], json!({})).await;
+    c.open(&shadowed, "claude rules\n").await;
+    let d = c.diagnostic(&shadowed, "shadowed").await;
+    assert_eq!(d["severity"], 2);
+    assert_eq!(d["source"], "instructions");
+    assert_eq!(d["tags"], json!([1]));
+    assert_eq!(d["range"], json!({"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 12}}));
+    assert_eq!(d["relatedInformation"][0]["location"]["uri"], uri(&winner));
+    let actions = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri(&shadowed)}, "range": d["range"], "context": {"diagnostics": [d]}}),
+        )
+        .await
+        .expect("code actions");
+    let open = actions
+        .as_array()
+        .and_then(|a| a.iter().find(|a| a["command"]["command"] == "instructions.open"))
+        .cloned()
+        .expect("open action");
+    assert!(open["title"].as_str().is_some_and(|t| t.contains("AGENTS.md")));
+    c.request("workspace/executeCommand", json!({"command": "instructions.open", "arguments": [uri(&winner)]}))
+        .await
+        .expect("execute");
+    let shown = c.expect_message("window/showDocument").await;
+    assert_eq!(shown["params"]["uri"], uri(&winner));
+    c.finish().await;
+}
+
+#[tokio::test]
+async fn typing_changes_diagnostics_live_without_saving() {
+    // SPEC section 5 omits broader files whole before it cuts the most specific one, so the
+    // root file's length never moves a child's cut; what typing in the root does change live
+    // is the root's own status and the chain-wide findings of the child.
+    let t = Tree::new();
+    let root_file = t.write("r/AGENTS.md", "short");
+    let child_text = format!("{}\n{}", "a".repeat(100), "b".repeat(400));
+    let child = t.write("r/app/AGENTS.md", &child_text);
+    let app = t.path("r/app");
+    let mut c = Client::start(&t.home(), &[&app], json!({"baselineMaxBytes": 1200})).await;
+    c.sync().await;
+    c.diagnostics_until(&root_file, "nothing on the root", <[Value]>::is_empty).await;
+    c.open(&root_file, "short").await;
+    c.change(&root_file, 2, Some(((0, 5), (0, 5))), &"z".repeat(400)).await;
+    let omitted = c.diagnostic(&root_file, "omitted").await;
+    assert!(omitted["message"].as_str().is_some_and(|m| m.contains("`app`") && m.contains("1200 bytes")), "{omitted}");
+    c.change(&root_file, 3, None, &child_text).await;
+    let dup = c.diagnostic(&child, "duplicate").await;
+    assert_eq!(dup["relatedInformation"][0]["location"]["uri"], uri(&root_file));
+    c.change(&root_file, 4, None, "short").await;
+    c.diagnostics_until(&child, "the duplicate hint goes", |d| d.iter().all(|d| d["code"] != "duplicate")).await;
+    c.diagnostics_until(&root_file, "the root is whole again", <[Value]>::is_empty).await;
+    assert!(std::fs::read_to_string(&root_file).is_ok_and(|s| s == "short"), "nothing was saved");
+
+    // Typing in a truncated file moves its cut live.
+    c.change(&root_file, 5, None, &"r".repeat(900)).await;
+    c.open(&child, &child_text).await;
+    c.change(&child, 2, None, &format!("{}\n{}", "a".repeat(100), "b".repeat(1400))).await;
+    let first = c.diagnostic(&child, "truncated").await;
+    assert_eq!(first["range"]["start"]["line"], 1);
+    c.change(&child, 3, Some(((0, 0), (0, 0))), &"c".repeat(700)).await;
+    let moved = c
+        .diagnostics_until(&child, "the cut moves to line 0", |d| {
+            d.iter().any(|d| d["code"] == "truncated" && d["range"]["start"]["line"] == 0)
+        })
+        .await;
+    assert!(moved.iter().any(|d| d["code"] == "truncated"));
+    c.finish().await;
+}
+
+#[tokio::test]
+async fn a_truncated_range_starts_at_the_exact_column_in_utf16_and_utf8() {
+    for (utf8, caps) in [(false, json!({})), (true, json!({"general": {"positionEncodings": ["utf-8", "utf-16"]}}))] {
+        let t = Tree::new();
+        let line2 = "😀日本語テキスト".repeat(40);
+        let content = format!("first line\n{line2}\n");
+        let file = t.write("r/AGENTS.md", &content);
+        let mut c = Client::spawn_only(&t.home()).await;
+        let init = c.initialize(&[&t.root()], json!({"baselineMaxBytes": 700}), caps).await;
+        assert_eq!(init["capabilities"]["positionEncoding"], if utf8 { "utf-8" } else { "utf-16" });
+        let e = c.effective(json!({})).await;
+        let included = e["baseline"]["truncated"][0]["includedBytes"].as_u64().expect("truncated") as usize;
+        let prefix = &content[..included];
+        let line_start = prefix.rfind('\n').map_or(0, |i| i + 1);
+        let col = if utf8 { prefix[line_start..].len() } else { prefix[line_start..].encode_utf16().count() };
+        let d = c.diagnostic(&file, "truncated").await;
+        assert_eq!(d["range"]["start"], json!({"line": prefix.matches('\n').count(), "character": col}));
+        assert_eq!(d["range"]["end"], json!({"line": 2, "character": 0}));
+        c.finish().await;
+    }
+}
+
+#[tokio::test]
+async fn hover_and_code_lens_tell_position_status_and_overrides() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root");
+    let mid = t.write("r/app/CLAUDE.md", "app rules");
+    t.write("r/app/AGENTS.local.md", "mine");
+    let app = t.path("r/app");
+    let mut c = Client::start(&t.home(), &[&app], json!({"localInstructionFileCandidates": ["AGENTS.local.md"]})).await;
+    c.open(&mid, "app rules").await;
+    let hover = c
+        .request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri(&mid)}, "position": {"line": 0, "character": 1}}),
+        )
+        .await
+        .expect("hover");
+    let text = hover["contents"]["value"].as_str().unwrap_or("");
+    assert!(text.contains("#2 of 3"), "{text}");
+    assert!(text.contains("loaded whole"), "{text}");
+    assert!(text.contains("overrides `AGENTS.md`") && text.contains("overridden by `app/AGENTS.local.md`"), "{text}");
+    assert!(text.contains("sha256 `") && text.contains("scope `project`"), "{text}");
+    let lenses = c.request("textDocument/codeLens", json!({"textDocument": {"uri": uri(&mid)}})).await.expect("lens");
+    let title = lenses[0]["command"]["title"].as_str().unwrap_or("");
+    assert!(title.starts_with("app: #2 of 3 · loaded · 9 B · "), "{title}");
+    // The rename action: app/CLAUDE.md is the winner and AGENTS.md does not exist there.
+    let actions = c
+        .request("textDocument/codeAction", json!({"textDocument": {"uri": uri(&mid)}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "context": {"diagnostics": []}}))
+        .await
+        .expect("actions");
+    let rename = &actions[0]["edit"]["documentChanges"][0];
+    assert_eq!(rename["kind"], "rename");
+    assert_eq!(rename["newUri"], uri(&t.path("r/app/AGENTS.md")));
+    // Not a candidate: no hover.
+    let none = c
+        .request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri(&t.path("r/app/x.rs"))}, "position": {"line": 0, "character": 0}}),
+        )
+        .await
+        .expect("hover");
+    assert_eq!(none, Value::Null);
+    c.finish().await;
+}
+
+#[tokio::test]
+async fn bad_requests_get_32602_and_the_server_keeps_serving() {
+    let t = Tree::new();
+    t.write("r/one/AGENTS.md", "one");
+    t.mkdir("r/two");
+    let (one, two) = (t.path("r/one"), t.path("r/two"));
+    let mut c = Client::start(&t.home(), &[&one, &two], json!({})).await;
+    let cases = [
+        (json!({}), "several workspace folders"),
+        (json!({"uri": uri(&t.path("elsewhere"))}), "not inside any workspace folder"),
+        (json!({"uri": "untitled:1"}), "file:// URI"),
+        (json!({"uri": 42}), "accepted params: { uri?: string, unsaved?: boolean }"),
+        (json!({"unsaved": "yes"}), "invalid type"),
+        (json!([1, 2]), "accepted params"),
+    ];
+    for (params, needle) in cases {
+        let err = c.request("instructions/effective", params.clone()).await.expect_err("an error");
+        assert_eq!(err["code"], -32602, "{params}");
+        assert!(err["message"].as_str().is_some_and(|m| m.contains(needle)), "{params}: {err}");
+    }
+    c.notify("instructions/touch", json!({"uri": 3})).await;
+    c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri(&t.path("r/one/nope.md")), "version": 2}, "contentChanges": [{"text": "x"}]})).await;
+    let ok = c.effective(json!({"uri": uri(&one)})).await;
+    assert_eq!(paths(&ok["baseline"]), ["one/AGENTS.md"]);
+    c.finish().await;
+}
+
+#[tokio::test]
+async fn removing_a_folder_clears_only_its_diagnostics() {
+    let t = Tree::new();
+    let a_claude = t.write("r/a/CLAUDE.md", "a");
+    t.write("r/a/AGENTS.md", "a");
+    let b_claude = t.write("r/b/CLAUDE.md", "b");
+    t.write("r/b/AGENTS.md", "b");
+    let (a, b) = (t.path("r/a"), t.path("r/b"));
+    let mut c = Client::start(&t.home(), &[&a], json!({})).await;
+    c.diagnostic(&a_claude, "shadowed").await;
+    c.notify(
+        "workspace/didChangeWorkspaceFolders",
+        json!({"event": {"added": [{"uri": uri(&b), "name": "b"}], "removed": []}}),
+    )
+    .await;
+    c.diagnostic(&b_claude, "shadowed").await;
+    c.notify(
+        "workspace/didChangeWorkspaceFolders",
+        json!({"event": {"added": [], "removed": [{"uri": uri(&a), "name": "a"}]}}),
+    )
+    .await;
+    c.diagnostics_until(&a_claude, "cleared", <[Value]>::is_empty).await;
+    c.diagnostic(&b_claude, "shadowed").await;
+    let err = c.request("instructions/effective", json!({"uri": uri(&a)})).await.expect_err("a is gone");
+    assert_eq!(err["code"], -32602);
+    c.finish().await;
+}
+
+#[tokio::test]
+async fn without_folders_a_session_per_document_project_root() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root");
+    t.write("r/pkg/AGENTS.md", "pkg");
+    let mut c = Client::start(&t.home(), &[], json!({})).await;
+    c.open(&t.path("r/pkg/x.rs"), "").await;
+    let e = c.effective(json!({"uri": uri(&t.path("r/pkg/x.rs"))})).await;
+    assert_eq!(e["folder"], uri(&t.root()));
+    assert_eq!(paths(&e["nested"][0]), ["pkg/AGENTS.md"]);
+    c.finish().await;
+}
