@@ -8,3 +8,4 @@ pub mod cli;
 pub mod lsp;
 pub mod paths;
 pub mod session;
+pub mod watch;

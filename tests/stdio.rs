@@ -7,6 +7,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use common::changes;
 use common::lsp::uri;
 use common::tree::Tree;
 use serde_json::{Value, json};
@@ -23,7 +24,11 @@ struct Proc {
 
 impl Proc {
     fn start(t: &Tree, args: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
+        Self::spawn(t, Command::new(env!("CARGO_BIN_EXE_instructions-lsp")), args)
+    }
+
+    fn spawn(t: &Tree, mut command: Command, args: &[&str]) -> Self {
+        let mut child = command
             .args(args)
             .env("HOME", t.home())
             .env_remove("DSH_HOME")
@@ -115,8 +120,12 @@ impl Proc {
     }
 
     fn initialize(&mut self, folder: &std::path::Path) {
+        self.initialize_with(folder, json!({}));
+    }
+
+    fn initialize_with(&mut self, folder: &std::path::Path, options: Value) {
         self.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "processId": null, "rootUri": null, "capabilities": {},
+            "processId": null, "rootUri": null, "capabilities": {}, "initializationOptions": options,
             "workspaceFolders": [{"uri": uri(folder), "name": "r"}]}}));
         let init = self.response(1);
         assert_eq!(init["result"]["serverInfo"]["name"], "instructions-lsp");
@@ -176,4 +185,105 @@ fn end_of_input_ends_the_process() {
     p.initialize(&t.root());
     drop(p.stdin.take());
     assert_eq!(p.exit_code(), Some(1), "no shutdown before the end of input: exit code 1");
+}
+
+/// The server as a user without root's power to read anything (`nobody`), so that a `chmod
+/// 000` really denies it; run directly when the tests themselves are not root.
+fn unprivileged(t: &Tree) -> Command {
+    let is_root = Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false);
+    if !is_root {
+        return Command::new(env!("CARGO_BIN_EXE_instructions-lsp"));
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let open =
+        |p: &std::path::Path, mode| std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    open(t.dir.path(), 0o755);
+    let bin = t.path("instructions-lsp");
+    std::fs::copy(env!("CARGO_BIN_EXE_instructions-lsp"), &bin).expect("copy the binary");
+    open(&bin, 0o755);
+    let mut c = Command::new("setpriv");
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(bin);
+    c
+}
+
+#[cfg(unix)]
+#[test]
+fn an_agents_whole_story_over_stdio() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root rules");
+    t.write("r/app/AGENTS.md", "app rules");
+    t.write("r/app/core/AGENTS.md", "core rules");
+    let state = t.mkdir("state");
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o777)).expect("chmod state");
+    let app = t.path("r/app");
+    let options = json!({"stateDir": state.to_string_lossy()});
+    let mut p = Proc::spawn(&t, unprivileged(&t), &[]);
+    p.initialize_with(&app, options.clone());
+    let mut next_id = 10;
+    let mut transitions = |p: &mut Proc, since: u64| {
+        next_id += 1;
+        p.send(
+            json!({"jsonrpc": "2.0", "id": next_id, "method": "instructions/transitions", "params": {"since": since}}),
+        );
+        p.response(next_id)["result"].clone()
+    };
+    let did_change = |p: &mut Proc, seq: u64| {
+        p.until(&format!("didChange {seq}"), |m| m["method"] == "instructions/didChange" && m["params"]["seq"] == seq);
+    };
+    let actions = |tr: &Value| changes(&tr["batches"][0]);
+    let watched = |p: &mut Proc, rel: &str| {
+        p.send(json!({"jsonrpc": "2.0", "method": "workspace/didChangeWatchedFiles", "params": {"changes": [{"uri": uri(&t.path(rel)), "type": 2}]}}));
+    };
+
+    // 1. Baseline.
+    did_change(&mut p, 1);
+    let tr = transitions(&mut p, 0);
+    assert_eq!(tr["batches"][0]["reason"], "baseline");
+    assert_eq!(actions(&tr), [("set".into(), "AGENTS.md".into()), ("set".into(), "app/AGENTS.md".into())]);
+    // 2. A touch two directories deeper, twice: one `set`.
+    for f in ["r/app/core/io/a.rs", "r/app/core/io/b.rs"] {
+        p.send(json!({"jsonrpc": "2.0", "method": "instructions/touch", "params": {"uri": uri(&t.path(f)), "kind": "read"}}));
+    }
+    did_change(&mut p, 2);
+    assert_eq!(actions(&transitions(&mut p, 1)), [("set".into(), "app/core/AGENTS.md".into())]);
+    assert_eq!(transitions(&mut p, 0)["seq"], 2);
+    // 3. An edit on disk, by another process: `replace`, announced by the watcher.
+    t.write("r/app/AGENTS.md", "app rules, edited");
+    did_change(&mut p, 3);
+    assert_eq!(actions(&transitions(&mut p, 2)), [("replace".into(), "app/AGENTS.md".into())]);
+    // 4. An unchanged rewrite: nothing.
+    t.write("r/app/AGENTS.md", "app rules, edited");
+    watched(&mut p, "r/app/AGENTS.md");
+    assert_eq!(transitions(&mut p, 0)["seq"], 3);
+    // 5. A deletion: `remove`.
+    std::fs::remove_file(t.path("r/app/core/AGENTS.md")).expect("delete");
+    did_change(&mut p, 4);
+    assert_eq!(actions(&transitions(&mut p, 3)), [("remove".into(), "app/core/AGENTS.md".into())]);
+    // 6. chmod 000: the server cannot read it, which is not an absence: no `remove`.
+    std::fs::set_permissions(t.path("r/AGENTS.md"), std::fs::Permissions::from_mode(0o000)).expect("chmod");
+    watched(&mut p, "r/AGENTS.md");
+    assert_eq!(transitions(&mut p, 0)["seq"], 4);
+    p.send(json!({"jsonrpc": "2.0", "id": 90, "method": "instructions/effective", "params": {}}));
+    let e = p.response(90);
+    assert_eq!(e["result"]["skipped"][0]["reason"], "unreadable", "{e}");
+    p.send(json!({"jsonrpc": "2.0", "id": 91, "method": "shutdown"}));
+    p.response(91);
+    p.send(json!({"jsonrpc": "2.0", "method": "exit"}));
+    assert_eq!(p.exit_code(), Some(0));
+
+    // 7. Offline edits, then a restart with the same stateDir: seq continues, and the
+    // `restart` batch holds only those edits (the unreadable file is still not removed).
+    t.write("r/app/AGENTS.md", "app rules, edited offline");
+    let mut p = Proc::spawn(&t, unprivileged(&t), &[]);
+    p.initialize_with(&app, options);
+    did_change(&mut p, 5);
+    let tr = transitions(&mut p, 4);
+    assert_eq!(tr["batches"][0]["reason"], "restart");
+    assert_eq!(actions(&tr), [("replace".into(), "app/AGENTS.md".into())]);
+    // 8. `since` outside the log: reset.
+    let tr = transitions(&mut p, 50);
+    assert_eq!(tr["reset"], true);
+    assert_eq!(tr["batches"][0]["reason"], "baseline");
+    std::fs::set_permissions(t.path("r/AGENTS.md"), std::fs::Permissions::from_mode(0o644)).expect("chmod back");
 }

@@ -64,6 +64,14 @@ pub struct DidChangeParams {
     pub seq: u64,
 }
 
+/// `instructions/didChange` as a typed notification.
+pub enum DidChange {}
+
+impl tower_lsp_server::lsp_types::notification::Notification for DidChange {
+    type Params = DidChangeParams;
+    const METHOD: &'static str = DID_CHANGE;
+}
+
 /// Parses params (a missing or null `params` counts as `{}`), or a -32602 error naming the
 /// method, what was wrong and the accepted shape.
 pub fn parse<T: DeserializeOwned>(method: &str, shape: &str, params: Value) -> Result<T, Error> {

@@ -19,6 +19,7 @@ pub use server::Server;
 pub fn service(env: Env) -> (LspService<Server>, ClientSocket) {
     LspService::build(|client| Server::new(client, env))
         .custom_method(ext::EFFECTIVE, Server::effective)
+        .custom_method(ext::TRANSITIONS, Server::transitions)
         .custom_method(ext::TOUCH, Server::touch_notification)
         .finish()
 }

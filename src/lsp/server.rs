@@ -11,13 +11,15 @@ use tower_lsp_server::lsp_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
 use super::convert::{self, Encoding};
-use super::ext::{self, EffectiveParams, TouchParams};
+use super::ext::{self, DidChangeParams, EffectiveParams, TouchParams, TransitionsParams};
 use super::hover;
 use super::state::{self, State};
 use crate::chain::discover::project_root;
 use crate::chain::settings::{Env, Settings, SettingsProblem};
 use crate::chain::source::FileCache;
 use crate::paths::{self, uri_to_path};
+use crate::session::ledger::Reason;
+use crate::watch::DirWatcher;
 
 /// Shared between the server and its background tasks.
 pub struct Inner {
@@ -25,12 +27,22 @@ pub struct Inner {
     pub cache: FileCache,
     refresh: Notify,
     shutdown: AtomicBool,
+    watcher: Mutex<Option<DirWatcher>>,
 }
 
 impl Inner {
     pub fn state(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock leaves state that is still usable: keep serving.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Watches exactly the directories the sessions need now.
+    fn update_watches(&self) {
+        let dirs = self.state().watched_dirs();
+        let mut watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(w) = watcher.as_mut() {
+            w.set(dirs);
+        }
     }
 
     /// Whether `shutdown` was received (the exit code depends on it).
@@ -55,6 +67,7 @@ impl Server {
             cache: FileCache::new(),
             refresh: Notify::new(),
             shutdown: AtomicBool::new(false),
+            watcher: Mutex::new(None),
         };
         Self { client, inner: Arc::new(inner) }
     }
@@ -90,6 +103,8 @@ impl Server {
             Vec::new()
         };
         let mut reports = Vec::new();
+        let mut events = Vec::new();
+        let register;
         {
             let mut st = self.inner.state();
             for (i, folder) in folders.iter().enumerate() {
@@ -97,27 +112,85 @@ impl Server {
                 if let Some(r) = apply_settings(&mut st, folder, &value) {
                     reports.push(r);
                 }
+                events.extend(self.settle(&mut st, folder));
+            }
+            register = st.dynamic_watch && !st.registered_watch && st.sessions.values().any(|s| !s.settings.watch);
+            if register {
+                st.registered_watch = true;
             }
         }
         self.report(reports).await;
-        self.refresh();
+        if register {
+            self.register_watched_files().await;
+        }
+        announce(&self.client, &self.inner, events).await;
+    }
+
+    /// After settings are applied: start the session's lifecycle, or reconcile with the new
+    /// settings (`config`).
+    fn settle(&self, st: &mut State, folder: &Path) -> Vec<(PathBuf, u64)> {
+        let started = st.sessions.get(folder).is_some_and(crate::session::Session::is_started);
+        if started {
+            st.with_session(folder, &self.inner.cache, |s, cache| {
+                s.reconcile(cache, Reason::Config);
+            })
+        } else {
+            st.start_session(folder, &self.inner.cache).into_iter().collect()
+        }
+    }
+
+    /// Asks the client to report changes of instruction files and root markers, for sessions
+    /// that do not watch themselves (`watch: false`).
+    async fn register_watched_files(&self) {
+        let names: Vec<String> = {
+            let st = self.inner.state();
+            let mut names: Vec<String> = st
+                .sessions
+                .values()
+                .flat_map(|s| {
+                    s.settings
+                        .all_names()
+                        .chain(s.settings.root_markers.iter().map(String::as_str))
+                        .map(str::to_string)
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            names.sort();
+            names.dedup();
+            names
+        };
+        let options = DidChangeWatchedFilesRegistrationOptions {
+            watchers: vec![FileSystemWatcher {
+                glob_pattern: GlobPattern::String(format!("**/{{{}}}", names.join(","))),
+                kind: None,
+            }],
+        };
+        let registration = Registration {
+            id: "instructions-watched-files".into(),
+            method: "workspace/didChangeWatchedFiles".into(),
+            register_options: serde_json::to_value(options).ok(),
+        };
+        if let Err(e) = self.client.register_capability(vec![registration]).await {
+            tracing::warn!("cannot register workspace/didChangeWatchedFiles: {e}");
+        }
     }
 
     /// Applies one settings object to every session (clients that push settings).
     async fn push_settings(&self, value: &Value) {
-        let mut reports = Vec::new();
-        {
+        let (reports, events) = {
             let mut st = self.inner.state();
             let folders: Vec<PathBuf> = st.sessions.keys().cloned().collect();
             let merged = st.settings_value(Some(value));
+            let mut reports = Vec::new();
+            let mut events = Vec::new();
             for folder in folders {
-                if let Some(r) = apply_settings(&mut st, &folder, &merged) {
-                    reports.push(r);
-                }
+                reports.extend(apply_settings(&mut st, &folder, &merged));
+                events.extend(self.settle(&mut st, &folder));
             }
-        }
+            (reports, events)
+        };
         self.report(reports).await;
-        self.refresh();
+        announce(&self.client, &self.inner, events).await;
     }
 
     async fn report(&self, reports: Vec<String>) {
@@ -163,20 +236,35 @@ impl Server {
         }
     }
 
-    /// Records a touch in the innermost session containing `path`.
-    fn touch(&self, path: &Path) {
+    /// Records a touch in the innermost session containing `path`; returns new batches.
+    #[must_use]
+    fn touch(&self, path: &Path) -> Vec<(PathBuf, u64)> {
         let mut st = self.inner.state();
         if st.folder_of(path).is_none() && st.implicit {
             let folder = implicit_folder(&st, path);
             let problems = st.add_session(&folder);
             log_problems(&folder, &problems);
         }
-        let Some(folder) = st.folder_of(path) else { return };
-        if let Some(session) = st.sessions.get_mut(&folder) {
-            let added = session.touch(&self.inner.cache, path);
+        let Some(folder) = st.folder_of(path) else { return Vec::new() };
+        st.with_session(&folder, &self.inner.cache, |session, cache| {
+            let added = session.touch(cache, path);
             let files: Vec<&str> = added.iter().flat_map(|r| r.files.iter().map(|f| f.heading.as_str())).collect();
             tracing::debug!("touch {} in {}: new nested files {files:?}", path.display(), folder.display());
-        }
+        })
+    }
+
+    /// `instructions/transitions`.
+    pub async fn transitions(&self, params: Value) -> Result<Value> {
+        let p: TransitionsParams = ext::parse(ext::TRANSITIONS, TransitionsParams::SHAPE, params)?;
+        let (folder, _) = self.resolve(p.uri.as_deref())?;
+        let events = self.inner.state().start_session(&folder, &self.inner.cache).into_iter().collect();
+        announce(&self.client, &self.inner, events).await;
+        let st = self.inner.state();
+        let Some(session) = st.sessions.get(&folder) else {
+            return Err(Error::invalid_params("the workspace folder was removed"));
+        };
+        serde_json::to_value(session.transitions(&self.inner.cache, p.since))
+            .map_err(|e| Error::invalid_params(e.to_string()))
     }
 
     /// `instructions/effective`.
@@ -200,8 +288,8 @@ impl Server {
         match ext::parse::<TouchParams>(ext::TOUCH, TouchParams::SHAPE, params) {
             Ok(p) => match uri_to_path(&p.uri) {
                 Some(path) => {
-                    self.touch(&path);
-                    self.refresh();
+                    let events = self.touch(&path);
+                    announce(&self.client, &self.inner, events).await;
                 }
                 None => tracing::warn!("{}: `uri` must be a file:// URI, got `{}`", ext::TOUCH, p.uri),
             },
@@ -213,6 +301,57 @@ impl Server {
         let st = self.inner.state();
         let buffers = st.buffers();
         st.sessions.values().map(|s| (s.clone(), s.snapshot(&self.inner.cache, Some(&buffers)))).collect()
+    }
+}
+
+/// Announces new batches (`instructions/didChange`), follows the watched directories, and
+/// republishes diagnostics.
+async fn announce(client: &Client, inner: &Inner, events: Vec<(PathBuf, u64)>) {
+    for (folder, seq) in events {
+        let params = DidChangeParams { folder: paths::path_to_uri(&folder), seq };
+        client.send_notification::<ext::DidChange>(params).await;
+    }
+    inner.update_watches();
+    inner.refresh.notify_one();
+}
+
+/// Paths changed on disk (watcher or `didChangeWatchedFiles`): every session they can affect
+/// reconciles with the disk.
+async fn handle_paths(client: &Client, inner: &Inner, changed: Vec<PathBuf>) {
+    let events = {
+        let mut st = inner.state();
+        for p in &changed {
+            inner.cache.invalidate(p);
+        }
+        let folders: Vec<PathBuf> = st
+            .sessions
+            .iter()
+            .filter(|(_, s)| changed.iter().any(|p| s.is_relevant(p)))
+            .map(|(f, _)| f.clone())
+            .collect();
+        let mut events = Vec::new();
+        for folder in folders {
+            events.extend(st.with_session(&folder, &inner.cache, |s, cache| {
+                s.reconcile(cache, Reason::Change);
+            }));
+        }
+        events
+    };
+    tracing::debug!("{} changed paths, {} new batches", changed.len(), events.len());
+    announce(client, inner, events).await;
+}
+
+/// Feeds debounced watcher events to the sessions.
+async fn watch_loop(client: Client, inner: Arc<Inner>, mut rx: tokio::sync::mpsc::UnboundedReceiver<Vec<PathBuf>>) {
+    while let Some(mut changed) = rx.recv().await {
+        // Coalesce whatever else is already queued.
+        while let Ok(more) = rx.try_recv() {
+            changed.extend(more);
+        }
+        if inner.shut_down() {
+            return;
+        }
+        handle_paths(&client, &inner, changed).await;
     }
 }
 
@@ -311,6 +450,13 @@ impl LanguageServer for Server {
             .and_then(|g| g.position_encodings.as_ref())
             .is_some_and(|e| e.contains(&PositionEncodingKind::UTF8));
         let pull = params.capabilities.workspace.as_ref().and_then(|w| w.configuration).unwrap_or(false);
+        let dynamic_watch = params
+            .capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.did_change_watched_files.as_ref())
+            .and_then(|d| d.dynamic_registration)
+            .unwrap_or(false);
         let mut folders: Vec<PathBuf> =
             params.workspace_folders.iter().flatten().filter_map(|f| path_of(&f.uri)).collect();
         #[allow(deprecated)]
@@ -321,6 +467,7 @@ impl LanguageServer for Server {
             let mut st = self.inner.state();
             st.encoding = if utf8 { Encoding::Utf8 } else { Encoding::Utf16 };
             st.pull_config = pull;
+            st.dynamic_watch = dynamic_watch;
             st.init_options = params.initialization_options.unwrap_or(Value::Null);
             st.implicit = folders.is_empty();
             for folder in &folders {
@@ -369,6 +516,14 @@ impl LanguageServer for Server {
 
     async fn initialized(&self, _: InitializedParams) {
         tokio::spawn(refresh_loop(self.client.clone(), self.inner.clone()));
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        match DirWatcher::new(tx) {
+            Ok(w) => {
+                *self.inner.watcher.lock().unwrap_or_else(|e| e.into_inner()) = Some(w);
+                tokio::spawn(watch_loop(self.client.clone(), self.inner.clone(), rx));
+            }
+            Err(e) => tracing::warn!("{e}; changes on disk are seen through didChangeWatchedFiles only"),
+        }
         let (folders, init_problems) = {
             let mut st = self.inner.state();
             let folders: Vec<PathBuf> = st.sessions.keys().cloned().collect();
@@ -401,10 +556,10 @@ impl LanguageServer for Server {
             st.documents.insert(path.clone(), document);
         }
         let before: Vec<PathBuf> = self.inner.state().sessions.keys().cloned().collect();
-        self.touch(&path);
+        let events = self.touch(&path);
         let added: Vec<PathBuf> = self.inner.state().sessions.keys().filter(|k| !before.contains(k)).cloned().collect();
+        announce(&self.client, &self.inner, events).await;
         self.pull_settings(added).await;
-        self.refresh();
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
@@ -431,9 +586,10 @@ impl LanguageServer for Server {
 
     async fn did_save(&self, params: DidSaveTextDocumentParams) {
         if let Some(path) = path_of(&params.text_document.uri) {
-            self.inner.cache.invalidate(&path);
-            self.touch(&path);
-            self.refresh();
+            let events = self.touch(&path);
+            announce(&self.client, &self.inner, events).await;
+            // The saved bytes may be an instruction file the agents hold.
+            handle_paths(&self.client, &self.inner, vec![path]).await;
         }
     }
 
@@ -465,7 +621,7 @@ impl LanguageServer for Server {
             added
         };
         self.pull_settings(added).await;
-        self.refresh();
+        announce(&self.client, &self.inner, Vec::new()).await;
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
@@ -482,6 +638,11 @@ impl LanguageServer for Server {
             };
             self.push_settings(&value).await;
         }
+    }
+
+    async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
+        let changed: Vec<PathBuf> = params.changes.iter().filter_map(|c| path_of(&c.uri)).collect();
+        handle_paths(&self.client, &self.inner, changed).await;
     }
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {

@@ -13,6 +13,7 @@ use crate::chain::discover::{Discovery, Scope};
 use crate::chain::lint::{self, Finding};
 use crate::chain::settings::{Env, Settings, SettingsProblem};
 use crate::chain::source::{Buffers, FileCache};
+use crate::session::ledger;
 use crate::session::{Session, Snapshot};
 
 /// One open document.
@@ -39,6 +40,11 @@ pub struct State {
     /// The last settings problems shown per folder, so the same problem is shown once.
     pub shown_problems: HashMap<PathBuf, Vec<SettingsProblem>>,
     pub logged_ignored: HashSet<Vec<String>>,
+    /// Folders whose ledger could not be written (warned once each).
+    pub ledger_warned: HashSet<PathBuf>,
+    /// The client registers file watchers dynamically (`didChangeWatchedFiles`).
+    pub dynamic_watch: bool,
+    pub registered_watch: bool,
 }
 
 impl State {
@@ -54,6 +60,9 @@ impl State {
             published: HashMap::new(),
             shown_problems: HashMap::new(),
             logged_ignored: HashSet::new(),
+            ledger_warned: HashSet::new(),
+            dynamic_watch: false,
+            registered_watch: false,
         }
     }
 
@@ -90,6 +99,73 @@ impl State {
         let (settings, problems) = Settings::parse(&self.settings_value(None), None, &self.env);
         self.sessions.entry(folder.to_path_buf()).or_insert_with(|| Session::new(folder, settings));
         problems
+    }
+
+    /// Starts a session's lifecycle (once): continue its ledger when there is a usable one,
+    /// else a `baseline` batch. Returns the `(folder, seq)` of a new batch.
+    pub fn start_session(&mut self, folder: &Path, cache: &FileCache) -> Option<(PathBuf, u64)> {
+        let session = self.sessions.get_mut(folder)?;
+        if session.is_started() {
+            return None;
+        }
+        let loaded = match &session.settings.state_dir {
+            Some(dir) => ledger::load(dir, &session.folder),
+            None => Ok(None),
+        };
+        let batch = match loaded {
+            Ok(Some(l)) => {
+                tracing::info!("{}: continuing from seq {}", folder.display(), l.seq);
+                session.restore(l, cache)
+            }
+            Ok(None) => session.start(cache),
+            Err(e) => {
+                tracing::warn!("{}: {e}; starting afresh (the ledger will be replaced)", folder.display());
+                session.start(cache)
+            }
+        };
+        self.commit(folder, batch.is_some())
+    }
+
+    /// Runs `f` on a started session and commits when it added a batch.
+    pub fn with_session(
+        &mut self,
+        folder: &Path,
+        cache: &FileCache,
+        f: impl FnOnce(&mut Session, &FileCache),
+    ) -> Vec<(PathBuf, u64)> {
+        let mut events: Vec<(PathBuf, u64)> = self.start_session(folder, cache).into_iter().collect();
+        let Some(session) = self.sessions.get_mut(folder) else { return events };
+        let before = session.seq;
+        f(session, cache);
+        let changed = session.seq != before;
+        events.extend(self.commit(folder, changed));
+        events
+    }
+
+    /// Persists a session after a batch; returns the `(folder, seq)` to announce.
+    pub fn commit(&mut self, folder: &Path, changed: bool) -> Option<(PathBuf, u64)> {
+        if !changed {
+            return None;
+        }
+        let session = self.sessions.get(folder)?;
+        if let Some(dir) = &session.settings.state_dir {
+            match ledger::save(dir, &session.ledger()) {
+                Ok(()) => {
+                    self.ledger_warned.remove(folder);
+                }
+                Err(e) => {
+                    if self.ledger_warned.insert(folder.to_path_buf()) {
+                        tracing::warn!("{}: cannot persist the session ({e}); it goes on in memory", folder.display());
+                    }
+                }
+            }
+        }
+        Some((folder.to_path_buf(), session.seq))
+    }
+
+    /// Every directory any watching session needs watched.
+    pub fn watched_dirs(&self) -> std::collections::BTreeSet<PathBuf> {
+        self.sessions.values().filter(|s| s.settings.watch).flat_map(|s| s.watched_dirs()).collect()
     }
 
     /// Open documents as buffers that stand in for the disk.

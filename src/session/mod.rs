@@ -1,17 +1,19 @@
 //! One session: a workspace folder (or a CLI run), its settings, the nested scopes that touches
 //! reached, and the views derived from the engine.
 
+pub mod ledger;
 pub mod view;
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 
-use crate::chain::discover::{Chain, ChainFile, Discovery, SkippedFile};
+use crate::chain::discover::{Chain, ChainFile, Discovery, Scope, SkippedFile};
 use crate::chain::lint::{self, Finding};
 use crate::chain::render::{self, Item, Rendered, SectionStyle};
 use crate::chain::settings::Settings;
-use crate::chain::source::{Buffers, FileCache};
+use crate::chain::source::{Buffers, FileCache, SkipReason};
 use crate::paths::path_to_uri;
+use ledger::{Action, Batch, Change, LEDGER_VERSION, LOG_LIMIT, Ledger, Reason, TransitionsResult, Visible};
 use view::{Block, EffectiveResult, Skipped};
 
 /// Files rendered together as one block.
@@ -51,13 +53,23 @@ impl Snapshot {
 
 /// Renders files as one block of a session.
 pub fn render_files(settings: &Settings, files: Vec<ChainFile>, style: SectionStyle) -> RenderedFiles {
+    render_with_notices(settings, files, style, &[])
+}
+
+/// Renders files and notices (such as `Instructions removed: <path>`) as one block.
+pub fn render_with_notices(
+    settings: &Settings,
+    files: Vec<ChainFile>,
+    style: SectionStyle,
+    notices: &[String],
+) -> RenderedFiles {
     let items: Vec<Item> = files.iter().map(|f| Item { heading: &f.heading, content: &f.file.text }).collect();
     let rendered = render::render(&render::Request {
         frame: settings.frame,
         budget_bytes: settings.budget_bytes,
         items: &items,
         style,
-        notices: &[],
+        notices,
     });
     RenderedFiles { files, rendered }
 }
@@ -70,10 +82,24 @@ pub struct Session {
     pub seq: u64,
     /// Nested directories that touches reached.
     reached: BTreeSet<PathBuf>,
-    /// Nested files delivered to the agent (a file cut to nothing is not delivered).
-    delivered: HashSet<PathBuf>,
-    /// The nested files of each touch that delivered something, in order.
-    batches: Vec<Vec<PathBuf>>,
+    /// What the agent has been given, by path (a file cut to nothing is not given).
+    visible: BTreeMap<PathBuf, Visible>,
+    /// The nested files of each batch that delivered some, in order.
+    groups: Vec<Vec<PathBuf>>,
+    log: VecDeque<Batch>,
+    /// The lifecycle runs (the language server); the CLI computes views only.
+    started: bool,
+}
+
+/// Indices of files that reach the agent with at least one byte (or are empty and shown).
+fn delivered(out: &RenderedFiles) -> Vec<usize> {
+    let r = &out.rendered;
+    (0..out.files.len())
+        .filter(|&i| {
+            let len = out.files[i].file.text.len();
+            !r.disabled && !r.omitted.contains(&i) && (r.included_bytes(i, len) > 0 || len == 0)
+        })
+        .collect()
 }
 
 impl Session {
@@ -83,8 +109,10 @@ impl Session {
             settings,
             seq: 0,
             reached: BTreeSet::new(),
-            delivered: HashSet::new(),
-            batches: Vec::new(),
+            visible: BTreeMap::new(),
+            groups: Vec::new(),
+            log: VecDeque::new(),
+            started: false,
         }
     }
 
@@ -97,14 +125,18 @@ impl Session {
         self.reached.iter().map(PathBuf::as_path)
     }
 
-    /// The files a touch of `file` would add now (not yet delivered, not on the baseline).
+    pub fn is_started(&self) -> bool {
+        self.started
+    }
+
+    /// The files a touch of `file` would add now (not yet given, not on the baseline).
     fn new_files(&self, disc: &Discovery<'_>, baseline: &Chain, file: &Path) -> (Vec<PathBuf>, Vec<ChainFile>) {
         let mut dirs = Vec::new();
         let mut files: Vec<ChainFile> = Vec::new();
         for (dir, scan) in disc.nested(file) {
             dirs.push(dir);
             for f in scan.files {
-                let known = self.delivered.contains(&f.path)
+                let known = self.visible.contains_key(&f.path)
                     || baseline.files.iter().any(|b| b.path == f.path)
                     || files.iter().any(|g| g.path == f.path);
                 if !known {
@@ -115,7 +147,35 @@ impl Session {
         (dirs, files)
     }
 
-    /// Records a touch; returns the block of the nested files it adds, if any.
+    fn push_batch(&mut self, reason: Reason, changes: Vec<Change>, text: String) -> Batch {
+        self.seq += 1;
+        let batch = Batch { seq: self.seq, reason, changes, text };
+        self.log.push_back(batch.clone());
+        while self.log.len() > LOG_LIMIT {
+            self.log.pop_front();
+        }
+        batch
+    }
+
+    /// Starts the lifecycle: the `baseline` batch (none for an empty chain).
+    pub fn start(&mut self, cache: &FileCache) -> Option<Batch> {
+        self.started = true;
+        let chain = self.discovery(cache, None).baseline();
+        let out = render_files(&self.settings, chain.files, SectionStyle::Initial);
+        let mut changes = Vec::new();
+        for i in delivered(&out) {
+            let v = Visible::of(&out.files[i]);
+            changes.push(v.change(Action::Set));
+            self.visible.insert(v.path.clone(), v);
+        }
+        if changes.is_empty() {
+            return None;
+        }
+        Some(self.push_batch(Reason::Baseline, changes, out.rendered.text))
+    }
+
+    /// Records a touch; returns the block of the nested files it adds, if any. With the
+    /// lifecycle running, files that reach the agent make a `touch` batch.
     pub fn touch(&mut self, cache: &FileCache, file: &Path) -> Option<RenderedFiles> {
         let disc = self.discovery(cache, None);
         let baseline = disc.baseline();
@@ -125,26 +185,159 @@ impl Session {
             return None;
         }
         let out = render_files(&self.settings, files, SectionStyle::Additional);
-        let delivered: Vec<PathBuf> = out
-            .files
-            .iter()
-            .enumerate()
-            .filter(|(i, f)| {
-                let included = out.rendered.included_bytes(*i, f.file.text.len());
-                !out.rendered.disabled && !out.rendered.omitted.contains(i) && (included > 0 || f.file.text.is_empty())
-            })
-            .map(|(_, f)| f.path.clone())
-            .collect();
-        if delivered.is_empty() {
+        let given = delivered(&out);
+        if given.is_empty() {
             return Some(out);
         }
-        self.delivered.extend(delivered.iter().cloned());
-        self.batches.push(delivered);
+        let mut changes = Vec::new();
+        let mut group = Vec::new();
+        for i in given {
+            let v = Visible::of(&out.files[i]);
+            changes.push(v.change(Action::Set));
+            group.push(v.path.clone());
+            self.visible.insert(v.path.clone(), v);
+        }
+        self.groups.push(group);
+        if self.started {
+            self.push_batch(Reason::Touch, changes, out.rendered.text.clone());
+        }
         Some(out)
     }
 
+    /// What should be visible now: the baseline, then the files of reached nested directories;
+    /// with every skipped candidate.
+    fn desired(&self, cache: &FileCache) -> (Vec<ChainFile>, Vec<SkippedFile>) {
+        let disc = self.discovery(cache, None);
+        let chain = disc.baseline();
+        let mut files = chain.files;
+        let mut skipped = chain.skipped;
+        for dir in &self.reached {
+            let scan = disc.scan_dir(dir, Scope::Nested);
+            crate::chain::discover::append_unique(&mut files, scan.files);
+            skipped.extend(scan.skipped);
+        }
+        (files, skipped)
+    }
+
+    /// Brings what the agent was given in line with the disk: `set` for new files, `replace`
+    /// for changed digests, `remove` for files that are gone (never for a file that merely
+    /// cannot be read now). Returns the batch, if anything changed.
+    pub fn reconcile(&mut self, cache: &FileCache, reason: Reason) -> Option<Batch> {
+        let (desired, skipped) = self.desired(cache);
+        let mut pending: Vec<(ChainFile, Action)> = Vec::new();
+        for f in &desired {
+            match self.visible.get(&f.path) {
+                None => pending.push((f.clone(), Action::Set)),
+                Some(v) if v.sha256 != f.file.sha256 => pending.push((f.clone(), Action::Replace)),
+                Some(_) => {}
+            }
+        }
+        let unreadable = |p: &Path| skipped.iter().any(|s| s.path == p && s.reason == SkipReason::Unreadable);
+        let removed: Vec<Visible> = self
+            .visible
+            .values()
+            .filter(|v| !desired.iter().any(|f| f.path == v.path) && !unreadable(&v.path))
+            .cloned()
+            .collect();
+        if pending.is_empty() && removed.is_empty() {
+            return None;
+        }
+        let notices: Vec<String> = removed.iter().map(|v| format!("Instructions removed: {}", v.heading)).collect();
+        let (files, actions): (Vec<ChainFile>, Vec<Action>) = pending.into_iter().unzip();
+        let out = render_with_notices(&self.settings, files, SectionStyle::Updated, &notices);
+        let mut changes = Vec::new();
+        let mut group = Vec::new();
+        for i in delivered(&out) {
+            let v = Visible::of(&out.files[i]);
+            changes.push(v.change(actions[i]));
+            if actions[i] == Action::Set && out.files[i].scope == Scope::Nested {
+                group.push(v.path.clone());
+            }
+            self.visible.insert(v.path.clone(), v);
+        }
+        for v in &removed {
+            changes.push(v.change(Action::Remove));
+            self.visible.remove(&v.path);
+        }
+        if !group.is_empty() {
+            self.groups.push(group);
+        }
+        if changes.is_empty() {
+            return None;
+        }
+        Some(self.push_batch(reason, changes, out.rendered.text))
+    }
+
+    /// The `instructions/transitions` result: every batch after `since`, or, when `since` is
+    /// older than the log or newer than `seq`, one `baseline` batch of the whole current state.
+    pub fn transitions(&self, cache: &FileCache, since: u64) -> TransitionsResult {
+        let folder = path_to_uri(&self.folder);
+        let oldest = self.log.front().map_or(self.seq + 1, |b| b.seq);
+        if since <= self.seq && since + 1 >= oldest {
+            let batches = self.log.iter().filter(|b| b.seq > since).cloned().collect();
+            return TransitionsResult { folder, seq: self.seq, reset: false, batches };
+        }
+        let (files, _) = self.desired(cache);
+        let out = render_files(&self.settings, files, SectionStyle::Initial);
+        let changes = delivered(&out).into_iter().map(|i| Visible::of(&out.files[i]).change(Action::Set)).collect();
+        let batch = Batch { seq: self.seq, reason: Reason::Baseline, changes, text: out.rendered.text };
+        TransitionsResult { folder, seq: self.seq, reset: true, batches: vec![batch] }
+    }
+
+    /// What persists of this session.
+    pub fn ledger(&self) -> Ledger {
+        Ledger {
+            version: LEDGER_VERSION,
+            folder: self.folder.clone(),
+            seq: self.seq,
+            visible: self.visible.values().cloned().collect(),
+            reached: self.reached.iter().cloned().collect(),
+            groups: self.groups.clone(),
+            batches: self.log.iter().cloned().collect(),
+        }
+    }
+
+    /// Continues from a ledger: its `seq`, what was given, the reached scopes and the log; then
+    /// a `restart` batch with what differs on disk now.
+    pub fn restore(&mut self, ledger: Ledger, cache: &FileCache) -> Option<Batch> {
+        self.started = true;
+        self.seq = ledger.seq;
+        self.visible = ledger.visible.into_iter().map(|v| (v.path.clone(), v)).collect();
+        self.reached = ledger.reached.into_iter().collect();
+        self.groups = ledger.groups;
+        self.log = ledger.batches.into_iter().collect();
+        while self.log.len() > LOG_LIMIT {
+            self.log.pop_front();
+        }
+        self.reconcile(cache, Reason::Restart)
+    }
+
+    /// The directories to watch: every ancestor of the folder (for root markers and the
+    /// baseline), every reached nested directory, and the global file's directory (or its
+    /// nearest existing ancestor, so that its creation is seen).
+    pub fn watched_dirs(&self) -> BTreeSet<PathBuf> {
+        let mut dirs: BTreeSet<PathBuf> = self.folder.ancestors().map(Path::to_path_buf).collect();
+        dirs.extend(self.reached.iter().cloned());
+        if let Some(g) = &self.settings.global_file {
+            if let Some(existing) = g.path.ancestors().skip(1).find(|d| d.is_dir()) {
+                dirs.insert(existing.to_path_buf());
+            }
+        }
+        dirs
+    }
+
+    /// Whether a changed path can affect this session.
+    pub fn is_relevant(&self, path: &Path) -> bool {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        self.settings.all_names().any(|n| n == name)
+            || self.settings.root_markers.iter().any(|m| m == name)
+            || self.settings.global_file.as_ref().is_some_and(|g| g.path.starts_with(path))
+            || self.folder.starts_with(path)
+            || self.reached.iter().any(|d| d.starts_with(path))
+    }
+
     /// What the session's agents get now: the baseline and the current content of every
-    /// nested file delivered so far, one block per touch batch.
+    /// nested file given so far, one block per batch that gave nested files.
     pub fn snapshot(&self, cache: &FileCache, buffers: Option<&Buffers>) -> Snapshot {
         let disc = self.discovery(cache, buffers);
         let chain = disc.baseline();
@@ -152,16 +345,16 @@ impl Session {
         let mut nested_skipped = Vec::new();
         let mut current: Vec<ChainFile> = Vec::new();
         for dir in &self.reached {
-            let scan = disc.scan_dir(dir, crate::chain::discover::Scope::Nested);
+            let scan = disc.scan_dir(dir, Scope::Nested);
             nested_skipped.extend(scan.skipped);
             current.extend(scan.files);
         }
         let nested = self
-            .batches
+            .groups
             .iter()
-            .map(|batch| {
+            .map(|group| {
                 let files: Vec<ChainFile> =
-                    batch.iter().filter_map(|p| current.iter().find(|f| &f.path == p).cloned()).collect();
+                    group.iter().filter_map(|p| current.iter().find(|f| &f.path == p).cloned()).collect();
                 render_files(&self.settings, files, SectionStyle::Additional)
             })
             .filter(|r| !r.files.is_empty())

@@ -27,6 +27,8 @@ struct Shared {
     pending: HashMap<u64, oneshot::Sender<Value>>,
     /// How many `workspace/configuration` requests were answered.
     config_requests: usize,
+    /// Every `instructions/didChange` received, in order: (folder URI, seq).
+    did_change: Vec<(String, u64)>,
 }
 
 pub struct Client {
@@ -199,6 +201,11 @@ impl Client {
                 sh.diagnostics.insert(uri, diags);
             }
             (Some("window/logMessage"), None) => {}
+            (Some("instructions/didChange"), None) => {
+                let folder = msg["params"]["folder"].as_str().unwrap_or("").to_string();
+                let seq = msg["params"]["seq"].as_u64().unwrap_or(0);
+                sh.did_change.push((folder, seq));
+            }
             (Some(_), None) => sh.messages.push_back(msg),
             (None, Some(id)) => {
                 if let Some(tx) = id.as_u64().and_then(|id| sh.pending.remove(&id)) {
@@ -294,6 +301,28 @@ impl Client {
             .diagnostics_until(path, &format!("a `{code}` diagnostic"), |d| d.iter().any(|d| d["code"] == code))
             .await;
         diags.into_iter().find(|d| d["code"] == code).unwrap_or(Value::Null)
+    }
+
+    /// Every `instructions/didChange` of `folder` so far (their seq numbers).
+    pub fn did_changes(&self, folder: &Path) -> Vec<u64> {
+        let key = uri(folder);
+        self.shared.lock().expect("lock").did_change.iter().filter(|(f, _)| *f == key).map(|(_, s)| *s).collect()
+    }
+
+    /// Waits until `instructions/didChange` announced `seq` (or later) for `folder`.
+    pub async fn wait_seq(&self, folder: &Path, seq: u64) {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let notified = self.changed.notified();
+            let seen = self.did_changes(folder);
+            if seen.iter().any(|&s| s >= seq) {
+                return;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                panic!("no instructions/didChange with seq {seq} for {}; seen {seen:?}", uri(folder));
+            }
+            let _ = tokio::time::timeout_at(deadline, notified).await;
+        }
     }
 
     /// Waits for the next queued message with `method` and consumes it.

@@ -1,0 +1,170 @@
+//! The transition log's types and its persistence (SPEC section 6): one JSON file per session,
+//! named by the SHA-256 of the folder path, written atomically.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::chain::discover::ChainFile;
+use crate::chain::source::{is_absence, sha256_hex};
+use crate::paths::path_to_uri;
+
+/// The format version of ledger files; another version is replaced by a fresh start.
+pub const LEDGER_VERSION: u32 = 1;
+/// How many batches a session keeps (in memory and on disk).
+pub const LOG_LIMIT: usize = 256;
+
+/// Why a batch was added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Reason {
+    Baseline,
+    Touch,
+    Change,
+    Config,
+    Restart,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Action {
+    Set,
+    Replace,
+    Remove,
+}
+
+/// One file's transition.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Change {
+    pub action: Action,
+    pub scope: String,
+    pub kind: String,
+    pub uri: String,
+    pub path: String,
+    pub sha256: Option<String>,
+    pub bytes: Option<u64>,
+}
+
+/// One entry of a session's log: the changes of one event and the block that announces them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Batch {
+    pub seq: u64,
+    pub reason: Reason,
+    pub changes: Vec<Change>,
+    pub text: String,
+}
+
+/// The `instructions/transitions` result.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TransitionsResult {
+    pub folder: String,
+    pub seq: u64,
+    pub reset: bool,
+    pub batches: Vec<Batch>,
+}
+
+/// A file the session's agent has been given, as it was given.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Visible {
+    pub path: PathBuf,
+    pub heading: String,
+    pub scope: String,
+    pub kind: String,
+    pub sha256: String,
+    pub bytes: u64,
+}
+
+impl Visible {
+    pub fn of(f: &ChainFile) -> Self {
+        Self {
+            path: f.path.clone(),
+            heading: f.heading.clone(),
+            scope: f.scope.name().into(),
+            kind: f.kind.name().into(),
+            sha256: f.file.sha256.clone(),
+            bytes: f.file.bytes(),
+        }
+    }
+
+    pub fn change(&self, action: Action) -> Change {
+        let removed = action == Action::Remove;
+        Change {
+            action,
+            scope: self.scope.clone(),
+            kind: self.kind.clone(),
+            uri: path_to_uri(&self.path),
+            path: self.heading.clone(),
+            sha256: (!removed).then(|| self.sha256.clone()),
+            bytes: (!removed).then_some(self.bytes),
+        }
+    }
+}
+
+/// What persists of a session.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Ledger {
+    pub version: u32,
+    pub folder: PathBuf,
+    pub seq: u64,
+    pub visible: Vec<Visible>,
+    pub reached: Vec<PathBuf>,
+    /// The nested files of each batch that delivered some, for `effective`'s nested blocks.
+    pub groups: Vec<Vec<PathBuf>>,
+    pub batches: Vec<Batch>,
+}
+
+/// The ledger file of a folder.
+pub fn ledger_path(state_dir: &Path, folder: &Path) -> PathBuf {
+    let key = sha256_hex(folder.as_os_str().as_encoded_bytes());
+    state_dir.join(format!("{key}.json"))
+}
+
+/// Loads a folder's ledger: `Ok(None)` when there is none, `Err` (with what was wrong) when it
+/// cannot be used and must be replaced by a fresh start.
+pub fn load(state_dir: &Path, folder: &Path) -> Result<Option<Ledger>, String> {
+    let path = ledger_path(state_dir, folder);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if is_absence(&e) => return Ok(None),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let value: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| format!("{} is not a ledger (corrupt JSON: {e})", path.display()))?;
+    let version = value.get("version").and_then(serde_json::Value::as_u64);
+    if version != Some(u64::from(LEDGER_VERSION)) {
+        return Err(format!(
+            "{} has format version {version:?}; this server reads version {LEDGER_VERSION}",
+            path.display()
+        ));
+    }
+    let ledger: Ledger =
+        serde_json::from_value(value).map_err(|e| format!("{} is not a valid ledger: {e}", path.display()))?;
+    if ledger.folder != folder {
+        return Err(format!("{} belongs to {}, not {}", path.display(), ledger.folder.display(), folder.display()));
+    }
+    Ok(Some(ledger))
+}
+
+/// Writes a ledger atomically: a temporary file in the same directory, then a rename, so a
+/// reader (or a second server) never sees half a file.
+pub fn save(state_dir: &Path, ledger: &Ledger) -> Result<(), String> {
+    std::fs::create_dir_all(state_dir).map_err(|e| format!("cannot create {}: {e}", state_dir.display()))?;
+    let path = ledger_path(state_dir, &ledger.folder);
+    let json = serde_json::to_vec_pretty(ledger).map_err(|e| e.to_string())?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".ledger-")
+        .suffix(".tmp")
+        .tempfile_in(state_dir)
+        .map_err(|e| format!("cannot write in {}: {e}", state_dir.display()))?;
+    tmp.write_all(&json)
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    tmp.persist(&path).map_err(|e| format!("cannot replace {}: {}", path.display(), e.error))?;
+    Ok(())
+}

@@ -1,0 +1,59 @@
+//! notify-debouncer-mini glue: non-recursive watches on exactly the directories that matter,
+//! with debounced paths fed to the server.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use notify_debouncer_mini::notify::{RecommendedWatcher, RecursiveMode};
+use notify_debouncer_mini::{DebounceEventResult, Debouncer, new_debouncer};
+use tokio::sync::mpsc::UnboundedSender;
+
+/// How long events settle before they are handled.
+pub const DEBOUNCE: Duration = Duration::from_millis(30);
+
+/// A set of watched directories that follows the sessions.
+pub struct DirWatcher {
+    debouncer: Debouncer<RecommendedWatcher>,
+    watched: BTreeSet<PathBuf>,
+}
+
+impl DirWatcher {
+    /// Starts a watcher whose debounced event paths go to `tx`.
+    pub fn new(tx: UnboundedSender<Vec<PathBuf>>) -> Result<Self, String> {
+        let debouncer = new_debouncer(DEBOUNCE, move |result: DebounceEventResult| match result {
+            Ok(events) => {
+                let _ = tx.send(events.into_iter().map(|e| e.path).collect());
+            }
+            Err(e) => tracing::warn!("file watching: {e}"),
+        })
+        .map_err(|e| format!("cannot start file watching: {e}"))?;
+        Ok(Self { debouncer, watched: BTreeSet::new() })
+    }
+
+    /// Watches exactly `dirs` (non-recursively): new ones are added, old ones dropped. A
+    /// directory that cannot be watched (gone, or out of watches) is logged and skipped.
+    pub fn set(&mut self, dirs: BTreeSet<PathBuf>) {
+        let gone: Vec<PathBuf> = self.watched.difference(&dirs).cloned().collect();
+        for dir in gone {
+            let _ = self.debouncer.watcher().unwatch(&dir);
+            self.watched.remove(&dir);
+        }
+        for dir in dirs {
+            if self.watched.contains(&dir) || !dir.is_dir() {
+                continue;
+            }
+            match self.debouncer.watcher().watch(&dir, RecursiveMode::NonRecursive) {
+                Ok(()) => {
+                    self.watched.insert(dir);
+                }
+                Err(e) => tracing::warn!("cannot watch {}: {e}", dir.display()),
+            }
+        }
+    }
+
+    /// The directories watched now.
+    pub fn watched(&self) -> &BTreeSet<PathBuf> {
+        &self.watched
+    }
+}
