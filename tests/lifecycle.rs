@@ -343,3 +343,37 @@ async fn two_servers_on_one_folder_never_leave_a_half_written_ledger() {
     one.finish().await;
     two.finish().await;
 }
+
+#[tokio::test]
+async fn diagnostics_follow_changes_on_disk() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "rules");
+    let root = t.root();
+    let mut c = Client::start(&t.home(), &[&root], json!({"stateDir": null})).await;
+    c.wait_seq(&root, 1).await;
+    let claude = t.write("r/CLAUDE.md", "written by another process");
+    c.diagnostic(&claude, "shadowed").await;
+    std::fs::remove_file(t.path("r/AGENTS.md")).expect("delete the winner");
+    c.diagnostics_until(&claude, "CLAUDE.md wins now: no diagnostic", <[Value]>::is_empty).await;
+    c.wait_seq(&root, 2).await;
+    let tr = transitions(&mut c, &root, 1).await;
+    let mut got = changes(&tr["batches"][0]);
+    got.sort();
+    assert_eq!(got, pairs(&[("remove", "AGENTS.md"), ("set", "CLAUDE.md")]));
+    c.finish().await;
+}
+
+#[tokio::test]
+async fn a_ledger_of_an_unknown_version_is_replaced() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "rules");
+    let root = t.root();
+    let state = t.mkdir("state");
+    let ledger = instructions_lsp::session::ledger::ledger_path(&state, &root);
+    std::fs::write(&ledger, r#"{"version": 99, "seq": 40}"#).expect("write");
+    let mut c = Client::start(&t.home(), &[&root], json!({"stateDir": state.to_string_lossy()})).await;
+    c.wait_seq(&root, 1).await;
+    let tr = transitions(&mut c, &root, 0).await;
+    assert_eq!((tr["seq"].as_u64(), tr["batches"][0]["reason"].as_str()), (Some(1), Some("baseline")));
+    c.finish().await;
+}
