@@ -19,8 +19,13 @@ fn folder_name(session: &Session) -> String {
         .map_or_else(|| session.folder.display().to_string(), |n| n.to_string_lossy().into_owned())
 }
 
+/// "600 B", "1.2 KiB", "64 KiB" (as the editors' sidebars write sizes).
 fn kib(bytes: u64) -> String {
-    if bytes < 1024 { format!("{bytes} B") } else { format!("{:.1} KiB", bytes as f64 / 1024.0) }
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let text = format!("{:.1}", bytes as f64 / 1024.0);
+    format!("{} KiB", text.strip_suffix(".0").unwrap_or(&text))
 }
 
 fn share(bytes: u64, budget: i64) -> String {

@@ -1,0 +1,344 @@
+// The Agent Instructions extension: starts instructions-lsp, reports file touches, and shows
+// the Active Guidance tree, the status bar item and the commands.
+
+import { execFile } from "child_process";
+import * as fs from "fs";
+import * as path from "path";
+import * as vscode from "vscode";
+import {
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  TransportKind,
+} from "vscode-languageclient/node";
+
+import { contextText, Effective, folderNode, Node, statusText, statusTooltip, isCut } from "./model";
+import { resolveServer } from "./resolve";
+
+/** Settings the server reads; the others (`server.path`, `trace.server`, `logLevel`) are ours. */
+const SERVER_KEYS = [
+  "profile",
+  "instructionFileCandidates",
+  "localInstructionFileCandidates",
+  "dshHome",
+  "globalInstructionFile",
+  "projectRootMarkers",
+  "baselineMaxBytes",
+  "maxFileBytes",
+  "frame",
+  "symlinks",
+  "dedupeTrimmed",
+  "watch",
+  "stateDir",
+];
+
+/** Only the keys a user set (at any level), so the server's own defaults apply otherwise. */
+function explicitSettings(scope?: vscode.Uri): Record<string, unknown> {
+  const cfg = vscode.workspace.getConfiguration("instructions", scope);
+  const out: Record<string, unknown> = {};
+  for (const key of SERVER_KEYS) {
+    const i = cfg.inspect(key);
+    if (!i) continue;
+    for (const v of [i.workspaceFolderValue, i.workspaceValue, i.globalValue]) {
+      if (v !== undefined) {
+        out[key] = v;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/** Candidate and overlay names of a scope (as the server would judge them). */
+function candidateNames(scope?: vscode.Uri): string[] {
+  const cfg = vscode.workspace.getConfiguration("instructions", scope);
+  const profile = cfg.get<string>("profile", "dsh");
+  const main = cfg.get<string[]>("instructionFileCandidates", ["AGENTS.md", "CLAUDE.md"]);
+  const local = cfg.inspect<string[]>("localInstructionFileCandidates");
+  const overlays =
+    local?.workspaceFolderValue ?? local?.workspaceValue ?? local?.globalValue ?? (profile === "ds4" ? ["AGENTS.local.md"] : []);
+  return [...main, ...overlays].filter((n) => n && !n.includes("/") && !n.includes("\\"));
+}
+
+function allCandidateNames(): string[] {
+  const names = new Set<string>(candidateNames());
+  for (const f of vscode.workspace.workspaceFolders ?? []) candidateNames(f.uri).forEach((n) => names.add(n));
+  return [...names];
+}
+
+function isCandidate(doc: vscode.TextDocument): boolean {
+  return doc.uri.scheme === "file" && candidateNames(doc.uri).includes(path.basename(doc.uri.fsPath));
+}
+
+let client: LanguageClient | undefined;
+let output: vscode.OutputChannel;
+
+async function startClient(context: vscode.ExtensionContext): Promise<LanguageClient | undefined> {
+  const cfg = vscode.workspace.getConfiguration("instructions");
+  const bundled = path.join(context.extensionPath, "server", process.platform === "win32" ? "instructions-lsp.exe" : "instructions-lsp");
+  const resolved = await resolveServer(
+    {
+      setting: cfg.get<string>("server.path", ""),
+      env: process.env.INSTRUCTIONS_LSP_PATH,
+      bundled,
+      pathEnv: process.env.PATH,
+      exe: process.platform === "win32" ? "instructions-lsp.exe" : "instructions-lsp",
+    },
+    {
+      exists: (f) => fs.existsSync(f),
+      version: (f) =>
+        new Promise((resolve) => {
+          execFile(f, ["--version"], { timeout: 5000 }, (err, stdout) => {
+            if (err) resolve({ ok: false, error: err.message });
+            else resolve({ ok: true, line: stdout.split("\n")[0].trim() });
+          });
+        }),
+    },
+  );
+  if (!resolved.ok) {
+    output.appendLine(resolved.message);
+    void vscode.window.showErrorMessage(resolved.message, "Open Settings").then((pick) => {
+      if (pick) void vscode.commands.executeCommand("workbench.action.openSettings", "instructions.server.path");
+    });
+    return undefined;
+  }
+  output.appendLine(`Using ${resolved.version} at ${resolved.path}`);
+  const serverOptions: ServerOptions = {
+    command: resolved.path,
+    args: ["--log-level", cfg.get<string>("logLevel", "info")],
+    transport: TransportKind.stdio,
+  };
+  const pattern = `**/{${allCandidateNames().join(",")}}`;
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [{ scheme: "file", pattern }],
+    outputChannel: output,
+    initializationOptions: explicitSettings(),
+    synchronize: { configurationSection: "instructions" },
+    middleware: {
+      workspace: {
+        configuration: (params) =>
+          params.items.map((item) =>
+            item.section === "instructions" ? explicitSettings(item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined) : null,
+          ),
+      },
+    },
+  };
+  const c = new LanguageClient("instructions", "Agent Instructions", serverOptions, clientOptions);
+  await c.start();
+  return c;
+}
+
+/** Reports every other file opened or saved as a touch, without sending its text. */
+function touch(doc: vscode.TextDocument, kind: "read" | "write") {
+  if (!client || doc.uri.scheme !== "file" || isCandidate(doc)) return;
+  if (!vscode.workspace.getWorkspaceFolder(doc.uri)) return;
+  void client.sendNotification("instructions/touch", { uri: doc.uri.toString(), kind });
+}
+
+class GuidanceTree implements vscode.TreeDataProvider<Node> {
+  private emitter = new vscode.EventEmitter<Node | undefined>();
+  readonly onDidChangeTreeData = this.emitter.event;
+  /** The last result per folder URI, for the status bar. */
+  results = new Map<string, Effective>();
+
+  refresh() {
+    this.emitter.fire(undefined);
+  }
+
+  getTreeItem(node: Node): vscode.TreeItem {
+    const collapsible = node.children
+      ? vscode.TreeItemCollapsibleState.Expanded
+      : vscode.TreeItemCollapsibleState.None;
+    const item = new vscode.TreeItem(node.label, collapsible);
+    item.id = node.id;
+    item.description = node.description;
+    item.tooltip = node.tooltip;
+    const icons: Record<string, vscode.ThemeIcon> = {
+      loaded: new vscode.ThemeIcon("pass", new vscode.ThemeColor("testing.iconPassed")),
+      truncated: new vscode.ThemeIcon("warning", new vscode.ThemeColor("list.warningForeground")),
+      omitted: new vscode.ThemeIcon("circle-slash", new vscode.ThemeColor("list.warningForeground")),
+      skipped: new vscode.ThemeIcon("eye-closed"),
+      info: new vscode.ThemeIcon("info"),
+    };
+    if (node.icon) item.iconPath = icons[node.icon];
+    if (node.uri) {
+      item.resourceUri = vscode.Uri.parse(node.uri);
+      item.command = { command: "instructions.openFile", title: "Open", arguments: [node.uri, node.cutBytes] };
+    }
+    return item;
+  }
+
+  async getChildren(node?: Node): Promise<Node[]> {
+    if (node) return node.children ?? [];
+    const folders = vscode.workspace.workspaceFolders ?? [];
+    if (!client || folders.length === 0) return [];
+    const active = vscode.window.activeTextEditor?.document.uri;
+    const nodes: Node[] = [];
+    this.results.clear();
+    for (const folder of folders) {
+      const inFolder = active && active.scheme === "file" && vscode.workspace.getWorkspaceFolder(active)?.uri.toString() === folder.uri.toString();
+      try {
+        const e = await client.sendRequest<Effective>("instructions/effective", {
+          uri: inFolder && active ? active.toString() : folder.uri.toString(),
+        });
+        this.results.set(folder.uri.toString(), e);
+        nodes.push(folderNode(folder.name, e, inFolder ? active?.toString() : undefined));
+      } catch (err) {
+        nodes.push({ id: folder.uri.toString(), label: folder.name, description: `error: ${String(err)}`, icon: "info" });
+      }
+    }
+    const empty = [...this.results.values()].every((e) => e.baseline.files.length === 0 && e.nested.length === 0);
+    void vscode.commands.executeCommand("setContext", "instructions.noFiles", empty);
+    status.update(this);
+    return nodes;
+  }
+}
+
+class Status {
+  item = vscode.window.createStatusBarItem("instructions.status", vscode.StatusBarAlignment.Right, 100);
+
+  constructor() {
+    this.item.name = "Agent Instructions";
+    this.item.command = "instructions.activeGuidance.focus";
+  }
+
+  update(tree: GuidanceTree) {
+    const active = vscode.window.activeTextEditor?.document.uri;
+    const folder = (active && vscode.workspace.getWorkspaceFolder(active)) ?? vscode.workspace.workspaceFolders?.[0];
+    const e = folder && tree.results.get(folder.uri.toString());
+    if (!e) {
+      this.item.hide();
+      return;
+    }
+    this.item.text = statusText(e);
+    this.item.tooltip = `${folder.name}: ${statusTooltip(e)}`;
+    this.item.backgroundColor = isCut(e) ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
+    this.item.show();
+  }
+}
+
+let status: Status;
+
+/** The folder (or active file) a command is about. */
+function commandTarget(): string | undefined {
+  const active = vscode.window.activeTextEditor?.document.uri;
+  if (active && active.scheme === "file" && vscode.workspace.getWorkspaceFolder(active)) return active.toString();
+  return vscode.workspace.workspaceFolders?.[0]?.uri.toString();
+}
+
+class ReadOnlyDocs implements vscode.TextDocumentContentProvider {
+  texts = new Map<string, string>();
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.texts.get(uri.toString()) ?? "";
+  }
+}
+
+export async function activate(context: vscode.ExtensionContext) {
+  output = vscode.window.createOutputChannel("Agent Instructions");
+  status = new Status();
+  const tree = new GuidanceTree();
+  const docs = new ReadOnlyDocs();
+  context.subscriptions.push(output, status.item);
+  context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider("instructions", docs));
+  context.subscriptions.push(vscode.window.registerTreeDataProvider("instructions.activeGuidance", tree));
+
+  const connect = async () => {
+    client = await startClient(context);
+    if (!client) return;
+    context.subscriptions.push(client.onNotification("instructions/didChange", () => tree.refresh()));
+    for (const doc of vscode.workspace.textDocuments) touch(doc, "read");
+    tree.refresh();
+  };
+
+  const show = async (name: string, text: string, language: string) => {
+    const uri = vscode.Uri.parse(`instructions:/${name}`);
+    docs.texts.set(uri.toString(), text);
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.languages.setTextDocumentLanguage(doc, language);
+    await vscode.window.showTextDocument(doc, { preview: true });
+  };
+
+  const effective = async (): Promise<Effective | undefined> => {
+    const target = commandTarget();
+    if (!client || !target) {
+      void vscode.window.showWarningMessage("Agent Instructions: no server or no folder.");
+      return undefined;
+    }
+    return client.sendRequest<Effective>("instructions/effective", { uri: target });
+  };
+
+  context.subscriptions.push(
+    vscode.commands.registerCommand("instructions.showEffective", async () => {
+      const e = await effective();
+      if (!e) return;
+      const preview = e.preview && e.preview.rendered ? `\n\n<!-- preview: what a touch of the active file adds -->\n\n${e.preview.rendered}` : "";
+      await show("Effective Context.md", contextText(e) + preview, "markdown");
+    }),
+    vscode.commands.registerCommand("instructions.copyContext", async () => {
+      const e = await effective();
+      if (!e) return;
+      await vscode.env.clipboard.writeText(contextText(e));
+      void vscode.window.showInformationMessage(`Copied ${contextText(e).length} characters of agent context.`);
+    }),
+    vscode.commands.registerCommand("instructions.showTransitions", async () => {
+      const target = commandTarget();
+      if (!client || !target) return;
+      const t = await client.sendRequest("instructions/transitions", { uri: target, since: 0 });
+      await show("Transitions.json", JSON.stringify(t, null, 2), "json");
+    }),
+    vscode.commands.registerCommand("instructions.refresh", () => tree.refresh()),
+    vscode.commands.registerCommand("instructions.restartServer", async () => {
+      if (client) {
+        await client.stop();
+        client = undefined;
+      }
+      await connect();
+    }),
+    vscode.commands.registerCommand("instructions.openLog", () => output.show()),
+    vscode.commands.registerCommand("instructions.createAgentsMd", async () => {
+      const folder = vscode.workspace.workspaceFolders?.[0];
+      if (!folder) return;
+      const uri = vscode.Uri.joinPath(folder.uri, "AGENTS.md");
+      const edit = new vscode.WorkspaceEdit();
+      edit.createFile(uri, { ignoreIfExists: true });
+      await vscode.workspace.applyEdit(edit);
+      await vscode.window.showTextDocument(uri);
+    }),
+    vscode.commands.registerCommand("instructions.openFile", async (uri: string, cutBytes?: number) => {
+      const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(uri));
+      const editor = await vscode.window.showTextDocument(doc);
+      if (cutBytes !== undefined) {
+        // Byte offset of the cut -> character offset -> position.
+        const chars = Buffer.from(doc.getText(), "utf8").subarray(0, cutBytes).toString("utf8").length;
+        const pos = doc.positionAt(chars);
+        editor.selection = new vscode.Selection(pos, doc.positionAt(doc.getText().length));
+        editor.revealRange(new vscode.Range(pos, pos), vscode.TextEditorRevealType.InCenter);
+      }
+    }),
+  );
+
+  context.subscriptions.push(
+    vscode.workspace.onDidOpenTextDocument((doc) => touch(doc, "read")),
+    vscode.workspace.onDidSaveTextDocument((doc) => {
+      touch(doc, "write");
+      tree.refresh();
+    }),
+    vscode.window.onDidChangeActiveTextEditor(() => tree.refresh()),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => tree.refresh()),
+    vscode.workspace.onDidChangeConfiguration(async (e) => {
+      // The document selector and the binary are fixed when the client starts.
+      const restart = ["instructions.server.path", "instructions.logLevel", "instructions.instructionFileCandidates", "instructions.localInstructionFileCandidates", "instructions.profile"];
+      if (restart.some((k) => e.affectsConfiguration(k))) {
+        await vscode.commands.executeCommand("instructions.restartServer");
+      } else if (e.affectsConfiguration("instructions")) {
+        setTimeout(() => tree.refresh(), 200);
+      }
+    }),
+  );
+
+  await connect();
+}
+
+export async function deactivate() {
+  if (client) await client.stop();
+}

@@ -1,0 +1,179 @@
+// The Active Guidance tree and the status text, built from `instructions/effective` results.
+// Pure: no `vscode` import, so unit tests run in plain Node.
+
+export interface FileInfo {
+  uri: string;
+  path: string;
+  scope: string;
+  kind: string;
+  bytes: number;
+  includedBytes: number;
+  sha256: string;
+  status: "loaded" | "truncated" | "omitted";
+}
+
+export interface Block {
+  rendered: string;
+  bytes: number;
+  files: FileInfo[];
+  omitted: string[];
+  truncated: { uri: string; originalBytes: number; includedBytes: number }[];
+}
+
+export interface Skipped {
+  uri: string;
+  path: string;
+  reason: string;
+  shadowedBy?: string;
+}
+
+export interface Effective {
+  folder: string;
+  projectRoot: string;
+  seq: number;
+  budgetBytes: number;
+  baseline: Block;
+  nested: Block[];
+  preview: Block | null;
+  skipped: Skipped[];
+}
+
+export type Icon = "loaded" | "truncated" | "omitted" | "skipped" | "info";
+
+export interface Node {
+  id: string;
+  label: string;
+  description?: string;
+  tooltip?: string;
+  icon?: Icon;
+  /** A file to open when the node is clicked. */
+  uri?: string;
+  /** For a truncated file: the byte offset of the first byte agents do not see. */
+  cutBytes?: number;
+  children?: Node[];
+}
+
+/** "1.2 KiB", "600 B". */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  return `${trim((bytes / 1024).toFixed(1))} KiB`;
+}
+
+function trim(n: string): string {
+  return n.endsWith(".0") ? n.slice(0, -2) : n;
+}
+
+/** A path for display: relative to the project root when below it. */
+export function displayPath(uri: string, projectRoot: string): string {
+  const prefix = projectRoot.endsWith("/") ? projectRoot : projectRoot + "/";
+  const rel = uri.startsWith(prefix) ? uri.slice(prefix.length) : uri.replace(/^file:\/\//, "");
+  try {
+    return decodeURIComponent(rel);
+  } catch {
+    return rel;
+  }
+}
+
+const REASONS: Record<string, string> = {
+  symlink: "symlink (skipped)",
+  notAFile: "not a regular file",
+  tooLarge: "too large",
+  invalidUtf8: "invalid UTF-8",
+  unreadable: "unreadable",
+  outsideRoot: "symlink leaves the project root",
+};
+
+/** Why a candidate does not load, in words. */
+export function reasonText(s: Skipped, projectRoot: string): string {
+  const other = s.shadowedBy ? displayPath(s.shadowedBy, projectRoot) : "";
+  if (s.reason === "shadowed") return `shadowed by ${other}`;
+  if (s.reason === "duplicate") return `same content as ${other}`;
+  return REASONS[s.reason] ?? s.reason;
+}
+
+function fileNode(id: string, f: FileInfo): Node {
+  const size =
+    f.status === "truncated"
+      ? `${formatBytes(f.includedBytes)} of ${formatBytes(f.bytes)}`
+      : formatBytes(f.bytes);
+  return {
+    id,
+    label: f.path,
+    description: `${f.status} · ${size}`,
+    tooltip: `${f.path}\nscope: ${f.scope} · kind: ${f.kind}\n${f.status}: ${f.includedBytes} of ${f.bytes} bytes reach the agent\nsha256: ${f.sha256}`,
+    icon: f.status,
+    uri: f.uri,
+    cutBytes: f.status === "truncated" ? f.includedBytes : undefined,
+  };
+}
+
+function note(id: string, label: string): Node {
+  return { id, label, icon: "info" };
+}
+
+/** The four groups of one folder: Baseline, Reached, For this file, Not loaded. */
+export function folderNode(name: string, e: Effective, activeFile?: string): Node {
+  const base = e.folder;
+  const baseline = e.baseline.files.map((f, i) => fileNode(`${base}#baseline#${i}`, f));
+  const reached = e.nested.flatMap((b, j) => b.files.map((f, i) => fileNode(`${base}#reached#${j}#${i}`, f)));
+  let forFile: Node[];
+  if (!activeFile || e.preview === null) {
+    forFile = [note(`${base}#preview#none`, "Open a file in this folder to preview what a touch adds")];
+  } else if (e.preview.files.length === 0) {
+    forFile = [note(`${base}#preview#empty`, "Nothing new: its scopes are already loaded")];
+  } else {
+    forFile = e.preview.files.map((f, i) => fileNode(`${base}#preview#${i}`, f));
+  }
+  const skipped = e.skipped.map((s, i) => ({
+    id: `${base}#skipped#${i}`,
+    label: s.path,
+    description: reasonText(s, e.projectRoot),
+    tooltip: `${s.path}: not loaded (${reasonText(s, e.projectRoot)})`,
+    icon: "skipped" as Icon,
+    uri: s.uri,
+  }));
+  const total = e.baseline.bytes + e.nested.reduce((n, b) => n + b.bytes, 0);
+  const group = (key: string, label: string, children: Node[], empty: string): Node => ({
+    id: `${base}#${key}`,
+    label,
+    description: children.length && children[0].icon !== "info" ? String(children.length) : undefined,
+    children: children.length ? children : [note(`${base}#${key}#none`, empty)],
+  });
+  return {
+    id: base,
+    label: name,
+    description: `${formatBytes(total)} of ${formatBytes(e.budgetBytes)}`,
+    children: [
+      group("baseline", "Baseline", baseline, "No instruction file on the way to this folder"),
+      group("reached", "Reached", reached, "No nested file reached yet"),
+      { id: `${base}#preview`, label: "For this file", children: forFile },
+      group("skipped", "Not loaded", skipped, "Every candidate loads"),
+    ],
+  };
+}
+
+/** True when a block of the session omits or truncates anything. */
+export function isCut(e: Effective): boolean {
+  return [e.baseline, ...e.nested].some((b) => b.omitted.length > 0 || b.truncated.length > 0);
+}
+
+/** The status bar text of a session, e.g. `$(book) 12.3/64 KiB`. */
+export function statusText(e: Effective): string {
+  const total = e.baseline.bytes + e.nested.reduce((n, b) => n + b.bytes, 0);
+  const kib = (n: number) => trim((n / 1024).toFixed(1));
+  const budget = e.budgetBytes > 0 ? kib(e.budgetBytes) : "off";
+  return `$(book) ${kib(total)}/${budget} KiB${isCut(e) ? " $(warning)" : ""}`;
+}
+
+/** The status bar tooltip. */
+export function statusTooltip(e: Effective): string {
+  const files = e.baseline.files.length + e.nested.reduce((n, b) => n + b.files.length, 0);
+  const cut = isCut(e) ? "\nSomething is omitted or truncated: see Active Guidance." : "";
+  return `Agent instructions: ${files} file(s), ${e.baseline.bytes} bytes in the baseline block, budget ${e.budgetBytes} bytes${cut}`;
+}
+
+/** Every rendered block of a result, as an agent gets them, for "Show Effective Context". */
+export function contextText(e: Effective): string {
+  const blocks = [e.baseline, ...e.nested].map((b) => b.rendered).filter((t) => t.length > 0);
+  return blocks.join("\n\n");
+}

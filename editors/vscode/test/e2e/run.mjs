@@ -1,0 +1,219 @@
+// End to end in a real VS Code: code-server (installed offline by the shared script) with the
+// packaged .vsix installed, a two-folder workspace, driven by playwright-core in Debian's
+// headless Chromium. Screenshots go to .artifacts/vscode/ (ignored by git).
+import { execFileSync, spawn } from "child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "fs";
+import { createServer } from "net";
+import { tmpdir } from "os";
+import { dirname, join } from "path";
+import { fileURLToPath } from "url";
+import { chromium } from "playwright-core";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "../../../..");
+const artifacts = join(root, ".artifacts/vscode");
+const vsix = join(root, "vsix/instructions-lsp-linux-x64.vsix");
+const TIMEOUT = 60_000;
+
+function log(msg) {
+  console.log(`[e2e] ${msg}`);
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on("error", reject);
+  });
+}
+
+async function waitFor(what, fn, timeout = TIMEOUT) {
+  const deadline = Date.now() + timeout;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ""}`);
+}
+
+let shot = async () => {};
+let failures = 0;
+let passes = 0;
+async function check(name, fn) {
+  try {
+    await fn();
+    passes += 1;
+    log(`ok - ${name}`);
+  } catch (e) {
+    failures += 1;
+    log(`not ok - ${name}: ${e.message}`);
+    await shot(`failed-${passes + failures}`).catch(() => {});
+  }
+}
+
+// 1. The real VS Code, installed offline.
+const csDir = join(root, ".cache/code-server");
+execFileSync("bash", [join(root, "../shared/tools/install-code-server.sh"), csDir], { stdio: "inherit" });
+const codeServer = join(csDir, "bin/code-server");
+if (!existsSync(vsix)) execFileSync("npm", ["run", "vsix"], { cwd: root, stdio: "inherit" });
+
+// 2. A fresh profile, the extension installed from the .vsix, and the fixture workspace.
+const tmp = mkdtempSync(join(tmpdir(), "instructions-e2e-"));
+const [userDir, extDir, home, ws] = ["user", "ext", "home", "ws"].map((d) => join(tmp, d));
+for (const d of [userDir, extDir, home, ws]) mkdirSync(d, { recursive: true });
+cpSync(join(root, "editors/vscode/test/fixture"), ws, { recursive: true });
+for (const f of ["alpha", "beta"]) mkdirSync(join(ws, f, ".git"));
+const workspaceFile = join(ws, "fixture.code-workspace");
+writeFileSync(workspaceFile, JSON.stringify({ folders: [{ path: "alpha" }, { path: "beta" }] }, null, 2));
+mkdirSync(join(userDir, "User"), { recursive: true });
+writeFileSync(
+  join(userDir, "User/settings.json"),
+  JSON.stringify({
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": false,
+    "extensions.autoUpdate": false,
+    "extensions.autoCheckUpdates": false,
+    "telemetry.telemetryLevel": "off",
+    "security.workspace.trust.enabled": false,
+    "window.restoreWindows": "none",
+    "instructions.stateDir": null,
+    "editor.hover.delay": 50,
+  }),
+);
+const env = { ...process.env, HOME: home, INSTRUCTIONS_LSP_PATH: "" };
+delete env.INSTRUCTIONS_LSP_PATH;
+execFileSync(codeServer, ["--user-data-dir", userDir, "--extensions-dir", extDir, "--install-extension", vsix], { env, stdio: "inherit" });
+const installed = readdirSync(extDir).filter((d) => d.startsWith("instructions-lsp."));
+if (installed.length !== 1) throw new Error(`the extension did not install: ${readdirSync(extDir)}`);
+log(`installed ${installed[0]}`);
+
+// 3. code-server on loopback, and Chromium.
+const port = await freePort();
+const cfg = join(tmp, "config.yaml");
+writeFileSync(cfg, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
+const server = spawn(
+  codeServer,
+  ["--config", cfg, "--user-data-dir", userDir, "--extensions-dir", extDir, "--disable-telemetry", "--disable-update-check",
+    "--disable-workspace-trust", "--disable-getting-started-override", workspaceFile],
+  { env, stdio: ["ignore", "pipe", "pipe"] },
+);
+let serverLog = "";
+server.stdout.on("data", (d) => (serverLog += d));
+server.stderr.on("data", (d) => (serverLog += d));
+await waitFor("code-server to listen", async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok);
+
+const browser = await chromium.launch({
+  executablePath: "/usr/bin/chromium",
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+});
+const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+mkdirSync(artifacts, { recursive: true });
+shot = (name) => page.screenshot({ path: join(artifacts, `${name}.png`) });
+
+try {
+  await page.goto(`http://127.0.0.1:${port}/?workspace=${encodeURIComponent(workspaceFile)}`);
+  await page.waitForSelector(".monaco-workbench", { timeout: TIMEOUT });
+
+  // Open the view: the activity bar entry, then the pane if it starts collapsed.
+  const activity = page.locator('.activitybar .action-item a[aria-label^="Agent Instructions"]');
+  await activity.waitFor({ timeout: TIMEOUT });
+  await activity.click();
+  const header = page.locator('.pane-header:has-text("Active Guidance")');
+  // A container's only view hides its header; a collapsed one must be expanded first.
+  await header.waitFor({ state: "attached", timeout: TIMEOUT });
+  if ((await header.getAttribute("aria-expanded")) === "false" && (await header.isVisible())) await header.click();
+  const view = page.locator('.pane:has(.pane-header:has-text("Active Guidance")) .pane-body');
+  // "label description" of every row (innerText would glue the two together).
+  const rows = () =>
+    view.locator(".monaco-list-row").evaluateAll((els) =>
+      els.map((el) => {
+        const part = (sel) => (el.querySelector(sel)?.textContent ?? "").trim();
+        return `${part(".label-name")} ${part(".label-description")}`.replace(/\s+/g, " ").trim();
+      }),
+    );
+
+  await check("the tree shows each folder's files in order with their statuses", async () => {
+    const texts = await waitFor("tree rows", async () => {
+      const r = await rows();
+      return r.some((t) => t.startsWith("beta")) && r.some((t) => t.includes("truncated")) ? r : null;
+    });
+    log(`tree: ${JSON.stringify(texts)}`);
+    const alpha = texts.indexOf(texts.find((t) => t.startsWith("alpha")));
+    const beta = texts.indexOf(texts.find((t) => t.startsWith("beta")));
+    const alphaRows = texts.slice(alpha, beta);
+    const betaRows = texts.slice(beta);
+    const at = (rs, s) => rs.findIndex((t) => t.startsWith(s));
+    if (!(at(alphaRows, "Baseline") < at(alphaRows, "AGENTS.md loaded") && at(alphaRows, "AGENTS.md loaded") < at(alphaRows, "Not loaded")))
+      throw new Error(`alpha: ${JSON.stringify(alphaRows)}`);
+    if (!alphaRows.some((t) => t.startsWith("CLAUDE.md shadowed by AGENTS.md"))) throw new Error("alpha: CLAUDE.md not listed as shadowed");
+    if (!betaRows.some((t) => /^AGENTS\.md truncated · [\d.]+ (B|KiB) of 3\.6 KiB/.test(t))) throw new Error(`beta: ${JSON.stringify(betaRows)}`);
+  });
+  await shot("sidebar");
+
+  await check("the two folders show different chains", async () => {
+    const texts = await rows();
+    const beta = texts.findIndex((t) => t.startsWith("beta"));
+    const alphaFiles = texts.slice(0, beta).filter((t) => /^AGENTS\.md (loaded|truncated)/.test(t));
+    const betaFiles = texts.slice(beta).filter((t) => /^AGENTS\.md (loaded|truncated)/.test(t));
+    if (!(alphaFiles[0]?.includes("loaded") && betaFiles[0]?.includes("truncated"))) throw new Error(JSON.stringify({ alphaFiles, betaFiles }));
+  });
+
+  await check("clicking a file opens it, and a hover shows its chain position", async () => {
+    const index = (await rows()).findIndex((t) => t.startsWith("AGENTS.md loaded"));
+    await view.locator(".monaco-list-row").nth(index).click();
+    await page.locator('.tab.active:has-text("AGENTS.md")').waitFor({ timeout: TIMEOUT });
+    const firstLine = page.locator(".part.editor .monaco-editor .view-lines .view-line >> visible=true").first();
+    await firstLine.waitFor({ timeout: TIMEOUT });
+    const hover = await waitFor("a hover with the chain position", async () => {
+      const box = await firstLine.boundingBox();
+      if (!box) return null;
+      await page.mouse.move(box.x + 5, box.y + box.height / 2);
+      await page.mouse.move(box.x + 20, box.y + box.height / 2);
+      const h = page.locator(".monaco-hover:visible");
+      if ((await h.count()) === 0) return null;
+      const text = await h.first().innerText();
+      return text.includes("#1 of") ? text : null;
+    });
+    log(`hover: ${hover.replace(/\s+/g, " ").slice(0, 160)}`);
+    await shot("hover");
+  });
+
+  await check("the status bar shows the active file's session", async () => {
+    const item = page.locator(".statusbar-item:has-text('KiB')");
+    const text = await waitFor("a status bar item", async () => ((await item.count()) ? (await item.first().innerText()).trim() : null));
+    if (!/^[\d.]+\/64 KiB$/.test(text)) throw new Error(`status bar: "${text}"`);
+    await item.first().click();
+  });
+
+  await check("a shadowed CLAUDE.md has its diagnostic in the Problems panel", async () => {
+    await page.keyboard.press("Control+Shift+M");
+    const panel = page.locator(".markers-panel");
+    await waitFor("the shadowed problem", async () => (await panel.innerText()).includes("shadowed by AGENTS.md"));
+    await shot("problems");
+  });
+
+  await check("writing an instruction file on disk refreshes the tree", async () => {
+    const text = "# Alpha\n\nRewritten on disk by another process.\n";
+    writeFileSync(join(ws, "alpha/AGENTS.md"), text);
+    const size = `AGENTS.md loaded · ${Buffer.byteLength(text)} B`;
+    await waitFor(`"${size}" in the tree`, async () => (await rows()).some((t) => t.startsWith(size)));
+    await shot("after-write");
+  });
+} finally {
+  await browser.close();
+  server.kill();
+  if (failures > 0) {
+    console.log(serverLog.slice(-4000));
+  }
+  rmSync(tmp, { recursive: true, force: true });
+}
+console.log(`e2e: ${passes} passed, ${failures} failed`);
+process.exit(failures > 0 ? 1 : 0);

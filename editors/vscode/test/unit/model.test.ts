@@ -1,0 +1,64 @@
+// The tree model and the status text, from results recorded from the real server.
+import { strict as assert } from "assert";
+import { readFileSync } from "fs";
+import { join } from "path";
+import { test } from "node:test";
+
+import { Effective, folderNode, formatBytes, statusText, isCut, contextText, reasonText } from "../../src/model";
+
+const load = (name: string): Effective => JSON.parse(readFileSync(join(__dirname, "../../test/unit/fixtures", name), "utf8"));
+
+test("the four groups hold the files in order with their statuses", () => {
+  const node = folderNode("rec", load("effective-cut.json"));
+  const groups = node.children!.map((g) => g.label);
+  assert.deepEqual(groups, ["Baseline", "Reached", "For this file", "Not loaded"]);
+  const [baseline, reached, forFile, skipped] = node.children!;
+  assert.deepEqual(baseline.children!.map((f) => [f.label, f.icon]), [["AGENTS.md", "omitted"], ["pkg/AGENTS.md", "loaded"]]);
+  assert.equal(baseline.children![0].description, "omitted · 900 B");
+  assert.deepEqual(reached.children!.map((f) => f.label), ["pkg/deep/AGENTS.md"]);
+  assert.equal(forFile.children![0].icon, "info", "no active file: a hint instead of a preview");
+  assert.deepEqual(skipped.children!.map((s) => [s.label, s.description]), [["CLAUDE.md", "shadowed by AGENTS.md"]]);
+  assert.ok(baseline.children![1].tooltip!.includes("scope: project · kind: main"));
+  assert.ok(baseline.children![1].tooltip!.includes("sha256: "));
+});
+
+test("a truncated file shows what reaches the agent and where it is cut", () => {
+  const e = load("effective-truncated.json");
+  const file = folderNode("rec", e).children![0].children![0];
+  assert.equal(file.icon, "truncated");
+  assert.equal(file.description, "truncated · 68 B of 900 B");
+  assert.equal(file.cutBytes, 68);
+  assert.ok(file.uri!.endsWith("/rec/AGENTS.md"));
+});
+
+test("the preview group lists what a touch of the active file would add", () => {
+  const e = load("effective-preview.json");
+  const forFile = folderNode("rec", e, "file:///tmp/rec/pkg/deep/main.rs").children![2];
+  assert.deepEqual(forFile.children!.map((f) => f.label), ["pkg/AGENTS.md", "pkg/deep/AGENTS.md"]);
+  const none = folderNode("rec", { ...e, preview: { ...e.preview!, files: [] } }, "file:///x").children![2];
+  assert.match(none.children![0].label, /Nothing new/);
+});
+
+test("the status text shows bytes over the budget and a warning when anything is cut", () => {
+  const cut = load("effective-cut.json");
+  const text = statusText(cut);
+  assert.equal(text, "$(book) 1.2/0.7 KiB $(warning)", "budget 700 a block: 637 + 575 bytes");
+  assert.equal(isCut(cut), true);
+  const whole = load("effective-preview.json");
+  assert.equal(statusText(whole), `$(book) ${(whole.baseline.bytes / 1024).toFixed(1)}/64 KiB`);
+  assert.equal(isCut(whole), false);
+  assert.equal(statusText({ ...whole, budgetBytes: 0 }).includes("/off KiB"), true);
+});
+
+test("bytes and reasons read well", () => {
+  assert.equal(formatBytes(600), "600 B");
+  assert.equal(formatBytes(65536), "64 KiB");
+  assert.equal(formatBytes(12595), "12.3 KiB");
+  assert.equal(reasonText({ uri: "file:///r/a", path: "a", reason: "tooLarge" }, "file:///r"), "too large");
+  assert.equal(reasonText({ uri: "file:///r/b", path: "b", reason: "duplicate", shadowedBy: "file:///r/sub%20dir/A.md" }, "file:///r"), "same content as sub dir/A.md");
+});
+
+test("the effective context is every block, as agents get them", () => {
+  const e = load("effective-cut.json");
+  assert.equal(contextText(e), `${e.baseline.rendered}\n\n${e.nested[0].rendered}`);
+});
