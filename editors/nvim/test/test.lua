@@ -1,0 +1,108 @@
+-- Headless test of the plugin against a fixture tree (see run.sh). Prints `ok - …` lines and
+-- `nvim: N passed, N failed`, writes the server's pid to $PID_FILE, then quits.
+local root = os.getenv('FIXTURE')
+local bin = os.getenv('SERVER')
+local pid_file = os.getenv('PID_FILE')
+local passed, failed = 0, 0
+
+local function out(line)
+  io.stdout:write(line .. '\n')
+end
+
+local function check(name, fn)
+  local ok, err = pcall(fn)
+  if ok then
+    passed = passed + 1
+    out('ok - ' .. name)
+  else
+    failed = failed + 1
+    out('not ok - ' .. name .. ': ' .. tostring(err))
+  end
+end
+
+local function wait(what, pred)
+  if not vim.wait(15000, pred, 50) then
+    error('timed out waiting for ' .. what)
+  end
+end
+
+local il = require('instructions_lsp')
+il.setup({ cmd = { bin, '--log-level', 'warn' }, stateDir = vim.NIL })
+
+check('a shadowed CLAUDE.md gets its diagnostic', function()
+  vim.cmd('edit ' .. root .. '/CLAUDE.md')
+  local buf = vim.api.nvim_get_current_buf()
+  wait('the shadowed diagnostic', function()
+    for _, d in ipairs(vim.diagnostic.get(buf)) do
+      if d.code == 'shadowed' then
+        return true
+      end
+    end
+    return false
+  end)
+  local d = vim.diagnostic.get(buf)[1]
+  assert(d.severity == vim.diagnostic.severity.WARN, 'a warning')
+  assert(d.message:find('shadowed by AGENTS.md', 1, true), d.message)
+  local client = vim.lsp.get_active_clients()[1]
+  local f = io.open(pid_file, 'w')
+  f:write(tostring(client.rpc.pid))
+  f:close()
+end)
+
+check(':InstructionsEffective shows the block agents get', function()
+  local expected = vim.fn.system({ bin, 'effective', root, '--set', 'stateDir=null' })
+  expected = expected:gsub('\n$', '')
+  vim.cmd('InstructionsEffective')
+  local buf = vim.api.nvim_get_current_buf()
+  assert(vim.bo[buf].filetype == 'markdown', 'filetype markdown')
+  local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
+  assert(text:sub(1, #expected) == expected, 'the buffer starts with the CLI block:\n' .. text)
+  assert(text:find('## AGENTS.md\n\nroot rules', 1, true), text)
+  vim.cmd('close')
+end)
+
+check('a deeper file adds the nested file to the statusline and the transitions', function()
+  wait('a first status', function()
+    return il.statusline() ~= ''
+  end)
+  local before = il.statusline()
+  assert(before:match('^[%d.]+/64 KiB$'), before)
+  vim.cmd('edit ' .. root .. '/pkg/deep/main.lua')
+  wait('the statusline to grow', function()
+    return il.statusline() ~= before
+  end)
+  assert(il.statusline():match('^[%d.]+/64 KiB$'), il.statusline())
+  vim.cmd('InstructionsTransitions')
+  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  assert(text:find('## seq 2 · touch', 1, true), text)
+  assert(text:find('- set nested pkg/deep/AGENTS.md', 1, true), text)
+  vim.cmd('close')
+end)
+
+check('a change on disk refreshes the status', function()
+  local before = il.statusline()
+  local f = io.open(root .. '/AGENTS.md', 'w')
+  f:write(string.rep('root rules, now much longer. ', 4000))
+  f:close()
+  wait('the cut mark', function()
+    return il.statusline() ~= before and il.statusline():find('✂', 1, true) ~= nil
+  end)
+  vim.cmd('InstructionsTransitions')
+  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  assert(text:find('· change', 1, true), text)
+  vim.cmd('close')
+end)
+
+check(':InstructionsCopy puts the block in a register', function()
+  vim.fn.setreg('a', '')
+  vim.cmd('InstructionsCopy a')
+  local copied = vim.fn.getreg('a')
+  assert(copied:find('<workspace-context', 1, true), copied)
+end)
+
+out(string.format('nvim: %d passed, %d failed', passed, failed))
+if failed > 0 then
+  vim.cmd('cquit 1')
+else
+  vim.cmd('qa!')
+end
