@@ -16,6 +16,9 @@ pub const DEBOUNCE: Duration = Duration::from_millis(30);
 pub struct DirWatcher {
     debouncer: Debouncer<RecommendedWatcher>,
     watched: BTreeSet<PathBuf>,
+    /// Every existing directory asked for is watched (no failure, e.g. no exhausted limit).
+    complete: bool,
+    warned: bool,
 }
 
 impl DirWatcher {
@@ -28,12 +31,14 @@ impl DirWatcher {
             Err(e) => tracing::warn!("file watching: {e}"),
         })
         .map_err(|e| format!("cannot start file watching: {e}"))?;
-        Ok(Self { debouncer, watched: BTreeSet::new() })
+        Ok(Self { debouncer, watched: BTreeSet::new(), complete: true, warned: false })
     }
 
-    /// Watches exactly `dirs` (non-recursively): new ones are added, old ones dropped. A
-    /// directory that cannot be watched (gone, or out of watches) is logged and skipped.
+    /// Watches exactly `dirs` (non-recursively): new ones are added, old ones dropped. When an
+    /// existing directory cannot be watched (e.g. the inotify limit is exhausted) the watcher is
+    /// incomplete: requests then re-walk the disk, and one warning is logged.
     pub fn set(&mut self, dirs: BTreeSet<PathBuf>) {
+        let mut failures = Vec::new();
         let gone: Vec<PathBuf> = self.watched.difference(&dirs).cloned().collect();
         for dir in gone {
             let _ = self.debouncer.watcher().unwatch(&dir);
@@ -47,9 +52,23 @@ impl DirWatcher {
                 Ok(()) => {
                     self.watched.insert(dir);
                 }
-                Err(e) => tracing::warn!("cannot watch {}: {e}", dir.display()),
+                Err(e) => failures.push(format!("{}: {e}", dir.display())),
             }
         }
+        self.complete = failures.is_empty();
+        if !failures.is_empty() && !self.warned {
+            self.warned = true;
+            tracing::warn!(
+                "cannot watch {} directories (first: {}); answering from the disk on every request instead",
+                failures.len(),
+                failures[0]
+            );
+        }
+    }
+
+    /// Whether every directory that should be watched is.
+    pub fn is_complete(&self) -> bool {
+        self.complete
     }
 
     /// The directories watched now.

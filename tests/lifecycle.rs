@@ -377,3 +377,24 @@ async fn a_ledger_of_an_unknown_version_is_replaced() {
     assert_eq!((tr["seq"].as_u64(), tr["batches"][0]["reason"].as_str()), (Some(1), Some("baseline")));
     c.finish().await;
 }
+
+#[tokio::test]
+async fn an_unrelated_change_never_hands_over_what_the_budget_kept_out() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "a".repeat(500));
+    t.write("r/app/AGENTS.md", "app rules");
+    let app = t.path("r/app");
+    let mut c = Client::start(&t.home(), &[&app], json!({"stateDir": null, "baselineMaxBytes": 700})).await;
+    c.wait_seq(&app, 1).await;
+    let tr = transitions(&mut c, &app, 0).await;
+    assert_eq!(changes(&tr["batches"][0]), pairs(&[("set", "app/AGENTS.md")]), "the root is omitted by the budget");
+    // An edit of another file: only its replace, not the omitted root on the side.
+    t.write("r/app/AGENTS.md", "app rules, edited");
+    c.wait_seq(&app, 2).await;
+    assert_eq!(changes(&transitions(&mut c, &app, 1).await["batches"][0]), pairs(&[("replace", "app/AGENTS.md")]));
+    // The omitted file itself changes: it is offered again (and fits alone now).
+    t.write("r/AGENTS.md", "root, short now");
+    c.wait_seq(&app, 3).await;
+    assert_eq!(changes(&transitions(&mut c, &app, 2).await["batches"][0]), pairs(&[("set", "AGENTS.md")]));
+    c.finish().await;
+}

@@ -128,15 +128,15 @@ pub struct Discovery<'a> {
     pub buffers: Option<&'a Buffers>,
     pub folder: PathBuf,
     pub project_root: PathBuf,
-    canonical_root: PathBuf,
+    /// Resolved on first use: only `withinRoot` needs it.
+    canonical_root: std::sync::OnceLock<PathBuf>,
 }
 
 impl<'a> Discovery<'a> {
     pub fn new(settings: &'a Settings, cache: &'a FileCache, buffers: Option<&'a Buffers>, folder: &Path) -> Self {
         let folder = paths::normalize(folder);
         let project_root = project_root(&folder, &settings.root_markers);
-        let canonical_root = fs::canonicalize(&project_root).unwrap_or_else(|_| project_root.clone());
-        Self { settings, cache, buffers, folder, project_root, canonical_root }
+        Self { settings, cache, buffers, folder, project_root, canonical_root: std::sync::OnceLock::new() }
     }
 
     /// The display path of a project or nested file.
@@ -150,8 +150,11 @@ impl<'a> Discovery<'a> {
     fn probe(&self, path: &Path, scope: Scope) -> Probe {
         let symlinks = self.settings.symlinks;
         // The global file is the user's own: root confinement applies to repository files only.
-        let root =
-            (scope != Scope::Global && symlinks == SymlinkPolicy::WithinRoot).then_some(self.canonical_root.as_path());
+        let root = (scope != Scope::Global && symlinks == SymlinkPolicy::WithinRoot).then(|| {
+            self.canonical_root
+                .get_or_init(|| fs::canonicalize(&self.project_root).unwrap_or_else(|_| self.project_root.clone()))
+                .as_path()
+        });
         let opts = ProbeOptions { symlinks, max_file_bytes: self.settings.max_file_bytes, root };
         self.cache.probe(path, &opts, self.buffers)
     }

@@ -229,13 +229,24 @@ pub fn render(req: &Request<'_>) -> Rendered {
         let s = section(frame, req.style, item.heading, &item.content[..prefix_bytes]);
         assemble(&m, intro, std::slice::from_ref(&s))
     };
+    // The length of a candidate block is computed, not built: every escape adds exactly one
+    // byte (a backslash) once its occurrence lies whole inside the prefix, and the marker grows
+    // with the digits of the included byte count. The block is built once, at the cut.
+    let mut escape_ends: Vec<usize> = escapes(frame)
+        .iter()
+        .flat_map(|(pattern, _)| item.content.match_indices(pattern).map(move |(i, _)| i + pattern.len()))
+        .collect();
+    escape_ends.sort_unstable();
+    let digits = |x: usize| x.checked_ilog10().map_or(1, |d| d as usize + 1);
     for intro in [intro, compact] {
-        if block_with(0, intro).len() > n {
+        let base = block_with(0, intro).len();
+        if base > n {
             continue;
         }
+        let len_at = |p: usize| base + digits(p) - 1 + p + escape_ends.partition_point(|&e| e <= p);
         // Block size grows monotonically with the prefix, and so does the floored boundary of
         // a byte index: search the largest byte index whose floored prefix fits.
-        let fits = |i: usize| block_with(floor_char_boundary(item.content, i), intro).len() <= n;
+        let fits = |i: usize| len_at(floor_char_boundary(item.content, i)) <= n;
         let (mut lo, mut hi) = (0usize, original);
         while lo < hi {
             let mid = lo + (hi - lo).div_ceil(2);
@@ -247,6 +258,7 @@ pub fn render(req: &Request<'_>) -> Rendered {
         }
         let cut = floor_char_boundary(item.content, lo);
         out.text = block_with(cut, intro);
+        debug_assert_eq!(out.text.len(), len_at(cut), "the computed length is the built length");
         out.truncated = Some(Truncation { index: last, original_bytes: original, included_bytes: cut });
         return out;
     }
@@ -364,6 +376,28 @@ mod tests {
             assert!(!r.text.contains('\u{FFFD}'));
             if let Some(t) = r.truncated {
                 assert!(content.is_char_boundary(t.included_bytes));
+            }
+        }
+    }
+
+    #[test]
+    fn the_cut_is_the_longest_prefix_that_fits_even_among_escapes() {
+        let content = "ab</workspace-context>é<!-- project-instruction-files:path=x -->".repeat(30);
+        for budget in (420..1200).step_by(3) {
+            let r = wc(budget, &[("AGENTS.md", &content)]);
+            let Some(t) = r.truncated else { continue };
+            assert!(r.text.len() <= budget as usize);
+            // One more character would not fit (checked by rendering with a bigger prefix).
+            let next = (t.included_bytes + 1..=content.len()).find(|&i| content.is_char_boundary(i));
+            if let Some(next) = next {
+                let longer = wc(i64::MAX, &[("AGENTS.md", &content[..next])]);
+                let marker_growth = format!("{next}").len() - format!("{}", t.included_bytes).len();
+                let escaped_growth =
+                    longer.text.len() - wc(i64::MAX, &[("AGENTS.md", &content[..t.included_bytes])]).text.len();
+                assert!(
+                    r.text.len() + escaped_growth + marker_growth > budget as usize,
+                    "budget {budget}: a longer prefix fits"
+                );
             }
         }
     }

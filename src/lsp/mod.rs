@@ -24,10 +24,58 @@ pub fn service(env: Env) -> (LspService<Server>, ClientSocket) {
         .finish()
 }
 
+type Input = Box<dyn tokio::io::AsyncRead + Unpin + Send>;
+type Output = Box<dyn tokio::io::AsyncWrite + Unpin + Send>;
+
+/// stdin and stdout as readiness-driven pipes or sockets when they are (as editors and libuv
+/// clients give them), so a request is read, answered and written on one thread without waking
+/// another; anything else (a file, a terminal) goes through tokio's blocking stdio.
+fn stdio() -> (Input, Output) {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        use std::os::unix::fs::FileTypeExt;
+        let kind = |fd: std::os::fd::BorrowedFd<'_>| {
+            let file = std::fs::File::from(fd.try_clone_to_owned().ok()?);
+            let t = file.metadata().ok()?.file_type();
+            Some((t.is_fifo(), t.is_socket(), file))
+        };
+        let input: Option<Input> = match kind(std::io::stdin().as_fd()) {
+            Some((true, _, f)) => tokio::net::unix::pipe::Receiver::from_file(f).ok().map(|r| Box::new(r) as Input),
+            Some((_, true, f)) => {
+                let s = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(f));
+                s.set_nonblocking(true)
+                    .ok()
+                    .and_then(|()| tokio::net::UnixStream::from_std(s).ok())
+                    .map(|s| Box::new(s) as Input)
+            }
+            _ => None,
+        };
+        let output: Option<Output> = match kind(std::io::stdout().as_fd()) {
+            Some((true, _, f)) => tokio::net::unix::pipe::Sender::from_file(f).ok().map(|w| Box::new(w) as Output),
+            Some((_, true, f)) => {
+                let s = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(f));
+                s.set_nonblocking(true)
+                    .ok()
+                    .and_then(|()| tokio::net::UnixStream::from_std(s).ok())
+                    .map(|s| Box::new(s) as Output)
+            }
+            _ => None,
+        };
+        (input.unwrap_or_else(|| Box::new(tokio::io::stdin())), output.unwrap_or_else(|| Box::new(tokio::io::stdout())))
+    }
+    #[cfg(not(unix))]
+    {
+        (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
+    }
+}
+
 /// Serves the language server on stdio until `exit` or end of input. The exit code is 0 when
 /// `shutdown` came first, else 1 (as the LSP specification asks).
 pub fn serve_stdio() -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    // One thread serves the protocol (no cross-thread wake-ups on the hot path); diagnostics
+    // passes and file watching run on their own threads.
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("instructions-lsp: cannot start the async runtime: {e}");
@@ -37,7 +85,8 @@ pub fn serve_stdio() -> ExitCode {
     let clean = runtime.block_on(async {
         let (service, socket) = service(Env::from_process());
         let inner = service.inner().inner();
-        transport::serve(tokio::io::stdin(), tokio::io::stdout(), service, socket).await;
+        let (input, output) = stdio();
+        transport::serve(input, output, service, socket).await;
         inner.shut_down()
     });
     // Background tasks (diagnostics, watchers) must not delay the exit.

@@ -28,7 +28,14 @@ pub struct Inner {
     refresh: Notify,
     shutdown: AtomicBool,
     watcher: Mutex<Option<DirWatcher>>,
+    /// Bumped by every event that may change an answer (documents, touches, files, settings).
+    generation: std::sync::atomic::AtomicU64,
+    /// Warm `instructions/effective` answers, valid for one generation while watching.
+    memo: Mutex<Memo>,
 }
+
+/// (folder, uri path) -> (generation, answer).
+type Memo = std::collections::HashMap<(PathBuf, Option<PathBuf>), (u64, Value)>;
 
 impl Inner {
     pub fn state(&self) -> MutexGuard<'_, State> {
@@ -43,6 +50,17 @@ impl Inner {
         if let Some(w) = watcher.as_mut() {
             w.set(dirs);
         }
+    }
+
+    /// Something changed: memoized answers are stale.
+    fn bump(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Whether the watcher sees every directory that matters now, so that answers from memory
+    /// stay true until an event says otherwise.
+    fn watching_all(&self) -> bool {
+        self.watcher.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(DirWatcher::is_complete)
     }
 
     /// Whether `shutdown` was received (the exit code depends on it).
@@ -68,6 +86,8 @@ impl Server {
             refresh: Notify::new(),
             shutdown: AtomicBool::new(false),
             watcher: Mutex::new(None),
+            generation: std::sync::atomic::AtomicU64::new(0),
+            memo: Mutex::new(std::collections::HashMap::new()),
         };
         Self { client, inner: Arc::new(inner) }
     }
@@ -272,6 +292,17 @@ impl Server {
         let p: EffectiveParams = ext::parse(ext::EFFECTIVE, EffectiveParams::SHAPE, params)?;
         let (folder, path) = self.resolve(p.uri.as_deref())?;
         tracing::debug!("effective for {} (unsaved: {})", folder.display(), p.unsaved);
+        let generation = self.inner.generation.load(Ordering::SeqCst);
+        let key = (folder.clone(), path.clone());
+        // Only the folder's own answer: a preview reads directories that are not watched yet.
+        let memo = !p.unsaved && path.as_ref().is_none_or(|p| p == &folder) && self.inner.watching_all();
+        if memo {
+            if let Some((g, v)) = self.inner.memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+                if *g == generation {
+                    return Ok(v.clone());
+                }
+            }
+        }
         let st = self.inner.state();
         let Some(session) = st.sessions.get(&folder) else {
             return Err(Error::invalid_params("the workspace folder was removed"));
@@ -280,7 +311,15 @@ impl Server {
         // A directory below the folder previews what a touch of a file inside it adds.
         let preview = path.filter(|p| p != &session.folder).map(|p| if p.is_dir() { p.join(".touch") } else { p });
         let result = session.effective(&self.inner.cache, buffers.as_ref(), preview.as_deref());
-        serde_json::to_value(result).map_err(|e| Error::invalid_params(e.to_string()))
+        let value = serde_json::to_value(result).map_err(|e| Error::invalid_params(e.to_string()))?;
+        if memo && session.settings.watch && session.is_started() {
+            let mut m = self.inner.memo.lock().unwrap_or_else(|e| e.into_inner());
+            if m.len() > 256 {
+                m.clear();
+            }
+            m.insert(key, (generation, value.clone()));
+        }
+        Ok(value)
     }
 
     /// `instructions/touch`.
@@ -307,6 +346,7 @@ impl Server {
 /// Announces new batches (`instructions/didChange`), follows the watched directories, and
 /// republishes diagnostics.
 async fn announce(client: &Client, inner: &Inner, events: Vec<(PathBuf, u64)>) {
+    inner.bump();
     for (folder, seq) in events {
         let params = DidChangeParams { folder: paths::path_to_uri(&folder), seq };
         client.send_notification::<ext::DidChange>(params).await;
@@ -318,6 +358,7 @@ async fn announce(client: &Client, inner: &Inner, events: Vec<(PathBuf, u64)>) {
 /// Paths changed on disk (watcher or `didChangeWatchedFiles`): every session they can affect
 /// reconciles with the disk.
 async fn handle_paths(client: &Client, inner: &Inner, changed: Vec<PathBuf>) {
+    inner.bump();
     let events = {
         let mut st = inner.state();
         for p in &changed {
@@ -516,14 +557,31 @@ impl LanguageServer for Server {
 
     async fn initialized(&self, _: InitializedParams) {
         tokio::spawn(refresh_loop(self.client.clone(), self.inner.clone()));
+        // Starting inotify and its thread takes about a millisecond: off the protocol thread,
+        // so the first requests do not wait for it.
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        match DirWatcher::new(tx) {
-            Ok(w) => {
-                *self.inner.watcher.lock().unwrap_or_else(|e| e.into_inner()) = Some(w);
-                tokio::spawn(watch_loop(self.client.clone(), self.inner.clone(), rx));
+        let (client, inner) = (self.client.clone(), self.inner.clone());
+        tokio::spawn(async move {
+            let created = tokio::task::spawn_blocking(move || DirWatcher::new(tx)).await;
+            match created {
+                Ok(Ok(w)) => {
+                    *inner.watcher.lock().unwrap_or_else(|e| e.into_inner()) = Some(w);
+                    inner.update_watches();
+                    // What changed before the watches were in place is caught up now.
+                    let folders: Vec<PathBuf> = inner
+                        .state()
+                        .sessions
+                        .iter()
+                        .filter(|(_, s)| s.settings.watch)
+                        .map(|(f, _)| f.clone())
+                        .collect();
+                    handle_paths(&client, &inner, folders).await;
+                    tokio::spawn(watch_loop(client, inner, rx));
+                }
+                Ok(Err(e)) => tracing::warn!("{e}; changes on disk are seen through didChangeWatchedFiles only"),
+                Err(e) => tracing::warn!("file watching did not start: {e}"),
             }
-            Err(e) => tracing::warn!("{e}; changes on disk are seen through didChangeWatchedFiles only"),
-        }
+        });
         let (folders, init_problems) = {
             let mut st = self.inner.state();
             let folders: Vec<PathBuf> = st.sessions.keys().cloned().collect();

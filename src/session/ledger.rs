@@ -117,6 +117,17 @@ pub struct Ledger {
     /// The nested files of each batch that delivered some, for `effective`'s nested blocks.
     pub groups: Vec<Vec<PathBuf>>,
     pub batches: Vec<Batch>,
+    /// Files the budget kept out, with the digest they had then.
+    #[serde(default)]
+    pub pending: Vec<Pending>,
+}
+
+/// A file the budget kept out of its batch.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pending {
+    pub path: PathBuf,
+    pub sha256: String,
 }
 
 /// The ledger file of a folder.

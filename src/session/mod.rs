@@ -87,6 +87,10 @@ pub struct Session {
     /// The nested files of each batch that delivered some, in order.
     groups: Vec<Vec<PathBuf>>,
     log: VecDeque<Batch>,
+    /// Files the budget kept out of their batch, by digest: offered again only when they change,
+    /// a touch reaches them again, or the settings change (never as a side effect of another
+    /// file's event, which would hand the agent more than one block's budget).
+    pending: BTreeMap<PathBuf, String>,
     /// The lifecycle runs (the language server); the CLI computes views only.
     started: bool,
 }
@@ -112,6 +116,7 @@ impl Session {
             visible: BTreeMap::new(),
             groups: Vec::new(),
             log: VecDeque::new(),
+            pending: BTreeMap::new(),
             started: false,
         }
     }
@@ -162,8 +167,10 @@ impl Session {
         self.started = true;
         let chain = self.discovery(cache, None).baseline();
         let out = render_files(&self.settings, chain.files, SectionStyle::Initial);
+        let given = delivered(&out);
+        self.note_pending(&out, &given);
         let mut changes = Vec::new();
-        for i in delivered(&out) {
+        for i in given {
             let v = Visible::of(&out.files[i]);
             changes.push(v.change(Action::Set));
             self.visible.insert(v.path.clone(), v);
@@ -172,6 +179,17 @@ impl Session {
             return None;
         }
         Some(self.push_batch(Reason::Baseline, changes, out.rendered.text))
+    }
+
+    /// Records which files of a rendered batch the budget kept out, and forgets the given ones.
+    fn note_pending(&mut self, out: &RenderedFiles, given: &[usize]) {
+        for (i, f) in out.files.iter().enumerate() {
+            if given.contains(&i) {
+                self.pending.remove(&f.path);
+            } else {
+                self.pending.insert(f.path.clone(), f.file.sha256.clone());
+            }
+        }
     }
 
     /// Records a touch; returns the block of the nested files it adds, if any. With the
@@ -186,6 +204,7 @@ impl Session {
         }
         let out = render_files(&self.settings, files, SectionStyle::Additional);
         let given = delivered(&out);
+        self.note_pending(&out, &given);
         if given.is_empty() {
             return Some(out);
         }
@@ -224,9 +243,15 @@ impl Session {
     /// cannot be read now). Returns the batch, if anything changed.
     pub fn reconcile(&mut self, cache: &FileCache, reason: Reason) -> Option<Batch> {
         let (desired, skipped) = self.desired(cache);
+        if reason == Reason::Config {
+            // New settings (a larger budget, say) may let what was kept out in now.
+            self.pending.clear();
+        }
+        self.pending.retain(|p, _| desired.iter().any(|f| &f.path == p));
         let mut pending: Vec<(ChainFile, Action)> = Vec::new();
         for f in &desired {
             match self.visible.get(&f.path) {
+                None if self.pending.get(&f.path) == Some(&f.file.sha256) => {}
                 None => pending.push((f.clone(), Action::Set)),
                 Some(v) if v.sha256 != f.file.sha256 => pending.push((f.clone(), Action::Replace)),
                 Some(_) => {}
@@ -245,9 +270,11 @@ impl Session {
         let notices: Vec<String> = removed.iter().map(|v| format!("Instructions removed: {}", v.heading)).collect();
         let (files, actions): (Vec<ChainFile>, Vec<Action>) = pending.into_iter().unzip();
         let out = render_with_notices(&self.settings, files, SectionStyle::Updated, &notices);
+        let given = delivered(&out);
+        self.note_pending(&out, &given);
         let mut changes = Vec::new();
         let mut group = Vec::new();
-        for i in delivered(&out) {
+        for i in given {
             let v = Visible::of(&out.files[i]);
             changes.push(v.change(actions[i]));
             if actions[i] == Action::Set && out.files[i].scope == Scope::Nested {
@@ -294,6 +321,11 @@ impl Session {
             reached: self.reached.iter().cloned().collect(),
             groups: self.groups.clone(),
             batches: self.log.iter().cloned().collect(),
+            pending: self
+                .pending
+                .iter()
+                .map(|(path, sha256)| ledger::Pending { path: path.clone(), sha256: sha256.clone() })
+                .collect(),
         }
     }
 
@@ -305,6 +337,7 @@ impl Session {
         self.visible = ledger.visible.into_iter().map(|v| (v.path.clone(), v)).collect();
         self.reached = ledger.reached.into_iter().collect();
         self.groups = ledger.groups;
+        self.pending = ledger.pending.into_iter().map(|p| (p.path, p.sha256)).collect();
         self.log = ledger.batches.into_iter().collect();
         while self.log.len() > LOG_LIMIT {
             self.log.pop_front();
