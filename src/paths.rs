@@ -59,15 +59,22 @@ fn push_segment(out: &mut String, segment: &str) {
 }
 
 /// A `file://` URI for an absolute path, percent-encoding everything but unreserved
-/// characters and `/`.
+/// characters and `/`. On Unix the path's raw bytes are encoded, so a name that is not UTF-8
+/// round-trips through [`uri_to_path`].
 pub fn path_to_uri(path: &Path) -> String {
-    let text = slash_join(path);
-    let mut out = String::with_capacity(text.len() + 8);
+    #[cfg(unix)]
+    let bytes: Vec<u8> = {
+        use std::os::unix::ffi::OsStrExt;
+        normalize(path).as_os_str().as_bytes().to_vec()
+    };
+    #[cfg(not(unix))]
+    let bytes: Vec<u8> = slash_join(path).into_bytes();
+    let mut out = String::with_capacity(bytes.len() + 8);
     out.push_str("file://");
-    if !text.starts_with('/') {
+    if bytes.first() != Some(&b'/') {
         out.push('/');
     }
-    for &b in text.as_bytes() {
+    for b in bytes {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b'/') {
             out.push(b as char);
         } else if b == b':' && cfg!(windows) {
@@ -142,5 +149,15 @@ mod tests {
         assert_eq!(uri_to_path("file:///a/%41b").as_deref(), Some(Path::new("/a/Ab")));
         assert_eq!(uri_to_path("untitled:Untitled-1"), None);
         assert_eq!(uri_to_path("file:///bad%zz"), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn names_that_are_not_utf8_round_trip() {
+        use std::os::unix::ffi::OsStrExt;
+        let p = Path::new(std::ffi::OsStr::from_bytes(b"/tmp/bad\xff\xfename/AGENTS.md"));
+        let uri = path_to_uri(p);
+        assert_eq!(uri, "file:///tmp/bad%FF%FEname/AGENTS.md");
+        assert_eq!(uri_to_path(&uri).as_deref(), Some(p));
     }
 }

@@ -287,3 +287,20 @@ fn an_agents_whole_story_over_stdio() {
     assert_eq!(tr["batches"][0]["reason"], "baseline");
     std::fs::set_permissions(t.path("r/AGENTS.md"), std::fs::Permissions::from_mode(0o644)).expect("chmod back");
 }
+
+#[test]
+fn a_client_that_vanishes_mid_request_ends_the_server_cleanly() {
+    let t = Tree::new();
+    let deep = t.mkdir("r/a/b/c");
+    t.write("r/AGENTS.md", "x".repeat(500_000));
+    let mut p = Proc::start(&t, &[]);
+    p.initialize(&t.root());
+    // A request in flight, then the client is gone: no stdin, and nobody reads stdout.
+    p.send(json!({"jsonrpc": "2.0", "id": 5, "method": "instructions/effective", "params": {"uri": uri(&deep)}}));
+    drop(p.stdin.take());
+    drop(std::mem::replace(&mut p.messages, mpsc::channel().1));
+    assert!(p.exit_code().is_some(), "the server ends");
+    let mut err = String::new();
+    let _ = p.child.stderr.take().map(|mut s| s.read_to_string(&mut err));
+    assert!(!err.contains("panicked"), "{err}");
+}

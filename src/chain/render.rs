@@ -112,9 +112,13 @@ fn texts(frame: Frame) -> Texts {
 
 fn section(frame: Frame, style: SectionStyle, heading: &str, content: &str) -> String {
     match frame {
+        // Headings are escaped like content: a directory named `x<` holding `workspace-context>`
+        // would otherwise close the frame. Real paths never contain the escaped strings, so
+        // their blocks are byte for byte the SPEC's.
         Frame::WorkspaceContext => format!(
-            "{WC_SECTION_MARK}{} -->\n\n## {heading}\n\n{}",
+            "{WC_SECTION_MARK}{} -->\n\n## {}\n\n{}",
             encode_uri_component(heading),
+            escape(frame, heading),
             escape(frame, content)
         ),
         Frame::SystemReminder => {
@@ -138,7 +142,9 @@ fn marker(frame: Frame, budget: usize, omitted: &[&str], truncated: Option<(&str
     }
     let parts = parts.join("; ");
     match frame {
-        Frame::WorkspaceContext => format!("<!-- Project instruction budget {budget} bytes: {parts} -->"),
+        Frame::WorkspaceContext => {
+            escape(frame, &format!("<!-- Project instruction budget {budget} bytes: {parts} -->"))
+        }
         Frame::SystemReminder => escape(frame, &format!("Workspace instruction budget {budget} bytes: {parts}")),
     }
 }

@@ -240,6 +240,28 @@ impl Client {
         }
     }
 
+    /// Sends every request at once, then waits for all the answers (in the order sent).
+    pub async fn requests(&mut self, method: &str, all: Vec<Value>) -> Vec<Result<Value, Value>> {
+        let mut waiting = Vec::new();
+        for params in all {
+            let id = self.next_id;
+            self.next_id += 1;
+            let (tx, rx) = oneshot::channel();
+            self.shared.lock().expect("lock").pending.insert(id, tx);
+            let _ = self.out.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+            waiting.push(rx);
+        }
+        let mut out = Vec::new();
+        for rx in waiting {
+            let reply = tokio::time::timeout(WAIT * 3, rx).await.expect("response in time").expect("response");
+            out.push(match reply.get("error") {
+                Some(e) => Err(e.clone()),
+                None => Ok(reply["result"].clone()),
+            });
+        }
+        out
+    }
+
     pub async fn notify(&self, method: &str, params: Value) {
         let _ = self.out.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }

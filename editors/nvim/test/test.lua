@@ -11,6 +11,11 @@ end
 
 local function check(name, fn)
   local ok, err = pcall(fn)
+  -- A failed check may leave a scratch window open: later checks start from one window.
+  pcall(vim.cmd, 'only')
+  if vim.bo.buftype == 'nofile' then
+    pcall(vim.cmd, 'bwipeout!')
+  end
   if ok then
     passed = passed + 1
     out('ok - ' .. name)
@@ -87,10 +92,14 @@ check('a change on disk refreshes the status', function()
   wait('the cut mark', function()
     return il.statusline() ~= before and il.statusline():find('✂', 1, true) ~= nil
   end)
-  vim.cmd('InstructionsTransitions')
-  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
-  assert(text:find('· change', 1, true), text)
-  vim.cmd('close')
+  -- The status reads the disk at once; the change batch follows the watcher's debounce.
+  local text = ''
+  wait('the change batch in the transitions', function()
+    vim.cmd('InstructionsTransitions')
+    text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+    vim.cmd('close')
+    return text:find('· change', 1, true) ~= nil
+  end)
 end)
 
 check(':InstructionsCopy puts the block in a register', function()
