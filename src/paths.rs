@@ -126,11 +126,6 @@ fn percent_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// True when `path` is `base` or below it (lexically).
-pub fn is_within(path: &Path, base: &Path) -> bool {
-    path.starts_with(base)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -70,9 +70,4 @@ impl DirWatcher {
     pub fn is_complete(&self) -> bool {
         self.complete
     }
-
-    /// The directories watched now.
-    pub fn watched(&self) -> &BTreeSet<PathBuf> {
-        &self.watched
-    }
 }

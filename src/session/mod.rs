@@ -125,11 +125,6 @@ impl Session {
         Discovery::new(&self.settings, cache, buffers, &self.folder)
     }
 
-    /// The nested directories reached so far.
-    pub fn reached(&self) -> impl Iterator<Item = &Path> {
-        self.reached.iter().map(PathBuf::as_path)
-    }
-
     pub fn is_started(&self) -> bool {
         self.started
     }
