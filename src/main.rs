@@ -9,6 +9,7 @@ fn main() -> ExitCode {
     match args.command {
         Some(Command::Effective(a)) => cli::effective(&a),
         Some(Command::Check(a)) => cli::check(&a),
+        Some(Command::Compare(a)) => cli::compare(&a),
         Some(Command::Serve) | None => instructions_lsp::lsp::serve_stdio(),
     }
 }

@@ -378,3 +378,44 @@ fn check_reports_every_diagnostic_with_positions_and_exit_codes() {
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert_eq!(stdout(&o), "");
 }
+
+#[test]
+fn codex_spends_its_shared_budget_root_first_and_compare_shows_it() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "r".repeat(70_000));
+    t.write("r/CLAUDE.md", "claude");
+    t.write("r/pkg/AGENTS.md", "pkg rules");
+    let pkg = t.path("r/pkg");
+    let o = run_env(
+        &t,
+        &pkg,
+        &["effective", "--profile", "codex", "--json"],
+        &[("CODEX_HOME", t.home().to_str().unwrap_or(""))],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let view: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let statuses: Vec<(&str, u64)> = view["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| (f["status"].as_str().unwrap_or(""), f["includedBytes"].as_u64().unwrap_or(0)))
+        .collect();
+    assert_eq!(statuses, [("truncated", 32_768), ("omitted", 0)], "the root eats the whole 32 KiB; pkg gets nothing");
+    let text = view["text"].as_str().unwrap_or("");
+    assert!(!text.contains("pkg rules") && !text.contains("budget"), "cut silently, no marker");
+
+    let o = run(&t, &pkg, &["compare", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let row = |name: &str| {
+        rows.as_array().and_then(|r| r.iter().find(|r| r["profile"] == name)).cloned().unwrap_or(Value::Null)
+    };
+    assert_eq!(row("dsh")["files"], serde_json::json!(["pkg/AGENTS.md"]), "dsh keeps the most specific file whole");
+    assert_eq!(row("dsh")["cut"], serde_json::json!(["AGENTS.md"]));
+    assert_eq!(row("dsh")["shadowed"], serde_json::json!(["CLAUDE.md"]));
+    assert_eq!(row("codex")["files"], serde_json::json!(["AGENTS.md"]));
+    assert_eq!(row("codex")["cut"], serde_json::json!(["AGENTS.md", "pkg/AGENTS.md"]));
+    assert_eq!(row("codex")["shadowed"], serde_json::json!([]), "CLAUDE.md is not a Codex name by default");
+    let o = run(&t, &pkg, &["compare"]);
+    assert!(stdout(&o).lines().next().is_some_and(|l| l.starts_with("profile")));
+}

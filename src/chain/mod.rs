@@ -1,6 +1,7 @@
 //! The pure engine: settings, discovery, loading, rendering and findings. Nothing in here
 //! knows about LSP.
 
+pub mod agents;
 pub mod discover;
 pub mod lint;
 pub mod render;

@@ -28,7 +28,6 @@ pub fn run(args: &EffectiveArgs) -> ExitCode {
 /// What `effective` prints: the blocks separated by a blank line (or JSON), newline-terminated;
 /// nothing at all when nothing loads.
 pub fn effective(args: &EffectiveArgs) -> Result<String, String> {
-    let settings = settings_from_args(&args.settings, &Env::from_process())?;
     let folder = paths::absolute(&args.path).map_err(|e| format!("{}: {e}", args.path.display()))?;
     match std::fs::metadata(&folder) {
         Ok(m) if m.is_dir() => {}
@@ -37,6 +36,17 @@ pub fn effective(args: &EffectiveArgs) -> Result<String, String> {
         }
         Err(e) => return Err(format!("{}: {e}", args.path.display())),
     }
+    if let Some(profile) = super::agent_profile(&args.settings)? {
+        if !args.touch.is_empty() {
+            return Err(format!("--touch is not supported with the agent profile `{}` yet", profile.name));
+        }
+        let view = crate::chain::agents::load(&profile, &folder);
+        if args.json {
+            return serde_json::to_string_pretty(&view).map(|j| j + "\n").map_err(|e| e.to_string());
+        }
+        return Ok(if view.text.is_empty() { String::new() } else { view.text + "\n" });
+    }
+    let settings = settings_from_args(&args.settings, &Env::from_process())?;
     let cache = FileCache::new();
     let mut session = Session::new(&folder, settings);
     for file in &args.touch {

@@ -1,6 +1,7 @@
 //! The command line: `effective` and `check` (SPEC section 8).
 
 mod check;
+mod compare;
 mod effective;
 
 use std::path::PathBuf;
@@ -11,6 +12,7 @@ use serde_json::{Map, Value};
 use crate::chain::settings::{Env, Settings};
 
 pub use check::run as check;
+pub use compare::run as compare;
 pub use effective::run as effective;
 
 /// Exit code for usage and I/O errors.
@@ -41,12 +43,24 @@ pub enum Command {
     Effective(EffectiveArgs),
     /// Lint instruction files in whole trees and report problems.
     Check(CheckArgs),
+    /// Compare what each profile (dsh, ds4, codex) loads in PATH.
+    Compare(CompareArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The directory the agents work in.
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// Print the rows as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Settings flags shared by the commands.
 #[derive(Args, Debug, Default)]
 pub struct SettingsArgs {
-    /// A named set of defaults: dsh or ds4.
+    /// A named set of defaults: dsh or ds4; or an agent whose loading rules to mirror: codex.
     #[arg(long, value_name = "P")]
     pub profile: Option<String>,
     /// Set a setting; VALUE is JSON when it parses as JSON, else a string (repeatable).
@@ -95,6 +109,52 @@ pub struct CheckArgs {
     pub fail_on: FailOn,
     #[command(flatten)]
     pub settings: SettingsArgs,
+}
+
+/// The agent profile named by `--profile`, if it names one (`codex`), built from `--set`:
+/// `baselineMaxBytes` is the agent's byte budget and `instructionFileCandidates` its extra
+/// file names.
+pub fn agent_profile(args: &SettingsArgs) -> Result<Option<crate::chain::agents::AgentProfile>, String> {
+    let Some(name) = args.profile.as_deref().filter(|p| crate::chain::agents::NAMES.contains(p)) else {
+        return Ok(None);
+    };
+    let mut max_bytes = None;
+    let mut fallbacks = Vec::new();
+    for pair in &args.set {
+        let Some((key, raw)) = pair.split_once('=') else {
+            return Err(format!("--set takes KEY=VALUE, got `{pair}`"));
+        };
+        let value: Value = serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()));
+        match key.trim() {
+            "baselineMaxBytes" => {
+                max_bytes = Some(
+                    value
+                        .as_u64()
+                        .ok_or_else(|| format!("baselineMaxBytes: expected a non-negative integer, got {value}"))?,
+                )
+            }
+            "instructionFileCandidates" => {
+                fallbacks = value
+                    .as_array()
+                    .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect::<Option<Vec<_>>>())
+                    .ok_or_else(|| {
+                        format!("instructionFileCandidates: expected an array of file names, got {value}")
+                    })?;
+            }
+            other => {
+                return Err(format!(
+                    "the agent profile `{name}` takes baselineMaxBytes and instructionFileCandidates, not `{other}`"
+                ));
+            }
+        }
+    }
+    let env = Env::from_process();
+    let codex_home = std::env::var_os("CODEX_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| env.home.map(|h| h.join(".codex")))
+        .unwrap_or_else(|| PathBuf::from(".codex"));
+    Ok(Some(crate::chain::agents::codex(&codex_home, max_bytes, &fallbacks)))
 }
 
 /// Builds settings from `--profile` and `--set`; every problem is a usage error.
