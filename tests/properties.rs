@@ -58,26 +58,10 @@ fn json() -> impl Strategy<Value = Value> {
             .prop_map(|s| Value::String(s.into())),
     ];
     leaf.prop_recursive(3, 24, 6, |inner| {
-        let keys = prop::sample::select(vec![
-            "profile",
-            "instructionFileCandidates",
-            "localInstructionFileCandidates",
-            "dshHome",
-            "globalInstructionFile",
-            "projectRootMarkers",
-            "baselineMaxBytes",
-            "maxFileBytes",
-            "frame",
-            "symlinks",
-            "dedupeTrimmed",
-            "watch",
-            "stateDir",
-            "uri",
-            "unsaved",
-            "since",
-            "kind",
-            "other",
-        ]);
+        // Every settings key, and the keys of the methods' params.
+        let mut names: Vec<&'static str> = instructions_lsp::chain::settings::KEYS.to_vec();
+        names.extend(["uri", "unsaved", "since", "kind", "other"]);
+        let keys = prop::sample::select(names);
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
             prop::collection::vec((keys, inner), 0..6)

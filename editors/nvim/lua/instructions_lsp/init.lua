@@ -240,12 +240,17 @@ local function scratch(name, text, filetype)
 end
 
 --- :InstructionsEffective: the blocks of the current file's session, and its preview.
-function M.show_effective()
+--- The `instructions/effective` result for the current buffer, or nil (after a message).
+local function effective_here()
   local _, uri = current()
   if not uri then
-    return
+    return nil
   end
-  local result = request('instructions/effective', { uri = uri })
+  return request('instructions/effective', { uri = uri })
+end
+
+function M.show_effective()
+  local result = effective_here()
   if not result then
     return
   end
@@ -284,11 +289,7 @@ end
 --- :InstructionsCopy [register]: the blocks into a register (default `"`, and `+` when there is
 --- a clipboard).
 function M.copy(register)
-  local _, uri = current()
-  if not uri then
-    return
-  end
-  local result = request('instructions/effective', { uri = uri })
+  local result = effective_here()
   if not result then
     return
   end
