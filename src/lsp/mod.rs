@@ -40,26 +40,19 @@ fn stdio() -> (Input, Output) {
             let t = file.metadata().ok()?.file_type();
             Some((t.is_fifo(), t.is_socket(), file))
         };
+        // A socket (libuv gives one) registered with the runtime, for reading or writing.
+        let socket = |f: std::fs::File| {
+            let s = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(f));
+            s.set_nonblocking(true).ok().and_then(|()| tokio::net::UnixStream::from_std(s).ok())
+        };
         let input: Option<Input> = match kind(std::io::stdin().as_fd()) {
             Some((true, _, f)) => tokio::net::unix::pipe::Receiver::from_file(f).ok().map(|r| Box::new(r) as Input),
-            Some((_, true, f)) => {
-                let s = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(f));
-                s.set_nonblocking(true)
-                    .ok()
-                    .and_then(|()| tokio::net::UnixStream::from_std(s).ok())
-                    .map(|s| Box::new(s) as Input)
-            }
+            Some((_, true, f)) => socket(f).map(|s| Box::new(s) as Input),
             _ => None,
         };
         let output: Option<Output> = match kind(std::io::stdout().as_fd()) {
             Some((true, _, f)) => tokio::net::unix::pipe::Sender::from_file(f).ok().map(|w| Box::new(w) as Output),
-            Some((_, true, f)) => {
-                let s = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(f));
-                s.set_nonblocking(true)
-                    .ok()
-                    .and_then(|()| tokio::net::UnixStream::from_std(s).ok())
-                    .map(|s| Box::new(s) as Output)
-            }
+            Some((_, true, f)) => socket(f).map(|s| Box::new(s) as Output),
             _ => None,
         };
         (input.unwrap_or_else(|| Box::new(tokio::io::stdin())), output.unwrap_or_else(|| Box::new(tokio::io::stdout())))

@@ -398,9 +398,8 @@ async fn watch_loop(client: Client, inner: Arc<Inner>, mut rx: tokio::sync::mpsc
 
 /// The project root of a document when the client opened no folder.
 fn implicit_folder(st: &State, path: &Path) -> PathBuf {
-    let settings = Settings::parse(&st.settings_value(None), None, &st.env).0;
     let dir = if path.is_dir() { path } else { path.parent().unwrap_or(path) };
-    project_root(dir, &settings.root_markers)
+    project_root(dir, &st.defaults.root_markers)
 }
 
 fn log_problems(folder: &Path, problems: &[SettingsProblem]) {
@@ -509,7 +508,7 @@ impl LanguageServer for Server {
             st.encoding = if utf8 { Encoding::Utf8 } else { Encoding::Utf16 };
             st.pull_config = pull;
             st.dynamic_watch = dynamic_watch;
-            st.init_options = params.initialization_options.unwrap_or(Value::Null);
+            st.set_init_options(params.initialization_options.unwrap_or(Value::Null));
             st.implicit = folders.is_empty();
             for folder in &folders {
                 let problems = st.add_session(folder);

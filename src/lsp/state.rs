@@ -28,7 +28,10 @@ pub struct Document {
 pub struct State {
     pub encoding: Encoding,
     pub env: Env,
-    pub init_options: Value,
+    /// Settings from `initializationOptions`; set through [`State::set_init_options`].
+    init_options: Value,
+    /// Those options parsed once: what judges a path no session owns.
+    pub defaults: Settings,
     /// The client answers `workspace/configuration`.
     pub pull_config: bool,
     /// No workspace folder and no root: sessions are made per document's project root.
@@ -49,10 +52,12 @@ pub struct State {
 
 impl State {
     pub fn new(env: Env) -> Self {
+        let defaults = Settings::parse(&Value::Null, None, &env).0;
         Self {
             encoding: Encoding::Utf16,
             env,
             init_options: Value::Null,
+            defaults,
             pull_config: false,
             implicit: false,
             sessions: BTreeMap::new(),
@@ -78,6 +83,12 @@ impl State {
 
     pub fn session_of(&self, path: &Path) -> Option<&Session> {
         self.folder_of(path).and_then(|f| self.sessions.get(&f))
+    }
+
+    /// Keeps the `initializationOptions` and the defaults they make.
+    pub fn set_init_options(&mut self, options: Value) {
+        self.init_options = options;
+        self.defaults = Settings::parse(&self.settings_value(None), None, &self.env).0;
     }
 
     /// Settings from `initializationOptions` merged with a pulled `instructions` section.
@@ -178,7 +189,7 @@ impl State {
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return false };
         match self.session_of(path) {
             Some(s) => s.settings.all_names().any(|n| n == name),
-            None => Settings::parse(&self.settings_value(None), None, &self.env).0.all_names().any(|n| n == name),
+            None => self.defaults.all_names().any(|n| n == name),
         }
     }
 }
@@ -194,7 +205,7 @@ pub struct DiagnosticsInput {
 
 impl State {
     pub fn diagnostics_input(&self) -> DiagnosticsInput {
-        let default = Settings::parse(&self.settings_value(None), None, &self.env).0;
+        let default = &self.defaults;
         let open_candidates = self
             .documents
             .keys()
