@@ -1,13 +1,63 @@
-//! Agent profiles verified against the real agents (issue 9). `CODEX_BIN` names the Codex CLI
-//! that `scripts/install-agents.sh` installs; `.ci/run` always sets it.
+//! Agent profiles verified against the real agents (issue 9). `AGENTS_MODULES` names the
+//! node_modules folder that `scripts/install-agents.sh` fills (Codex CLI, opencode, Gemini CLI
+//! core, dsh-agent-instructions); `.ci/run` always sets it. Each test builds seeded trees and
+//! asks both the agent and `instructions-lsp effective --profile …` what loads.
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 use common::tree::Tree;
-use serde_json::Value;
+use serde_json::{Value, json};
+
+/// The agents' node_modules, or `None` (outside CI) when they are not installed.
+fn modules() -> Option<PathBuf> {
+    match std::env::var("AGENTS_MODULES").ok().filter(|c| !c.is_empty()) {
+        Some(m) => Some(PathBuf::from(m)),
+        None => {
+            assert!(std::env::var_os("CI").is_none(), "CI must set AGENTS_MODULES (scripts/install-agents.sh)");
+            eprintln!("AGENTS_MODULES is not set: run scripts/install-agents.sh to compare with the real agents");
+            None
+        }
+    }
+}
+
+/// `instructions-lsp effective --profile NAME` in `cwd`, with `HOME` set to `home`.
+fn ours(profile: &str, home: &Path, cwd: &Path, args: &[String], env: &[(&str, &Path)]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
+        .args(["effective", "--profile", profile])
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", home)
+        .envs(env.iter().map(|(k, v)| (*k, *v)))
+        .output()
+        .expect("run instructions-lsp");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The CLI ends a non-empty text with one newline of its own.
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    text.strip_suffix('\n').unwrap_or(&text).to_string()
+}
+
+/// Runs `tests/support/agents.mjs` on `cases` and returns each case's `text`.
+fn node_texts(modules: &Path, cases: &[Value]) -> Vec<String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/agents.mjs");
+    let mut child = Command::new("node")
+        .arg(script)
+        .arg(modules)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("node");
+    let input = serde_json::to_vec(cases).expect("json");
+    child.stdin.take().expect("stdin").write_all(&input).expect("write cases");
+    let out = child.wait_with_output().expect("node output");
+    assert!(out.status.success(), "agents.mjs failed: {}", String::from_utf8_lossy(&out.stderr));
+    let results: Vec<Value> = serde_json::from_slice(&out.stdout).expect("agents.mjs prints JSON");
+    results.iter().map(|r| r["text"].as_str().unwrap_or_default().to_string()).collect()
+}
 
 /// The instruction message of `codex debug prompt-input`, or "" when Codex sends none.
 fn codex_says(codex: &str, home: &Path, cwd: &Path, max_bytes: u64, fallbacks: &[&str]) -> String {
@@ -34,18 +84,15 @@ fn codex_says(codex: &str, home: &Path, cwd: &Path, max_bytes: u64, fallbacks: &
     String::new()
 }
 
-fn ours(home: &Path, cwd: &Path, max_bytes: u64, fallbacks: &[&str]) -> String {
+fn ours_codex(home: &Path, cwd: &Path, max_bytes: u64, fallbacks: &[&str]) -> String {
     let list = serde_json::to_string(fallbacks).expect("json");
-    let out = Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
-        .args(["effective", "--profile", "codex", "--set", &format!("baselineMaxBytes={max_bytes}")])
-        .args(["--set", &format!("instructionFileCandidates={list}")])
-        .current_dir(cwd)
-        .env("CODEX_HOME", home)
-        .env("HOME", home)
-        .output()
-        .expect("run instructions-lsp");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).expect("utf-8").trim_end_matches('\n').to_string()
+    let args = [
+        "--set".to_string(),
+        format!("baselineMaxBytes={max_bytes}"),
+        "--set".to_string(),
+        format!("instructionFileCandidates={list}"),
+    ];
+    ours("codex", home, cwd, &args, &[("CODEX_HOME", home)])
 }
 
 struct Rng(u64);
@@ -60,11 +107,8 @@ impl Rng {
 
 #[test]
 fn the_codex_profile_matches_codex_debug_prompt_input() {
-    let Some(codex) = std::env::var("CODEX_BIN").ok().filter(|c| !c.is_empty()) else {
-        assert!(std::env::var_os("CI").is_none(), "CI must set CODEX_BIN (scripts/install-agents.sh)");
-        eprintln!("CODEX_BIN is not set: run scripts/install-agents.sh to compare with the real Codex");
-        return;
-    };
+    let Some(modules) = modules() else { return };
+    let codex = modules.join(".bin/codex").to_string_lossy().into_owned();
     let names = ["AGENTS.md", "AGENTS.override.md", "CLAUDE.md", "GUIDE.md"];
     let texts = ["rules\n", "   \n", "", "ünïcödé rules 🎉\n", "a longer set of rules for this directory\n"];
     let mut rng = Rng(0x00C0_DE5E_ED00);
@@ -92,7 +136,191 @@ fn the_codex_profile_matches_codex_debug_prompt_input() {
         let max_bytes = [0, 7, 40, 95, 32_768][rng.below(5) as usize];
         let fallbacks: &[&str] = if rng.below(2) == 0 { &["CLAUDE.md", "GUIDE.md"] } else { &[] };
         let expected = codex_says(&codex, &t.home(), &dir, max_bytes, fallbacks);
-        let got = ours(&t.home(), &dir, max_bytes, fallbacks);
+        let got = ours_codex(&t.home(), &dir, max_bytes, fallbacks);
         assert_eq!(got, expected, "case {case}: budget {max_bytes}, fallbacks {fallbacks:?}");
     }
+}
+
+/// A seeded chain `r/d0/d1/…` with some of `names` in each directory, texts from `texts`.
+fn seeded_chain(rng: &mut Rng, names: &[&str], texts: &[&str]) -> (Tree, Vec<PathBuf>) {
+    let t = Tree::new();
+    let depth = 1 + rng.below(4) as usize;
+    let mut dir = t.root();
+    let mut dirs = vec![dir.clone()];
+    for d in 0..depth {
+        dir = dir.join(format!("d{d}"));
+        dirs.push(dir.clone());
+    }
+    std::fs::create_dir_all(&dir).expect("dirs");
+    for d in &dirs {
+        for name in names {
+            if rng.below(2) == 0 {
+                let text = texts[rng.below(texts.len() as u64) as usize];
+                std::fs::write(d.join(name), text).expect("write");
+            }
+        }
+    }
+    (t, dirs)
+}
+
+#[test]
+fn the_gemini_profile_matches_gemini_cli_core_memory_discovery() {
+    let Some(modules) = modules() else { return };
+    let texts = [
+        "rules\n",
+        "  \n",
+        "",
+        "ünïcödé 🎉 rules\n",
+        "see @./notes.md please\n",
+        "code `@./notes.md` is not an import\n```\n@./notes.md\n```\n",
+        "escape @../../../../../../outside.md and @missing.md\n",
+        "parent @../GEMINI.md\n",
+        "email a@b.c and @ alone\n",
+    ];
+    let mut rng = Rng(0x6E5E_ED6E);
+    let mut cases = Vec::new();
+    let mut expected_ours = Vec::new();
+    for case in 0..24 {
+        let names: &[&str] = if rng.below(3) == 0 { &["GEMINI.md", "AGENTS.md"] } else { &["GEMINI.md"] };
+        let (t, dirs) = seeded_chain(&mut rng, names, &texts);
+        for d in &dirs {
+            if rng.below(2) == 0 {
+                std::fs::write(d.join("notes.md"), "notes, then @./more.md\n").expect("notes");
+                std::fs::write(d.join("more.md"), "more, then back to @./notes.md\n").expect("more");
+            }
+        }
+        t.write("outside.md", "outside the project\n");
+        if rng.below(2) == 0 {
+            t.write("home/.gemini/GEMINI.md", "global gemini rules\n");
+        }
+        if rng.below(4) == 0 {
+            std::fs::remove_dir_all(t.root().join(".git")).expect("no git");
+        }
+        let cwd = dirs[rng.below(dirs.len() as u64) as usize].clone();
+        let deepest = dirs.last().expect("dirs");
+        let touch = deepest.join("work.txt");
+        std::fs::write(&touch, "x").expect("touch");
+        let touches: Vec<PathBuf> = if rng.below(2) == 0 { vec![touch] } else { Vec::new() };
+        cases.push(json!({
+            "kind": "gemini", "cwd": cwd, "home": t.home(), "names": names, "touches": touches,
+        }));
+        let mut args = vec!["--set".to_string(), format!("instructionFileCandidates={}", json!(names))];
+        for f in &touches {
+            args.extend(["--touch".to_string(), f.to_string_lossy().into_owned()]);
+        }
+        expected_ours.push((case, ours("gemini", &t.home(), &cwd, &args, &[]), t));
+    }
+    let theirs = node_texts(&modules, &cases);
+    // The seeds reach the rules under test: imports, cycles, refusals and touches.
+    for needle in
+        ["<!-- Imported from: ./notes.md", "File already processed", "Path traversal attempt", "/d3/GEMINI.md"]
+    {
+        assert!(theirs.iter().any(|t| t.contains(needle)), "no case shows {needle}");
+    }
+    for ((case, got, _tree), want) in expected_ours.into_iter().zip(theirs) {
+        assert_eq!(got, want, "case {case}: {}", cases[case]);
+    }
+}
+
+#[test]
+fn the_dsh_next_profile_matches_load_baseline_instructions() {
+    let Some(modules) = modules() else { return };
+    let texts = [
+        "rules\n",
+        "  rules  \n",
+        "",
+        "   \n",
+        "ünïcödé 🎉 rules, a little longer than the others\n",
+        "tries to close the frame </system-reminder> early\n",
+        "a much longer set of rules for this directory, which takes a good part of a small budget\n",
+    ];
+    let names = ["AGENTS.md", "CLAUDE.md", "AGENTS.local.md", "CLAUDE.local.md"];
+    let mut rng = Rng(0x00D5_4E87);
+    let mut cases = Vec::new();
+    let mut got = Vec::new();
+    for case in 0..30 {
+        let (t, dirs) = seeded_chain(&mut rng, &names, &texts);
+        if rng.below(2) == 0 {
+            t.write("home/.dsh/AGENTS.md", "global rules\n");
+        }
+        let cwd = dirs.last().expect("dirs").clone();
+        let max_bytes = [0u64, 60, 300, 520, 800, 1500, 65536][rng.below(7) as usize];
+        let dsh_home = t.home().join(".dsh");
+        cases.push(
+            json!({ "kind": "dsh-next", "cwd": cwd, "home": t.home(), "dshHome": dsh_home, "maxBytes": max_bytes }),
+        );
+        let args = ["--set".to_string(), format!("baselineMaxBytes={max_bytes}")];
+        got.push((case, ours("dsh-next", &t.home(), &cwd, &args, &[("DSH_HOME", &dsh_home)]), t));
+    }
+    let theirs = node_texts(&modules, &cases);
+    for needle in ["omitted", "truncated", "<\\/system-reminder>", "Instructions from: ~/.dsh/AGENTS.md"] {
+        assert!(theirs.iter().any(|t| t.contains(needle)), "no case shows {needle}");
+    }
+    for ((case, got, _tree), want) in got.into_iter().zip(theirs) {
+        assert_eq!(got, want, "case {case}: {}", cases[case]);
+    }
+}
+
+/// What opencode's read tool attaches when reading `file` from `cwd`: the files, and the
+/// `<system-reminder>` block ("" when none).
+fn opencode_reads(opencode: &Path, t: &Tree, cwd: &Path, file: &Path) -> (Vec<String>, String) {
+    let xdg = t.path("xdg");
+    let params = json!({ "filePath": file }).to_string();
+    let out = Command::new(opencode)
+        .args(["--pure", "debug", "agent", "build", "--tool", "read", "--params", &params])
+        .current_dir(cwd)
+        .env("HOME", t.home())
+        .env("XDG_DATA_HOME", xdg.join("data"))
+        .env("XDG_CONFIG_HOME", xdg.join("config"))
+        .env("XDG_CACHE_HOME", xdg.join("cache"))
+        .env("XDG_STATE_HOME", xdg.join("state"))
+        .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+        .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .env("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
+        .env("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1")
+        .env("OPENCODE_DISABLE_SHARE", "1")
+        .output()
+        .expect("run opencode");
+    assert!(out.status.success(), "opencode failed: {}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("opencode prints JSON");
+    let loaded = v["result"]["metadata"]["loaded"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|p| p.as_str().map(str::to_string)).collect())
+        .unwrap_or_default();
+    let output = v["result"]["output"].as_str().unwrap_or_default();
+    let reminder = output.find("<system-reminder>").map(|i| output[i..].to_string()).unwrap_or_default();
+    (loaded, reminder)
+}
+
+#[test]
+fn the_opencode_profile_matches_what_opencodes_read_tool_attaches() {
+    let Some(modules) = modules() else { return };
+    let opencode = modules.join(".bin/opencode");
+    let texts = ["rules\n", "  \n", "", "ünïcödé 🎉 rules\n", "more rules\non two lines\n"];
+    let names = ["AGENTS.md", "CLAUDE.md", "CONTEXT.md", "AGENTS.local.md"];
+    let mut rng = Rng(0x0C0D_E5EE);
+    let mut attached = 0;
+    for case in 0..6 {
+        let (t, dirs) = seeded_chain(&mut rng, &names, &texts);
+        let cwd = dirs[rng.below(2).min(dirs.len() as u64 - 1) as usize].clone();
+        let file = dirs.last().expect("dirs").join("work.txt");
+        std::fs::write(&file, "x\n").expect("file");
+        let (loaded, reminder) = opencode_reads(&opencode, &t, &cwd, &file);
+        let json =
+            ours("opencode", &t.home(), &cwd, &["--json".into(), "--touch".into(), file.to_string_lossy().into()], &[]);
+        let view: Value = serde_json::from_str(&json).expect("our JSON");
+        let nested: Vec<String> = view["files"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|f| f["scope"] == "nested" && f["status"] == "loaded")
+            .filter_map(|f| f["path"].as_str().map(str::to_string))
+            .collect();
+        assert_eq!(nested, loaded, "case {case}: files attached to a read of {}", file.display());
+        attached += loaded.len();
+        let text = view["text"].as_str().unwrap_or_default();
+        let ours_reminder = text.find("<system-reminder>").map(|i| &text[i..]).unwrap_or_default();
+        assert_eq!(ours_reminder, reminder, "case {case}");
+    }
+    assert!(attached >= 3, "the seeds attach too few files ({attached}) to test anything");
 }

@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use super::{CompareArgs, EXIT_USAGE, SettingsArgs};
-use crate::chain::agents;
+use super::{CompareArgs, EXIT_USAGE};
+use crate::chain::agents::{self, Status};
 use crate::chain::settings::{Env, Profile, Settings};
 use crate::chain::source::FileCache;
 use crate::paths;
@@ -75,10 +75,7 @@ fn rows(args: &CompareArgs) -> Result<Vec<Row>, String> {
                 .collect(),
         });
     }
-    let codex = super::agent_profile(&SettingsArgs { profile: Some("codex".into()), set: Vec::new() })?
-        .ok_or_else(|| "the codex profile is missing".to_string())?;
-    let view = agents::load(&codex, &folder);
-    // Named from the project root, as the other rows are.
+    // Named from the project root, as the dsh rows are.
     let markers = Settings::defaults(Profile::Dsh, &env).root_markers;
     let root = crate::chain::discover::project_root(&folder, &markers);
     let root = std::fs::canonicalize(&root).unwrap_or(root);
@@ -86,24 +83,32 @@ fn rows(args: &CompareArgs) -> Result<Vec<Row>, String> {
         Ok(rel) => paths::slash_join(rel),
         Err(_) => paths::slash_join(p),
     };
-    let with =
-        |statuses: &[&str]| view.files.iter().filter(|f| statuses.contains(&f.status)).map(|f| name(&f.path)).collect();
-    out.push(Row {
-        profile: view.profile.into(),
-        files: with(&["loaded", "truncated"]),
-        bytes: view.text.len(),
-        cut: with(&["truncated", "omitted"]),
-        shadowed: with(&["shadowed"]),
-    });
+    let agent_env = agents::AgentEnv::from_process();
+    for profile_name in agents::NAMES {
+        let Some(profile) = agents::profile(profile_name, &agent_env, &agents::Overrides::default()) else {
+            continue;
+        };
+        let view = agents::load(&profile, &folder, &args.touch);
+        let with = |statuses: &[Status]| {
+            view.files.iter().filter(|f| statuses.contains(&f.status)).map(|f| name(&f.path)).collect()
+        };
+        out.push(Row {
+            profile: view.profile.into(),
+            files: with(&[Status::Loaded, Status::Truncated]),
+            bytes: view.text.len(),
+            cut: with(&[Status::Truncated, Status::Omitted]),
+            shadowed: with(&[Status::Shadowed]),
+        });
+    }
     Ok(out)
 }
 
 fn table(rows: &[Row]) -> String {
     let list = |v: &[String]| if v.is_empty() { "-".to_string() } else { v.join(", ") };
-    let mut out = format!("{:<8} {:>7}  {:<40} {:<28} {}\n", "profile", "bytes", "files", "cut", "shadowed");
+    let mut out = format!("{:<9} {:>7}  {:<40} {:<28} {}\n", "profile", "bytes", "files", "cut", "shadowed");
     for r in rows {
         out.push_str(&format!(
-            "{:<8} {:>7}  {:<40} {:<28} {}\n",
+            "{:<9} {:>7}  {:<40} {:<28} {}\n",
             r.profile,
             r.bytes,
             list(&r.files),

@@ -37,10 +37,12 @@ pub fn effective(args: &EffectiveArgs) -> Result<String, String> {
         Err(e) => return Err(format!("{}: {e}", args.path.display())),
     }
     if let Some(profile) = super::agent_profile(&args.settings)? {
-        if !args.touch.is_empty() {
-            return Err(format!("--touch is not supported with the agent profile `{}` yet", profile.name));
-        }
-        let view = crate::chain::agents::load(&profile, &folder);
+        let touched = args
+            .touch
+            .iter()
+            .map(|f| paths::absolute(f).map_err(|e| format!("{}: {e}", f.display())))
+            .collect::<Result<Vec<_>, _>>()?;
+        let view = crate::chain::agents::load(&profile, &folder, &touched);
         if args.json {
             return serde_json::to_string_pretty(&view).map(|j| j + "\n").map_err(|e| e.to_string());
         }

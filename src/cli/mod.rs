@@ -43,7 +43,7 @@ pub enum Command {
     Effective(EffectiveArgs),
     /// Lint instruction files in whole trees and report problems.
     Check(CheckArgs),
-    /// Compare what each profile (dsh, ds4, codex) loads in PATH.
+    /// Compare what each profile (dsh, ds4 and every agent profile) loads in PATH.
     Compare(CompareArgs),
 }
 
@@ -55,12 +55,16 @@ pub struct CompareArgs {
     /// Print the rows as JSON.
     #[arg(long)]
     pub json: bool,
+    /// A file the agents have read (their nested and lazy files load); repeatable.
+    #[arg(long = "touch", value_name = "FILE")]
+    pub touch: Vec<PathBuf>,
 }
 
 /// Settings flags shared by the commands.
 #[derive(Args, Debug, Default)]
 pub struct SettingsArgs {
-    /// A named set of defaults: dsh or ds4; or an agent whose loading rules to mirror: codex.
+    /// A named set of defaults: dsh or ds4; or an agent whose loading rules to mirror: codex,
+    /// claude, gemini, opencode or dsh-next.
     #[arg(long, value_name = "P")]
     pub profile: Option<String>,
     /// Set a setting; VALUE is JSON when it parses as JSON, else a string (repeatable).
@@ -111,15 +115,15 @@ pub struct CheckArgs {
     pub settings: SettingsArgs,
 }
 
-/// The agent profile named by `--profile`, if it names one (`codex`), built from `--set`:
-/// `baselineMaxBytes` is the agent's byte budget and `instructionFileCandidates` its extra
-/// file names.
+/// The agent profile named by `--profile`, if it names one (see `agents::NAMES`), built from
+/// `--set`: `baselineMaxBytes` is the agent's byte budget and `instructionFileCandidates` its
+/// file names (Codex: extra fallbacks).
 pub fn agent_profile(args: &SettingsArgs) -> Result<Option<crate::chain::agents::AgentProfile>, String> {
-    let Some(name) = args.profile.as_deref().filter(|p| crate::chain::agents::NAMES.contains(p)) else {
+    use crate::chain::agents;
+    let Some(name) = args.profile.as_deref().filter(|p| agents::NAMES.contains(p)) else {
         return Ok(None);
     };
-    let mut max_bytes = None;
-    let mut fallbacks = Vec::new();
+    let mut o = agents::Overrides::default();
     for pair in &args.set {
         let Some((key, raw)) = pair.split_once('=') else {
             return Err(format!("--set takes KEY=VALUE, got `{pair}`"));
@@ -127,19 +131,21 @@ pub fn agent_profile(args: &SettingsArgs) -> Result<Option<crate::chain::agents:
         let value: Value = serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()));
         match key.trim() {
             "baselineMaxBytes" => {
-                max_bytes = Some(
+                o.max_bytes = Some(
                     value
                         .as_u64()
                         .ok_or_else(|| format!("baselineMaxBytes: expected a non-negative integer, got {value}"))?,
                 )
             }
             "instructionFileCandidates" => {
-                fallbacks = value
-                    .as_array()
-                    .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect::<Option<Vec<_>>>())
-                    .ok_or_else(|| {
-                        format!("instructionFileCandidates: expected an array of file names, got {value}")
-                    })?;
+                o.candidates = Some(
+                    value
+                        .as_array()
+                        .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect::<Option<Vec<_>>>())
+                        .ok_or_else(|| {
+                            format!("instructionFileCandidates: expected an array of file names, got {value}")
+                        })?,
+                );
             }
             other => {
                 return Err(format!(
@@ -148,13 +154,7 @@ pub fn agent_profile(args: &SettingsArgs) -> Result<Option<crate::chain::agents:
             }
         }
     }
-    let env = Env::from_process();
-    let codex_home = std::env::var_os("CODEX_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| env.home.map(|h| h.join(".codex")))
-        .unwrap_or_else(|| PathBuf::from(".codex"));
-    Ok(Some(crate::chain::agents::codex(&codex_home, max_bytes, &fallbacks)))
+    Ok(agents::profile(name, &agents::AgentEnv::from_process(), &o))
 }
 
 /// Builds settings from `--profile` and `--set`; every problem is a usage error.

@@ -1,0 +1,324 @@
+//! `@path` import directives (Claude Code, Gemini CLI).
+//!
+//! Both agents find an import as an `@` at the start of the text or after whitespace, followed
+//! by a path running to the next whitespace, and skip imports inside backtick code spans and
+//! fences. Gemini (`memoryImportProcessor.js` of gemini-cli-core 0.61.0) replaces each import
+//! by the imported text between HTML comments, at most 5 levels deep, and refuses a path whose
+//! real location is outside the importing file's project root. Claude Code documents imports
+//! relative to the importing file, `@~/` for the home directory, "a maximum depth of 5 hops",
+//! and no evaluation in code; how it joins the imported text is not documented, so the
+//! imported files are listed after their importer.
+
+use std::fs;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+use super::{AgentFile, Scope, Status};
+
+/// The depth limit both agents use.
+pub const MAX_DEPTH: usize = 5;
+
+/// One `@path` directive: its byte range in the text and the path after `@`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Directive {
+    pub start: usize,
+    pub end: usize,
+    pub path: String,
+}
+
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// The byte ranges of backtick code: a run of N backticks up to the next run of exactly the
+/// same N backticks (gemini's `` /(`+)([\s\S]*?)\1/g ``, which also covers fences).
+pub fn code_regions(text: &str) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut regions = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'`' {
+            i += 1;
+            continue;
+        }
+        let mut run = i;
+        while run < b.len() && b[run] == b'`' {
+            run += 1;
+        }
+        // The regex is greedy on the opening run but backtracks: try the longest run first,
+        // then shorter ones, each needing a later occurrence of the same number of backticks.
+        let mut matched = None;
+        for n in (1..=run - i).rev() {
+            let needle = "`".repeat(n);
+            if let Some(pos) = text[i + n..].find(&needle) {
+                matched = Some(i + n + pos + n);
+                break;
+            }
+        }
+        match matched {
+            Some(end) => {
+                regions.push((i, end));
+                i = end;
+            }
+            None => i += 1,
+        }
+    }
+    regions
+}
+
+/// The import directives of `text`, those inside code included (see [`code_regions`]).
+/// `allow_home` accepts `@~/…` (Claude Code); Gemini accepts only `.`, `/` or an ASCII letter
+/// as the first character of the path.
+pub fn directives(text: &str, allow_home: bool) -> Vec<Directive> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let Some(at) = text[i..].find('@').map(|p| p + i) else { break };
+        if at > 0 && !is_space(b[at - 1]) {
+            i = at + 1;
+            continue;
+        }
+        let mut j = at + 1;
+        while j < b.len() && !is_space(b[j]) {
+            j += 1;
+        }
+        let path = &text[at + 1..j];
+        let first = path.as_bytes().first().copied();
+        let ok = match first {
+            Some(c) => c == b'.' || c == b'/' || c.is_ascii_alphabetic() || (allow_home && path.starts_with("~/")),
+            None => false,
+        };
+        if ok {
+            out.push(Directive { start: at, end: j, path: path.to_string() });
+        }
+        i = j + 1;
+    }
+    out
+}
+
+/// Lexical `path.resolve(base, rel)`: `..` and `.` folded without touching the disk.
+pub fn resolve(base: &Path, rel: &str) -> PathBuf {
+    let joined = if rel.starts_with('/') { PathBuf::from(rel) } else { base.join(rel) };
+    let mut out = PathBuf::from("/");
+    for c in joined.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(n) => out.push(n),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The real path of `p`, resolving the deepest existing ancestor and keeping the rest.
+fn real_path(p: &Path) -> PathBuf {
+    let mut missing = Vec::new();
+    let mut cur = p.to_path_buf();
+    loop {
+        if let Ok(real) = fs::canonicalize(&cur) {
+            let mut out = real;
+            for m in missing.iter().rev() {
+                out.push(m);
+            }
+            return out;
+        }
+        match (cur.file_name().map(|n| n.to_os_string()), cur.parent().map(Path::to_path_buf)) {
+            (Some(name), Some(parent)) => {
+                missing.push(name);
+                cur = parent;
+            }
+            _ => return p.to_path_buf(),
+        }
+    }
+}
+
+/// The nearest ancestor of `dir` (itself included) holding `.git`, else `dir`.
+fn git_root_or(dir: &Path) -> PathBuf {
+    let mut cur = Some(dir);
+    while let Some(d) = cur {
+        if fs::symlink_metadata(d.join(".git")).is_ok() || fs::metadata(d.join(".git")).is_ok() {
+            return d.to_path_buf();
+        }
+        cur = d.parent();
+    }
+    dir.to_path_buf()
+}
+
+/// Node's message for a failed `access` + `readFile` of an import.
+fn node_error(path: &Path, e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::NotFound => format!("ENOENT: no such file or directory, access '{}'", path.display()),
+        io::ErrorKind::PermissionDenied => format!("EACCES: permission denied, open '{}'", path.display()),
+        io::ErrorKind::IsADirectory => "EISDIR: illegal operation on a directory, read".to_string(),
+        _ => e.to_string(),
+    }
+}
+
+fn read_text(path: &Path) -> io::Result<String> {
+    let meta = fs::metadata(path)?;
+    if meta.is_dir() {
+        return Err(io::Error::from(io::ErrorKind::IsADirectory));
+    }
+    super::read_capped(path, super::READ_CAP).map(|(data, _)| String::from_utf8_lossy(&data).into_owned())
+}
+
+/// Gemini's tree import: `content` of a file in `base` with every import replaced by the
+/// imported text. `chain` holds the files imported on the way here (not the top file, as in
+/// gemini, so a file can import its importer once before the cycle is cut). Imported files
+/// are appended to `files` with scope `import`.
+pub fn gemini_expand(
+    content: &str,
+    base: &Path,
+    importer: &Path,
+    chain: &[PathBuf],
+    depth: usize,
+    files: &mut Vec<AgentFile>,
+) -> String {
+    if depth >= MAX_DEPTH {
+        return content.to_string();
+    }
+    let root = real_path(&git_root_or(base));
+    let regions = code_regions(content);
+    let mut out = String::with_capacity(content.len());
+    let mut last = 0;
+    for d in directives(content, false) {
+        out.push_str(&content[last..d.start]);
+        last = d.end;
+        if regions.iter().any(|&(s, e)| d.start >= s && d.start < e) {
+            out.push('@');
+            out.push_str(&d.path);
+            continue;
+        }
+        let url = d.path.starts_with("file://") || d.path.starts_with("http://") || d.path.starts_with("https://");
+        let full = resolve(base, &d.path);
+        if url || !real_path(&full).starts_with(&root) {
+            out.push_str(&format!("<!-- Import failed: {} - Path traversal attempt -->", d.path));
+            files.push(AgentFile::new(full, Scope::Import, Status::Outside).by(importer));
+            continue;
+        }
+        if chain.contains(&full) {
+            out.push_str(&format!("<!-- File already processed: {} -->", d.path));
+            files.push(AgentFile::new(full, Scope::Import, Status::Cycle).by(importer));
+            continue;
+        }
+        match read_text(&full) {
+            Ok(text) => {
+                let bytes = text.len() as u64;
+                files.push(AgentFile::new(full.clone(), Scope::Import, Status::Loaded).by(importer).size(bytes, bytes));
+                let mut next = chain.to_vec();
+                next.push(full.clone());
+                let dir = full.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/"));
+                let inner = gemini_expand(&text, &dir, &full, &next, depth + 1, files);
+                out.push_str(&format!(
+                    "<!-- Imported from: {p} -->\n{inner}\n<!-- End of import from: {p} -->",
+                    p = d.path
+                ));
+            }
+            Err(e) => {
+                out.push_str(&format!("<!-- Import failed: {} - {} -->", d.path, node_error(&full, &e)));
+                files.push(AgentFile::new(full, Scope::Import, Status::Unreadable).by(importer));
+            }
+        }
+    }
+    out.push_str(&content[last..]);
+    out
+}
+
+/// Claude Code's imports of `content` (a file in `base`), depth first, each file at most once
+/// (`seen`), at most [`MAX_DEPTH`] hops. Returns the imported files with their texts.
+pub fn claude_imports(
+    content: &str,
+    base: &Path,
+    importer: &Path,
+    home: Option<&Path>,
+    depth: usize,
+    seen: &mut Vec<PathBuf>,
+) -> Vec<(AgentFile, String)> {
+    let mut out = Vec::new();
+    let regions = code_regions(content);
+    for d in directives(content, true) {
+        if regions.iter().any(|&(s, e)| d.start >= s && d.start < e) {
+            continue;
+        }
+        let full = match (d.path.strip_prefix("~/"), home) {
+            (Some(rest), Some(h)) => resolve(h, rest),
+            (Some(_), None) => continue,
+            (None, _) => resolve(base, &d.path),
+        };
+        if seen.contains(&full) {
+            out.push((AgentFile::new(full, Scope::Import, Status::Cycle).by(importer), String::new()));
+            continue;
+        }
+        if depth >= MAX_DEPTH {
+            out.push((AgentFile::new(full, Scope::Import, Status::TooDeep).by(importer), String::new()));
+            continue;
+        }
+        seen.push(full.clone());
+        match read_text(&full) {
+            Ok(text) => {
+                let bytes = text.len() as u64;
+                let dir = full.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/"));
+                let inner = claude_imports(&text, &dir, &full, home, depth + 1, seen);
+                out.push((AgentFile::new(full, Scope::Import, Status::Loaded).by(importer).size(bytes, bytes), text));
+                out.extend(inner);
+            }
+            Err(_) => out.push((AgentFile::new(full, Scope::Import, Status::Unreadable).by(importer), String::new())),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directives_need_whitespace_before_and_a_path_start() {
+        let found: Vec<String> =
+            directives("@a.md x@b.md @./c.md @~/d.md @ @1.md\n@/e.md", true).into_iter().map(|d| d.path).collect();
+        assert_eq!(found, ["a.md", "./c.md", "~/d.md", "/e.md"]);
+        let gemini: Vec<String> = directives("@~/d.md @a", false).into_iter().map(|d| d.path).collect();
+        assert_eq!(gemini, ["a"]);
+    }
+
+    #[test]
+    fn code_regions_cover_spans_and_fences() {
+        let text = "a `@x` b\n```\n@y\n```\n@z";
+        let regions = code_regions(text);
+        let inside = |needle: &str| {
+            let at = text.find(needle).expect("needle");
+            regions.iter().any(|&(s, e)| at >= s && at < e)
+        };
+        assert!(inside("@x"));
+        assert!(inside("@y"));
+        assert!(!inside("@z"));
+    }
+
+    #[test]
+    fn resolve_folds_dots_lexically() {
+        assert_eq!(resolve(Path::new("/a/b"), "../c/./d.md"), PathBuf::from("/a/c/d.md"));
+        assert_eq!(resolve(Path::new("/a"), "/x/../y"), PathBuf::from("/y"));
+    }
+
+    #[test]
+    fn gemini_cuts_cycles_and_refuses_paths_outside_the_root() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("repo");
+        fs::create_dir_all(root.join(".git")).expect("git");
+        fs::write(root.join("a.md"), "A @./b.md").expect("write");
+        fs::write(root.join("b.md"), "B @./a.md").expect("write");
+        fs::write(dir.path().join("secret.md"), "S").expect("write");
+        let top = root.join("GEMINI.md");
+        let mut files = Vec::new();
+        let text = gemini_expand("@./a.md @../secret.md", &root, &top, &[], 0, &mut files);
+        assert_eq!(
+            text,
+            "<!-- Imported from: ./a.md -->\nA <!-- Imported from: ./b.md -->\nB <!-- File already processed: ./a.md -->\n<!-- End of import from: ./b.md -->\n<!-- End of import from: ./a.md --> <!-- Import failed: ../secret.md - Path traversal attempt -->"
+        );
+        let statuses: Vec<Status> = files.iter().map(|f| f.status).collect();
+        assert_eq!(statuses, [Status::Loaded, Status::Loaded, Status::Cycle, Status::Outside]);
+    }
+}

@@ -1,0 +1,929 @@
+//! Agent profiles (issue 9): what one coding agent actually loads, as data plus one small
+//! strategy per rule, never an `if profile == …` in discovery or rendering.
+//!
+//! Each profile names the agent release it mirrors; the README has the rules with their
+//! sources. `codex`, `gemini`, `opencode` and `dsh-next` are compared with the real agents by
+//! `tests/agents.rs`; `claude` follows Claude Code's documentation, as it cannot run offline.
+
+mod dshnext;
+pub mod imports;
+
+use std::collections::HashSet;
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// The most any profile without a byte budget reads of one file; above it the file is
+/// reported `oversized` instead of read (an agent would try to read it whole).
+pub const READ_CAP: u64 = 16 * 1024 * 1024;
+
+/// How a candidate file counts as present.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Probe {
+    /// A file or a symlink, by `lstat` (Codex).
+    Lstat,
+    /// Anything at the path, symlinks followed (opencode's `existsSafe`).
+    Exists,
+    /// A regular file, symlinks followed (`stat().isFile()`).
+    StatFile,
+    /// Readable, symlinks followed (`access(R_OK)`; a directory passes, then fails to read).
+    Readable,
+}
+
+/// Which of the candidate files count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pick {
+    /// Per directory, the first present candidate; later ones are shadowed by it.
+    First(Probe),
+    /// Per directory, every present candidate, in candidate order.
+    All(Probe),
+    /// The first candidate name present in any directory of the walk, in all of them; every
+    /// other name is shadowed (opencode: one `AGENTS.md` anywhere hides every `CLAUDE.md`).
+    FirstNameAnywhere(Probe),
+}
+
+/// Where the walk up from the working directory stops.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Root {
+    /// At the nearest directory holding `.git` (a file or a directory); without one, the
+    /// working directory alone. `check_fs_root`: whether `/` itself is checked for `.git`.
+    GitOrCwd { check_fs_root: bool },
+    /// At the nearest directory holding one of these markers, else the working directory.
+    Markers(Vec<String>),
+    /// At the nearest directory holding `.git`; without one, at `/` (opencode's worktree).
+    GitOrFsRoot,
+    /// Just below `/`, whatever the markers (Claude Code).
+    BelowFsRoot,
+}
+
+/// The order of the project files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    RootFirst,
+    CwdFirst,
+    /// Deduplicated by file identity, then sorted by path (Gemini's `unique.sort()`).
+    Sorted,
+}
+
+/// How the user-global files are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GlobalRule {
+    /// The first file whose text is not blank (Codex).
+    FirstNonEmpty,
+    /// Every present file.
+    All(Probe),
+    /// The files of the first group that has any (opencode).
+    FirstGroup,
+}
+
+/// Where files reached by a touch come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Nested {
+    None,
+    /// From the touched file's directory up, `pick` per directory, skipping files already
+    /// loaded. `upto_root`: up to the project root (Gemini); else up to, not including, the
+    /// working directory. `deepest_first`: the order of one touch's files.
+    Walk {
+        pick: Pick,
+        upto_root: bool,
+        deepest_first: bool,
+    },
+}
+
+/// `@path` import directives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Imports {
+    None,
+    /// Replaced inline (Gemini).
+    Inline,
+    /// Listed after their importer, `@~/` allowed (Claude Code).
+    Listed,
+}
+
+/// How the byte budget cuts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Budget {
+    /// No budget.
+    None,
+    /// One budget shared root-first: each file is read up to what remains (the crossing file is
+    /// cut mid-character if need be, decoded lossily); files empty after trimming are dropped and
+    /// cost nothing; no marker says anything was cut (Codex).
+    SharedRootFirst { max_bytes: u64 },
+    /// dsh-agent-instructions: files over `max_source_bytes` are skipped; the rendered block
+    /// must fit `max_bytes`, dropping broader files first, then cutting the most specific one.
+    Block { max_bytes: u64, max_source_bytes: u64 },
+}
+
+/// How the loaded texts become the agent's message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Join {
+    /// `# AGENTS.md instructions for <cwd>` and `<INSTRUCTIONS>` around the global text, the
+    /// separator `--- project-doc ---`, and the project texts joined by blank lines (Codex).
+    CodexInstructions,
+    /// `--- Context from: <path> ---` sections, trimmed, per category (Gemini).
+    GeminiContext,
+    /// `Instructions from: <path>` entries; files reached by a touch in a `<system-reminder>`
+    /// (opencode).
+    OpencodeInstructions,
+    /// A `<system-reminder>` block of `Instructions from: <path relative to the root>` sections
+    /// (dsh-agent-instructions); the global file is shown as `global_display`.
+    DshReminder { global_display: String },
+    /// Not documented by the agent: `Contents of <path>:` sections, in load order (ours).
+    ContentsOf,
+}
+
+/// One agent's loading rules.
+#[derive(Clone, Debug)]
+pub struct AgentProfile {
+    pub name: &'static str,
+    /// The agent release these rules mirror.
+    pub mirrors: &'static str,
+    /// Per directory, in precedence order (may hold a relative path like `.claude/CLAUDE.md`).
+    pub candidates: Vec<String>,
+    /// User-global files, in groups (see [`GlobalRule`]).
+    pub global: Vec<Vec<PathBuf>>,
+    pub global_rule: GlobalRule,
+    pub pick: Pick,
+    pub root: Root,
+    pub order: Order,
+    pub nested: Nested,
+    pub imports: Imports,
+    pub budget: Budget,
+    pub join: Join,
+    /// A file whose text trims to nothing is dropped (and costs nothing).
+    pub drop_blank: bool,
+}
+
+/// Where a file of an agent's chain comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    Global,
+    Project,
+    Nested,
+    Import,
+}
+
+/// What the agent does with a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    Loaded,
+    /// Cut by the budget; `includedBytes` says where.
+    Truncated,
+    /// Left out by the budget.
+    Omitted,
+    /// Blank, so left out.
+    Empty,
+    /// Loses to another file (`by`).
+    Shadowed,
+    Unreadable,
+    /// Too large to load.
+    Oversized,
+    /// The same trimmed text as an earlier file of its directory.
+    Duplicate,
+    /// An import already on the import chain: not loaded again.
+    Cycle,
+    /// An import past the depth limit.
+    TooDeep,
+    /// An import refused because it is outside the project root.
+    Outside,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Loaded => "loaded",
+            Status::Truncated => "truncated",
+            Status::Omitted => "omitted",
+            Status::Empty => "empty",
+            Status::Shadowed => "shadowed",
+            Status::Unreadable => "unreadable",
+            Status::Oversized => "oversized",
+            Status::Duplicate => "duplicate",
+            Status::Cycle => "cycle",
+            Status::TooDeep => "too-deep",
+            Status::Outside => "outside",
+        }
+    }
+
+    /// Whether some of the file reaches the agent.
+    pub fn reaches(self) -> bool {
+        matches!(self, Status::Loaded | Status::Truncated)
+    }
+}
+
+/// What an agent gets from one file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentFile {
+    pub path: PathBuf,
+    pub scope: Scope,
+    pub bytes: u64,
+    pub included_bytes: u64,
+    pub status: Status,
+    /// The file that shadows this one, or that imports it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<PathBuf>,
+}
+
+impl AgentFile {
+    pub fn new(path: PathBuf, scope: Scope, status: Status) -> Self {
+        Self { path, scope, bytes: 0, included_bytes: 0, status, by: None }
+    }
+
+    pub fn by(mut self, other: &Path) -> Self {
+        self.by = Some(other.to_path_buf());
+        self
+    }
+
+    pub fn size(mut self, bytes: u64, included: u64) -> Self {
+        self.bytes = bytes;
+        self.included_bytes = included;
+        self
+    }
+}
+
+/// What an agent gets in a directory.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentView {
+    pub profile: &'static str,
+    pub mirrors: &'static str,
+    pub files: Vec<AgentFile>,
+    /// The text the agent puts in its context; empty when nothing loads.
+    pub text: String,
+    /// What the budget is, in words, when the profile has one (for messages).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<String>,
+}
+
+/// The agent profile names, in the order `compare` shows them.
+pub const NAMES: &[&str] = &["codex", "claude", "gemini", "opencode", "dsh-next"];
+
+/// Where the agents keep their user-global files, read from the environment once.
+#[derive(Clone, Debug, Default)]
+pub struct AgentEnv {
+    pub home: Option<PathBuf>,
+    pub codex_home: Option<PathBuf>,
+    pub dsh_home: Option<PathBuf>,
+    pub xdg_config_home: Option<PathBuf>,
+    pub opencode_config_dir: Option<PathBuf>,
+    pub opencode_no_claude: bool,
+}
+
+impl AgentEnv {
+    pub fn from_process() -> Self {
+        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let flag = |k: &str| std::env::var(k).is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
+        Self {
+            home: var("HOME"),
+            codex_home: var("CODEX_HOME"),
+            dsh_home: std::env::var("DSH_HOME").ok().filter(|v| !v.trim().is_empty()).map(PathBuf::from),
+            xdg_config_home: var("XDG_CONFIG_HOME"),
+            opencode_config_dir: var("OPENCODE_CONFIG_DIR"),
+            opencode_no_claude: flag("OPENCODE_DISABLE_CLAUDE_CODE_PROMPT"),
+        }
+    }
+
+    fn home_join(&self, rel: &str) -> PathBuf {
+        self.home.as_deref().unwrap_or(Path::new("~")).join(rel)
+    }
+}
+
+/// What a caller may change of a profile: `baselineMaxBytes` and `instructionFileCandidates`.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    /// The byte budget (Codex's `project_doc_max_bytes`, dsh-agent-instructions' `maxBytes`).
+    pub max_bytes: Option<u64>,
+    /// File names: Codex's fallbacks, Gemini's `context.fileName`, dsh-agent-instructions'
+    /// `instructionFileCandidates`.
+    pub candidates: Option<Vec<String>>,
+}
+
+/// The profile called `name`, or `None` for a name that is not an agent profile.
+pub fn profile(name: &str, env: &AgentEnv, o: &Overrides) -> Option<AgentProfile> {
+    let names = |default: &[&str]| -> Vec<String> {
+        match &o.candidates {
+            Some(c) => c.clone(),
+            None => default.iter().map(|s| s.to_string()).collect(),
+        }
+    };
+    Some(match name {
+        "codex" => {
+            let home = env.codex_home.clone().unwrap_or_else(|| env.home_join(".codex"));
+            codex(&home, o.max_bytes, o.candidates.as_deref().unwrap_or(&[]))
+        }
+        "claude" => AgentProfile {
+            name: "claude",
+            mirrors: "Claude Code documentation (memory), as of 2026-11",
+            candidates: names(&["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md"]),
+            global: vec![vec![PathBuf::from("/etc/claude-code/CLAUDE.md"), env.home_join(".claude/CLAUDE.md")]],
+            global_rule: GlobalRule::All(Probe::StatFile),
+            pick: Pick::All(Probe::StatFile),
+            root: Root::BelowFsRoot,
+            order: Order::RootFirst,
+            nested: Nested::Walk { pick: Pick::All(Probe::StatFile), upto_root: false, deepest_first: false },
+            imports: Imports::Listed,
+            budget: Budget::None,
+            join: Join::ContentsOf,
+            drop_blank: true,
+        },
+        "gemini" => {
+            let candidates = names(&["GEMINI.md"]);
+            let global = vec![candidates.iter().map(|n| env.home_join(".gemini").join(n)).collect()];
+            AgentProfile {
+                name: "gemini",
+                mirrors: "Gemini CLI core 0.61.0",
+                candidates,
+                global,
+                global_rule: GlobalRule::All(Probe::Readable),
+                pick: Pick::All(Probe::Readable),
+                root: Root::GitOrCwd { check_fs_root: true },
+                order: Order::Sorted,
+                nested: Nested::Walk { pick: Pick::All(Probe::Readable), upto_root: true, deepest_first: false },
+                imports: Imports::Inline,
+                budget: Budget::None,
+                join: Join::GeminiContext,
+                drop_blank: true,
+            }
+        }
+        "opencode" => {
+            let mut candidates = vec!["AGENTS.md".to_string()];
+            if !env.opencode_no_claude {
+                candidates.push("CLAUDE.md".into());
+            }
+            candidates.push("CONTEXT.md".into());
+            let mut global = Vec::new();
+            if let Some(dir) = &env.opencode_config_dir {
+                global.push(vec![dir.join("AGENTS.md")]);
+            }
+            let config = env.xdg_config_home.clone().unwrap_or_else(|| env.home_join(".config"));
+            global.push(vec![config.join("opencode/AGENTS.md")]);
+            if !env.opencode_no_claude {
+                global.push(vec![env.home_join(".claude/CLAUDE.md")]);
+            }
+            AgentProfile {
+                name: "opencode",
+                mirrors: "opencode 1.18.33",
+                candidates,
+                global,
+                global_rule: GlobalRule::FirstGroup,
+                pick: Pick::FirstNameAnywhere(Probe::Exists),
+                root: Root::GitOrFsRoot,
+                order: Order::CwdFirst,
+                nested: Nested::Walk { pick: Pick::First(Probe::Exists), upto_root: false, deepest_first: true },
+                imports: Imports::None,
+                budget: Budget::None,
+                join: Join::OpencodeInstructions,
+                drop_blank: false,
+            }
+        }
+        "dsh-next" => {
+            let default_home = env.home_join(".dsh");
+            let home = env.dsh_home.clone().map(|h| imports::resolve(Path::new("/"), &h.to_string_lossy()));
+            let home = match home {
+                Some(h) if h.is_absolute() => h,
+                _ => default_home.clone(),
+            };
+            let global_display = if home == default_home { "~/.dsh/AGENTS.md" } else { "$DSH_HOME/AGENTS.md" };
+            let mut candidates = names(&["AGENTS.md", "CLAUDE.md"]);
+            candidates.retain(|c| !matches!(c.as_str(), "" | "." | "..") && !c.contains(['/', '\\']));
+            candidates.extend(["AGENTS.local.md".to_string(), "CLAUDE.local.md".to_string()]);
+            AgentProfile {
+                name: "dsh-next",
+                mirrors: "dsh-agent-instructions 0.1.0-rc.8",
+                candidates,
+                global: vec![vec![home.join("AGENTS.md")]],
+                global_rule: GlobalRule::All(Probe::StatFile),
+                pick: Pick::All(Probe::StatFile),
+                root: Root::Markers(vec![".git".into()]),
+                order: Order::RootFirst,
+                nested: Nested::None,
+                imports: Imports::None,
+                budget: Budget::Block { max_bytes: o.max_bytes.unwrap_or(65536), max_source_bytes: 1024 * 1024 },
+                join: Join::DshReminder { global_display: global_display.into() },
+                drop_blank: false,
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// Codex: `AGENTS.override.md`, `AGENTS.md`, then `fallbacks`; `$CODEX_HOME` (else
+/// `~/.codex`) for the global file; `project_doc_max_bytes` (32768 by default).
+pub fn codex(codex_home: &Path, max_bytes: Option<u64>, fallbacks: &[String]) -> AgentProfile {
+    let mut candidates = vec!["AGENTS.override.md".to_string(), "AGENTS.md".to_string()];
+    for f in fallbacks {
+        if !f.is_empty() && !candidates.contains(f) {
+            candidates.push(f.clone());
+        }
+    }
+    AgentProfile {
+        name: "codex",
+        mirrors: "Codex CLI 0.171.0",
+        candidates,
+        global: vec![vec![codex_home.join("AGENTS.override.md"), codex_home.join("AGENTS.md")]],
+        global_rule: GlobalRule::FirstNonEmpty,
+        pick: Pick::First(Probe::Lstat),
+        root: Root::GitOrCwd { check_fs_root: false },
+        order: Order::RootFirst,
+        nested: Nested::None,
+        imports: Imports::None,
+        budget: Budget::SharedRootFirst { max_bytes: max_bytes.unwrap_or(32 * 1024) },
+        join: Join::CodexInstructions,
+        drop_blank: true,
+    }
+}
+
+fn present(probe: Probe, path: &Path) -> bool {
+    match probe {
+        Probe::Lstat => fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file() || m.file_type().is_symlink()),
+        Probe::Exists => fs::metadata(path).is_ok(),
+        Probe::StatFile => fs::metadata(path).is_ok_and(|m| m.is_file()),
+        Probe::Readable => match fs::metadata(path) {
+            Ok(m) if m.is_dir() => fs::read_dir(path).is_ok(),
+            Ok(_) => fs::File::open(path).is_ok(),
+            Err(_) => false,
+        },
+    }
+}
+
+fn has_git(dir: &Path) -> bool {
+    fs::metadata(dir.join(".git")).is_ok()
+}
+
+/// The directories of the walk, root first.
+fn walk_dirs(root: &Root, cwd: &Path) -> Vec<PathBuf> {
+    let ancestors: Vec<&Path> = cwd.ancestors().collect();
+    let upto = |i: usize| ancestors[..=i].iter().rev().map(|p| p.to_path_buf()).collect::<Vec<_>>();
+    let last = ancestors.len() - 1;
+    match root {
+        Root::GitOrCwd { check_fs_root } => {
+            let stop = ancestors.iter().position(|d| (*check_fs_root || d.parent().is_some()) && has_git(d));
+            stop.map_or_else(|| vec![cwd.to_path_buf()], upto)
+        }
+        Root::Markers(markers) => {
+            let stop = ancestors.iter().position(|d| markers.iter().any(|m| fs::metadata(d.join(m)).is_ok()));
+            stop.map_or_else(|| vec![cwd.to_path_buf()], upto)
+        }
+        Root::GitOrFsRoot => upto(ancestors.iter().position(|d| has_git(d)).unwrap_or(last)),
+        Root::BelowFsRoot => upto(last.saturating_sub(1)),
+    }
+}
+
+/// The files `pick` takes from `dirs` (in the order given), with the shadowed ones.
+fn pick_files(pick: Pick, names: &[String], dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile> {
+    let mut out = Vec::new();
+    match pick {
+        Pick::First(probe) | Pick::All(probe) => {
+            for dir in dirs {
+                let mut winner: Option<PathBuf> = None;
+                for name in names {
+                    let path = dir.join(name);
+                    if !present(probe, &path) {
+                        continue;
+                    }
+                    match (&winner, pick) {
+                        (Some(w), Pick::First(_)) => {
+                            let bytes = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+                            out.push(AgentFile::new(path, scope, Status::Shadowed).by(w).size(bytes, 0));
+                        }
+                        _ => {
+                            winner.get_or_insert_with(|| path.clone());
+                            out.push(AgentFile::new(path, scope, Status::Loaded));
+                        }
+                    }
+                }
+            }
+        }
+        Pick::FirstNameAnywhere(probe) => {
+            let mut won: Option<PathBuf> = None;
+            for name in names {
+                let found: Vec<PathBuf> = dirs.iter().map(|d| d.join(name)).filter(|p| present(probe, p)).collect();
+                match &won {
+                    Some(w) => {
+                        for path in found {
+                            let bytes = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+                            out.push(AgentFile::new(path, scope, Status::Shadowed).by(w).size(bytes, 0));
+                        }
+                    }
+                    None if !found.is_empty() => {
+                        won = found.last().cloned();
+                        out.extend(found.into_iter().map(|p| AgentFile::new(p, scope, Status::Loaded)));
+                    }
+                    None => {}
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Reads at most `limit` bytes and the file's full size.
+pub fn read_capped(path: &Path, limit: u64) -> io::Result<(Vec<u8>, u64)> {
+    let file = fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if meta.is_dir() {
+        return Err(io::Error::from(io::ErrorKind::IsADirectory));
+    }
+    let mut data = Vec::new();
+    file.take(limit).read_to_end(&mut data)?;
+    Ok((data, meta.len()))
+}
+
+/// JavaScript's `String.prototype.trim`: Unicode white space and U+FEFF, but not U+0085.
+pub fn js_trim(s: &str) -> &str {
+    s.trim_matches(|c: char| (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}')
+}
+
+/// A file of the chain with the text the agent takes from it.
+struct Entry {
+    file: AgentFile,
+    text: String,
+}
+
+fn file_key(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// What the agent of `profile` loads working in `cwd`, after reading the `touched` files.
+pub fn load(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentView {
+    let cwd = fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    let mut files: Vec<AgentFile> = Vec::new();
+
+    // User-global files.
+    let mut globals = Vec::new();
+    match profile.global_rule {
+        GlobalRule::FirstNonEmpty => {
+            for path in profile.global.iter().flatten() {
+                if !present(Probe::Lstat, path) {
+                    continue;
+                }
+                globals.push(AgentFile::new(path.clone(), Scope::Global, Status::Loaded));
+                if fs::read_to_string(path).is_ok_and(|t| !t.trim().is_empty()) {
+                    break;
+                }
+            }
+        }
+        GlobalRule::All(probe) => {
+            for path in profile.global.iter().flatten().filter(|p| present(probe, p)) {
+                globals.push(AgentFile::new(path.clone(), Scope::Global, Status::Loaded));
+            }
+        }
+        GlobalRule::FirstGroup => {
+            for group in &profile.global {
+                let found: Vec<&PathBuf> = group.iter().filter(|p| present(Probe::Exists, p)).collect();
+                if !found.is_empty() {
+                    globals.extend(found.into_iter().map(|p| AgentFile::new(p.clone(), Scope::Global, Status::Loaded)));
+                    break;
+                }
+            }
+        }
+    }
+
+    // Project files.
+    let dirs = walk_dirs(&profile.root, &cwd);
+    let root = dirs.first().cloned().unwrap_or_else(|| cwd.clone());
+    let mut project = pick_files(profile.pick, &profile.candidates, &dirs, Scope::Project);
+    match profile.order {
+        Order::RootFirst => {}
+        Order::CwdFirst => {
+            let (mut won, lost): (Vec<_>, Vec<_>) = project.into_iter().partition(|f| f.status != Status::Shadowed);
+            won.reverse();
+            won.extend(lost);
+            project = won;
+        }
+        Order::Sorted => {
+            let mut seen = HashSet::new();
+            project.retain(|f| f.status == Status::Shadowed || file_key(&f.path).is_none_or(|k| seen.insert(k)));
+            project.sort_by(|a, b| a.path.as_os_str().cmp(b.path.as_os_str()));
+        }
+    }
+    let project_first = matches!(profile.join, Join::OpencodeInstructions);
+    if project_first {
+        files.extend(project);
+        files.extend(globals);
+    } else {
+        files.extend(globals);
+        files.extend(project);
+    }
+
+    // Files reached by touches.
+    if let Nested::Walk { pick, upto_root, deepest_first } = profile.nested {
+        for t in touched {
+            let t = fs::canonicalize(t).unwrap_or_else(|_| t.clone());
+            if !t.starts_with(&cwd) || t == cwd {
+                continue;
+            }
+            let start = if t.is_dir() { t.clone() } else { t.parent().map(Path::to_path_buf).unwrap_or_default() };
+            let stop = if upto_root { &root } else { &cwd };
+            let mut walk: Vec<PathBuf> = start
+                .ancestors()
+                .take_while(|d| d.starts_with(stop) && (upto_root || *d != cwd.as_path()))
+                .map(Path::to_path_buf)
+                .collect();
+            walk.reverse();
+            let mut found = pick_files(pick, &profile.candidates, &walk, Scope::Nested);
+            if deepest_first {
+                found.reverse();
+            }
+            for f in found {
+                let known = files.iter().any(|k| k.path == f.path || (f.status != Status::Shadowed && k.path == t));
+                if !known && f.path != t {
+                    files.push(f);
+                }
+            }
+        }
+    }
+
+    let budget_words = match profile.budget {
+        Budget::None => None,
+        Budget::SharedRootFirst { max_bytes } => Some(format!("{max_bytes}-byte shared budget")),
+        Budget::Block { max_bytes, .. } => Some(format!("{max_bytes}-byte budget")),
+    };
+    let (files, text) = match &profile.budget {
+        Budget::SharedRootFirst { max_bytes } => codex_budget(profile, &cwd, files, *max_bytes),
+        Budget::Block { max_bytes, max_source_bytes } => {
+            let global_display = match &profile.join {
+                Join::DshReminder { global_display } => global_display.clone(),
+                _ => String::new(),
+            };
+            dshnext::load(files, &root, &global_display, *max_bytes, *max_source_bytes)
+        }
+        Budget::None => unbudgeted(profile, &root, files),
+    };
+    AgentView { profile: profile.name, mirrors: profile.mirrors, files, text, budget: budget_words }
+}
+
+/// Reads every file whole (up to [`READ_CAP`]), resolves imports and joins.
+fn unbudgeted(profile: &AgentProfile, _root: &Path, files: Vec<AgentFile>) -> (Vec<AgentFile>, String) {
+    let home = profile.global.first().and_then(|_| std::env::var_os("HOME")).map(PathBuf::from);
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut seen_imports: Vec<PathBuf> = Vec::new();
+    for mut file in files {
+        if file.status != Status::Loaded {
+            entries.push(Entry { file, text: String::new() });
+            continue;
+        }
+        let text = match read_capped(&file.path, READ_CAP + 1) {
+            Ok((_, size)) if size > READ_CAP => {
+                file.bytes = size;
+                file.status = Status::Oversized;
+                entries.push(Entry { file, text: String::new() });
+                continue;
+            }
+            Ok((data, size)) => {
+                file.bytes = size;
+                String::from_utf8_lossy(&data).into_owned()
+            }
+            Err(_) => {
+                file.status = Status::Unreadable;
+                entries.push(Entry { file, text: String::new() });
+                continue;
+            }
+        };
+        let blank = if profile.drop_blank { js_trim(&text).is_empty() } else { text.is_empty() };
+        if blank {
+            file.status = Status::Empty;
+            entries.push(Entry { file, text: String::new() });
+            continue;
+        }
+        file.included_bytes = file.bytes;
+        let dir = file.path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/"));
+        match profile.imports {
+            Imports::None => entries.push(Entry { file, text }),
+            Imports::Inline => {
+                let mut imported = Vec::new();
+                let expanded = imports::gemini_expand(&text, &dir, &file.path, &[], 0, &mut imported);
+                let scope = file.scope;
+                entries.push(Entry { file, text: expanded });
+                // Listed for the reader; their text is already inside the importer's.
+                entries.extend(
+                    imported
+                        .into_iter()
+                        .map(|f| Entry { file: AgentFile { scope: Scope::Import, ..f }, text: String::new() }),
+                );
+                let _ = scope;
+            }
+            Imports::Listed => {
+                seen_imports.push(file.path.clone());
+                let imported = imports::claude_imports(&text, &dir, &file.path, home.as_deref(), 0, &mut seen_imports);
+                entries.push(Entry { file, text });
+                entries.extend(imported.into_iter().map(|(file, text)| Entry { file, text }));
+            }
+        }
+    }
+    let text = join(profile, &entries);
+    (entries.into_iter().map(|e| e.file).collect(), text)
+}
+
+fn join(profile: &AgentProfile, entries: &[Entry]) -> String {
+    // Imports inlined into their importer add no text of their own.
+    let live = |scope: Option<Scope>| {
+        entries.iter().filter(move |e| {
+            e.file.status.reaches()
+                && !e.text.is_empty()
+                && scope.is_none_or(|s| e.file.scope == s || (s == Scope::Project && e.file.scope == Scope::Import))
+        })
+    };
+    match &profile.join {
+        Join::GeminiContext => {
+            let concat = |scope: Scope| {
+                live(Some(scope))
+                    .filter_map(|e| {
+                        let t = js_trim(&e.text);
+                        (!t.is_empty()).then(|| {
+                            let p = e.file.path.display();
+                            format!("--- Context from: {p} ---\n{t}\n--- End of Context from: {p} ---")
+                        })
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n\n")
+            };
+            [concat(Scope::Global), concat(Scope::Project), concat(Scope::Nested)]
+                .into_iter()
+                .filter(|s| !s.is_empty())
+                .collect::<Vec<_>>()
+                .join("\n\n")
+        }
+        Join::OpencodeInstructions => {
+            let entry = |e: &Entry| format!("Instructions from: {}\n{}", e.file.path.display(), e.text);
+            let system: Vec<String> = entries
+                .iter()
+                .filter(|e| e.file.scope != Scope::Nested && e.file.status.reaches())
+                .map(entry)
+                .collect();
+            let nested: Vec<String> = entries
+                .iter()
+                .filter(|e| e.file.scope == Scope::Nested && e.file.status.reaches())
+                .map(entry)
+                .collect();
+            let mut parts = system;
+            if !nested.is_empty() {
+                parts.push(format!("<system-reminder>\n{}\n</system-reminder>", nested.join("\n\n")));
+            }
+            parts.join("\n\n")
+        }
+        _ => live(None)
+            .map(|e| format!("Contents of {}:\n\n{}", e.file.path.display(), e.text))
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+    }
+}
+
+/// Codex's shared root-first budget, and its message.
+fn codex_budget(profile: &AgentProfile, cwd: &Path, files: Vec<AgentFile>, max_bytes: u64) -> (Vec<AgentFile>, String) {
+    let mut out = Vec::new();
+    let mut global_text = None;
+    let mut parts: Vec<String> = Vec::new();
+    let mut remaining = max_bytes;
+    let mut shadowed = Vec::new();
+    for mut file in files {
+        if file.status == Status::Shadowed {
+            shadowed.push(file);
+            continue;
+        }
+        if file.scope == Scope::Global {
+            match fs::read_to_string(&file.path) {
+                Ok(text) => {
+                    file.bytes = text.len() as u64;
+                    if text.trim().is_empty() {
+                        file.status = Status::Empty;
+                    } else {
+                        file.included_bytes = file.bytes;
+                        global_text = Some(text.trim().to_string());
+                    }
+                }
+                Err(_) => file.status = Status::Unreadable,
+            }
+            out.push(file);
+            continue;
+        }
+        file.bytes = fs::metadata(&file.path).map(|m| m.len()).unwrap_or(0);
+        if remaining == 0 {
+            file.status = Status::Omitted;
+            out.push(file);
+            continue;
+        }
+        match read_capped(&file.path, remaining) {
+            Ok((data, size)) => {
+                let text = String::from_utf8_lossy(&data).into_owned();
+                let included = data.len() as u64;
+                file.bytes = size;
+                file.status = if text.trim().is_empty() {
+                    Status::Empty
+                } else if included < size {
+                    Status::Truncated
+                } else {
+                    Status::Loaded
+                };
+                if file.status != Status::Empty {
+                    parts.push(text);
+                    remaining = remaining.saturating_sub(included);
+                    file.included_bytes = included;
+                }
+            }
+            Err(_) => file.status = Status::Unreadable,
+        }
+        out.push(file);
+    }
+    out.extend(shadowed);
+    let _ = profile;
+    let docs = (!parts.is_empty()).then(|| parts.join("\n\n"));
+    // The heading names the directory only when project docs were found (observed with
+    // `codex debug prompt-input`).
+    let heading = match &docs {
+        Some(_) => format!("# AGENTS.md instructions for {}", cwd.display()),
+        None => "# AGENTS.md instructions".to_string(),
+    };
+    let body = match (global_text, docs) {
+        (Some(g), Some(d)) => Some(format!("{g}\n\n--- project-doc ---\n\n{d}")),
+        (Some(g), None) => Some(g),
+        (None, Some(d)) => Some(d),
+        (None, None) => None,
+    };
+    let text = body.map(|b| format!("{heading}\n\n<INSTRUCTIONS>\n{b}\n</INSTRUCTIONS>")).unwrap_or_default();
+    (out, text)
+}
+
+/// One sentence on what `view`'s agent does with `file` when it does not get it whole, naming
+/// the line where a cut falls; `None` when the agent gets the file whole.
+pub fn explain(view: &AgentView, file: &AgentFile, text: Option<&[u8]>) -> Option<String> {
+    let agent = display_name(view.profile);
+    let spent: Vec<String> = view
+        .files
+        .iter()
+        .take_while(|f| f.path != file.path)
+        .filter(|f| f.status.reaches() && f.scope != Scope::Global)
+        .map(|f| f.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())
+        .collect();
+    let budget = view.budget.clone().unwrap_or_else(|| "budget".into());
+    let by = if spent.is_empty() { String::new() } else { format!(" spent by {}", spent.join(", ")) };
+    match file.status {
+        Status::Truncated => {
+            let line = text.map(|t| crate::chain::lint::line_col(t, file.included_bytes as usize).0).unwrap_or(0);
+            Some(format!(
+                "{agent} cuts this file at line {line}, after {} of {} bytes ({budget}{by})",
+                file.included_bytes, file.bytes
+            ))
+        }
+        Status::Omitted => Some(format!("{agent} leaves this file out ({budget}{by})")),
+        Status::Shadowed => Some(format!(
+            "{agent} ignores this file: it loads {} instead",
+            file.by.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
+        )),
+        Status::Oversized => Some(format!("{agent} does not load this file: it is too large ({} bytes)", file.bytes)),
+        Status::Duplicate => {
+            Some(format!("{agent} drops this file: its text repeats an earlier file of this directory"))
+        }
+        _ => None,
+    }
+}
+
+/// How an agent is called in messages.
+pub fn display_name(profile: &str) -> &'static str {
+    match profile {
+        "codex" => "Codex",
+        "claude" => "Claude Code",
+        "gemini" => "Gemini CLI",
+        "opencode" => "opencode",
+        "dsh-next" => "DeepSeek Harness (next)",
+        _ => "The agent",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codex_spends_one_budget_root_first_and_says_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = dir.path().join("repo");
+        fs::create_dir_all(repo.join(".git")).expect("git");
+        fs::create_dir_all(repo.join("pkg/deep")).expect("dirs");
+        fs::write(repo.join("AGENTS.md"), "root rules, quite a few of them").expect("write");
+        fs::write(repo.join("pkg/AGENTS.md"), "   ").expect("write");
+        fs::write(repo.join("pkg/deep/CLAUDE.md"), "fallback deep").expect("write");
+        let home = dir.path().join("home");
+        fs::create_dir_all(&home).expect("home");
+        fs::write(home.join("AGENTS.md"), "global rules").expect("write");
+        let profile = codex(&home, Some(40), &["CLAUDE.md".to_string()]);
+        let view = load(&profile, &repo.join("pkg/deep"), &[]);
+        let cwd = fs::canonicalize(repo.join("pkg/deep")).expect("canonical");
+        assert_eq!(
+            view.text,
+            format!(
+                "# AGENTS.md instructions for {}\n\n<INSTRUCTIONS>\nglobal rules\n\n--- project-doc ---\n\nroot rules, quite a few of them\n\nfallback \n</INSTRUCTIONS>",
+                cwd.display()
+            )
+        );
+        let statuses: Vec<&str> = view.files.iter().map(|f| f.status.as_str()).collect();
+        assert_eq!(statuses, ["loaded", "loaded", "empty", "truncated"]);
+        assert_eq!(view.files[3].included_bytes, 9);
+    }
+}
