@@ -328,7 +328,7 @@ async fn bad_requests_get_32602_and_the_server_keeps_serving() {
         (json!({}), "several workspace folders"),
         (json!({"uri": uri(&t.path("elsewhere"))}), "not inside any workspace folder"),
         (json!({"uri": "untitled:1"}), "file:// URI"),
-        (json!({"uri": 42}), "accepted params: { uri?: string, unsaved?: boolean }"),
+        (json!({"uri": 42}), "accepted params: { uri?: string, unsaved?: boolean, profile?: "),
         (json!({"unsaved": "yes"}), "invalid type"),
         (json!([1, 2]), "accepted params"),
     ];
@@ -382,5 +382,85 @@ async fn without_folders_a_session_per_document_project_root() {
     let e = c.effective(json!({"uri": uri(&t.path("r/pkg/x.rs"))})).await;
     assert_eq!(e["folder"], uri(&t.root()));
     assert_eq!(paths(&e["nested"][0]), ["pkg/AGENTS.md"]);
+    c.finish().await;
+}
+
+const RULE: &str = "- a root rule that every package has to follow, written at length\n";
+
+/// A root AGENTS.md past Codex's 32 KiB budget, a package file, and a shadowed CLAUDE.md.
+fn codex_spent_tree() -> Tree {
+    let t = Tree::new();
+    let line = RULE;
+    t.write("r/AGENTS.md", line.repeat(33_000 / line.len() + 1));
+    t.write("r/CLAUDE.md", "old claude rules");
+    t.write("r/pkg/AGENTS.md", "package rules");
+    t
+}
+
+#[tokio::test]
+async fn effective_answers_one_profile_or_all_of_them() {
+    let t = codex_spent_tree();
+    let pkg = t.path("r/pkg");
+    let mut c = Client::start(&t.home(), &[&pkg], json!({})).await;
+    let codex = c.effective(json!({"profile": "codex"})).await;
+    assert_eq!(codex["profile"], "codex");
+    assert_eq!(codex["folder"], uri(&pkg));
+    let status: Vec<(String, String)> = codex["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap_or("").to_string(), f["status"].as_str().unwrap_or("").to_string()))
+        .collect();
+    let root_agents = t.path("r/AGENTS.md").to_string_lossy().into_owned();
+    assert_eq!(status, [(root_agents, "truncated".into()), ("AGENTS.md".into(), "omitted".into())]);
+    assert_eq!(codex["files"][0]["includedBytes"], 32768);
+
+    let all = c.effective(json!({"profile": "all"})).await;
+    let names: Vec<&str> =
+        all["profiles"].as_array().expect("profiles").iter().filter_map(|p| p["profile"].as_str()).collect();
+    assert_eq!(names, ["dsh", "ds4", "codex", "claude", "gemini", "opencode", "dsh-next"]);
+    let dsh = &all["profiles"][0];
+    assert!(
+        dsh["files"].as_array().expect("files").iter().any(|f| f["path"] == "pkg/AGENTS.md" && f["status"] == "loaded")
+    );
+    assert!(
+        dsh["files"].as_array().expect("files").iter().any(|f| f["path"] == "CLAUDE.md" && f["status"] == "shadowed")
+    );
+    let claude = &all["profiles"][3];
+    assert_eq!(claude["files"][0]["path"].as_str().map(|p| p.ends_with("r/CLAUDE.md")), Some(true));
+    assert_eq!(claude["text"].as_str().map(|t| t.contains("old claude rules")), Some(true));
+
+    let err = c.request("instructions/effective", json!({"profile": "cursor"})).await.expect_err("unknown profile");
+    let message = err["message"].as_str().unwrap_or_default();
+    assert!(message.contains("unknown profile `cursor`") && message.contains("dsh-next, all"), "{message}");
+    c.finish().await;
+}
+
+#[tokio::test]
+async fn profiles_setting_publishes_each_agents_cuts_as_diagnostics() {
+    let t = codex_spent_tree();
+    let pkg = t.path("r/pkg");
+    let mut c = Client::start(&t.home(), &[&pkg], json!({"profiles": ["dsh", "codex"]})).await;
+    let cut = c.diagnostic(&t.path("r/AGENTS.md"), "agentCut").await;
+    let message = cut["message"].as_str().unwrap_or_default();
+    let line = 32768 / RULE.len() + 1;
+    assert!(message.starts_with(&format!("Codex cuts this file at line {line}, after 32768 of ")), "{message}");
+    assert!(message.contains("32768-byte shared budget"), "{message}");
+    assert_eq!(cut["range"]["start"]["line"], line - 1);
+    let left_out = c.diagnostic(&t.path("r/pkg/AGENTS.md"), "agentCut").await;
+    assert_eq!(
+        left_out["message"].as_str().map(|m| m.contains("Codex leaves this file out") && m.contains("spent by")),
+        Some(true),
+        "{left_out}"
+    );
+    // The session's own findings are still there.
+    c.diagnostic(&t.path("r/CLAUDE.md"), "shadowed").await;
+    c.finish().await;
+
+    // Without dsh in `profiles`, only the agent's findings are published.
+    let mut c = Client::start(&t.home(), &[&pkg], json!({"profiles": ["codex"]})).await;
+    c.diagnostic(&t.path("r/AGENTS.md"), "agentCut").await;
+    let left = c.diagnostics_until(&t.path("r/CLAUDE.md"), "no dsh findings", |d| d.is_empty()).await;
+    assert!(left.is_empty());
     c.finish().await;
 }

@@ -40,6 +40,10 @@ pub enum Code {
     FrameEscape,
     Empty,
     Duplicate,
+    /// An agent profile of `profiles` cuts or leaves out this file.
+    AgentCut,
+    /// An agent profile of `profiles` ignores this file for another one.
+    AgentIgnored,
 }
 
 impl Code {
@@ -54,12 +58,15 @@ impl Code {
             Self::FrameEscape => "frameEscape",
             Self::Empty => "empty",
             Self::Duplicate => "duplicate",
+            Self::AgentCut => "agentCut",
+            Self::AgentIgnored => "agentIgnored",
         }
     }
 
     pub fn severity(self) -> Severity {
         match self {
-            Self::Shadowed | Self::Omitted | Self::Truncated | Self::Symlink => Severity::Warning,
+            Self::Shadowed | Self::Omitted | Self::Truncated | Self::Symlink | Self::AgentCut => Severity::Warning,
+            Self::AgentIgnored => Severity::Information,
             Self::TooLarge | Self::InvalidUtf8 => Severity::Error,
             Self::FrameEscape => Severity::Information,
             Self::Empty | Self::Duplicate => Severity::Hint,

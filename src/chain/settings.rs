@@ -109,6 +109,9 @@ pub struct Settings {
     pub dedupe_trimmed: bool,
     pub watch: bool,
     pub state_dir: Option<PathBuf>,
+    /// The profiles whose diagnostics are published (issue 9): this session's own `profile`
+    /// (its engine findings) and any agent profile of `agents::NAMES`.
+    pub profiles: Vec<String>,
     /// Candidate entries that were dropped as invalid (empty, `.`, `..`, path separators).
     pub ignored_candidates: Vec<String>,
 }
@@ -143,10 +146,11 @@ pub const KEYS: &[&str] = &[
     "dedupeTrimmed",
     "watch",
     "stateDir",
+    "profiles",
 ];
 
 /// Keys that editor clients keep in the same `instructions` section for themselves.
-pub const CLIENT_KEYS: &[&str] = &["server", "trace", "logLevel", "profiles"];
+pub const CLIENT_KEYS: &[&str] = &["server", "trace", "logLevel"];
 
 impl Settings {
     /// The defaults of a profile.
@@ -292,8 +296,22 @@ impl Settings {
             previous.map(|p| p.state_dir.clone()),
         );
 
+        let profiles = pick(
+            r.get("profiles", |v| {
+                let known = |n: &str| Profile::parse(n).is_some() || crate::chain::agents::NAMES.contains(&n);
+                let names = v.as_array().and_then(|a| a.iter().map(|x| x.as_str().filter(|n| known(n))).collect());
+                names.map(|n: Vec<&str>| n.into_iter().map(str::to_string).collect()).ok_or_else(|| {
+                    let all: Vec<&str> = Profile::NAMES.iter().chain(crate::chain::agents::NAMES).copied().collect();
+                    format!("expected an array of profile names from {}, got {v}", all.join(", "))
+                })
+            }),
+            || vec![profile.name().to_string()],
+            previous.map(|p| p.profiles.clone()),
+        );
+
         let settings = Self {
             profile,
+            profiles,
             candidates,
             local_candidates,
             dsh_home,

@@ -52,28 +52,24 @@ fn rows(args: &CompareArgs) -> Result<Vec<Row>, String> {
     let mut out = Vec::new();
     for profile in [Profile::Dsh, Profile::Ds4] {
         let cache = FileCache::new();
-        let session = Session::new(&folder, Settings::defaults(profile, &env));
+        let mut session = Session::new(&folder, Settings::defaults(profile, &env));
+        for file in &args.touch {
+            session.touch(&cache, &paths::absolute(file).map_err(|e| format!("{}: {e}", file.display()))?);
+        }
         let snap = session.snapshot(&cache, None);
-        let (files, r) = (&snap.baseline.files, &snap.baseline.rendered);
-        let cut = |i: &usize| files.get(*i).map(|f| f.heading.clone());
-        out.push(Row {
-            profile: profile.name().into(),
-            files: files
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| !r.omitted.contains(i))
-                .map(|(_, f)| f.heading.clone())
-                .collect(),
-            bytes: r.text.len(),
-            cut: r.omitted.iter().filter_map(cut).chain(r.truncated.map(|t| t.index).iter().filter_map(cut)).collect(),
-            shadowed: snap
-                .chain
-                .skipped
-                .iter()
-                .filter(|s| s.shadowed_by.is_some())
-                .map(|s| s.heading.clone())
-                .collect(),
-        });
+        let mut row =
+            Row { profile: profile.name().into(), files: Vec::new(), bytes: 0, cut: Vec::new(), shadowed: Vec::new() };
+        for block in std::iter::once(&snap.baseline).chain(&snap.nested) {
+            let (files, r) = (&block.files, &block.rendered);
+            let cut = |i: &usize| files.get(*i).map(|f| f.heading.clone());
+            let shown = files.iter().enumerate().filter(|(i, _)| !r.omitted.contains(i));
+            row.files.extend(shown.map(|(_, f)| f.heading.clone()));
+            row.bytes += r.text.len();
+            row.cut.extend(r.omitted.iter().filter_map(cut).chain(r.truncated.map(|t| t.index).iter().filter_map(cut)));
+        }
+        let skipped = snap.chain.skipped.iter().chain(&snap.nested_skipped);
+        row.shadowed = skipped.filter(|s| s.shadowed_by.is_some()).map(|s| s.heading.clone()).collect();
+        out.push(row);
     }
     // Named from the project root, as the dsh rows are.
     let markers = Settings::defaults(Profile::Dsh, &env).root_markers;

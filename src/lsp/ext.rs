@@ -20,10 +20,12 @@ pub struct EffectiveParams {
     pub uri: Option<String>,
     #[serde(default)]
     pub unsaved: bool,
+    /// A profile name (`dsh`, `ds4`, an agent profile) or `"all"`.
+    pub profile: Option<String>,
 }
 
 impl EffectiveParams {
-    pub const SHAPE: &'static str = "{ uri?: string, unsaved?: boolean }";
+    pub const SHAPE: &'static str = "{ uri?: string, unsaved?: boolean, profile?: \"dsh\" | \"ds4\" | \"codex\" | \"claude\" | \"gemini\" | \"opencode\" | \"dsh-next\" | \"all\" }";
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -90,7 +92,7 @@ mod tests {
         let err = parse::<EffectiveParams>(EFFECTIVE, EffectiveParams::SHAPE, json!({"uri": 3})).err();
         let message = err.map(|e| e.message.to_string()).unwrap_or_default();
         assert!(message.contains("instructions/effective: invalid type"), "{message}");
-        assert!(message.contains("{ uri?: string, unsaved?: boolean }"));
+        assert!(message.contains(r#"{ uri?: string, unsaved?: boolean, profile?: "dsh""#), "{message}");
         let err = parse::<TouchParams>(TOUCH, TouchParams::SHAPE, json!({"uri": "file:///a", "kind": "delete"})).err();
         assert!(err.is_some_and(|e| e.message.contains("unknown variant `delete`")));
         assert!(parse::<EffectiveParams>(EFFECTIVE, EffectiveParams::SHAPE, Value::Null).is_ok());

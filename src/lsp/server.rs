@@ -292,6 +292,13 @@ impl Server {
         let p: EffectiveParams = ext::parse(ext::EFFECTIVE, EffectiveParams::SHAPE, params)?;
         let (folder, path) = self.resolve(p.uri.as_deref())?;
         tracing::debug!("effective for {} (unsaved: {})", folder.display(), p.unsaved);
+        if let Some(name) = p.profile.as_deref() {
+            let st = self.inner.state();
+            let Some(session) = st.sessions.get(&folder) else {
+                return Err(Error::invalid_params("the workspace folder was removed"));
+            };
+            return super::profiles::answer(session, &self.inner.cache, name, &st.env).map_err(Error::invalid_params);
+        }
         let generation = self.inner.generation.load(Ordering::SeqCst);
         let key = (folder.clone(), path.clone());
         // Only the folder's own answer: a preview reads directories that are not watched yet.

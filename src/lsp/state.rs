@@ -9,6 +9,7 @@ use serde_json::Value;
 use tower_lsp_server::lsp_types::{Diagnostic, Uri};
 
 use super::convert::{self, Encoding};
+use crate::chain::agents;
 use crate::chain::discover::{Discovery, Scope};
 use crate::chain::lint::{self, Finding};
 use crate::chain::settings::{Env, Settings, SettingsProblem};
@@ -201,6 +202,7 @@ pub struct DiagnosticsInput {
     /// Open documents that are instruction candidates, with the settings that judge them.
     pub open_candidates: Vec<(PathBuf, Settings, PathBuf)>,
     pub encoding: Encoding,
+    pub agent_env: agents::AgentEnv,
 }
 
 impl State {
@@ -223,6 +225,7 @@ impl State {
             buffers: self.buffers(),
             open_candidates,
             encoding: self.encoding,
+            agent_env: agents::AgentEnv::with_home(&self.env),
         }
     }
 }
@@ -232,19 +235,28 @@ pub fn findings(input: &DiagnosticsInput, cache: &FileCache) -> (Vec<Finding>, V
     let mut out: Vec<Finding> = Vec::new();
     let mut snapshots = Vec::new();
     let buffers = Some(&input.buffers);
+    let agent_env = &input.agent_env;
     for session in &input.sessions {
         let snap = session.snapshot(cache, buffers);
-        let disc = session.discovery(cache, buffers);
-        let skipped: Vec<_> = snap.skipped().cloned().collect();
-        out.extend(lint::skip_findings(&skipped, &session.settings, |p| disc.heading(p)));
-        for f in snap.files() {
-            out.extend(lint::content_findings(&f.path, &f.file.text, session.settings.frame));
+        if session.settings.profiles.iter().any(|p| p == session.settings.profile.name()) {
+            let disc = session.discovery(cache, buffers);
+            let skipped: Vec<_> = snap.skipped().cloned().collect();
+            out.extend(lint::skip_findings(&skipped, &session.settings, |p| disc.heading(p)));
+            for f in snap.files() {
+                out.extend(lint::content_findings(&f.path, &f.file.text, session.settings.frame));
+            }
+            out.extend(session.chain_findings(&snap));
         }
-        out.extend(session.chain_findings(&snap));
+        for name in &session.settings.profiles {
+            out.extend(agent_findings(session, name, agent_env));
+        }
         snapshots.push((session.clone(), snap));
     }
     // Open candidates judged in their own directory, whether or not a chain reaches them.
     for (path, settings, folder) in &input.open_candidates {
+        if !settings.profiles.iter().any(|p| p == settings.profile.name()) {
+            continue;
+        }
         let Some(dir) = path.parent() else { continue };
         let disc = Discovery::new(settings, cache, buffers, folder);
         let scan = disc.scan_dir(dir, Scope::Nested);
@@ -257,6 +269,40 @@ pub fn findings(input: &DiagnosticsInput, cache: &FileCache) -> (Vec<Finding>, V
     let mut seen = HashSet::new();
     out.retain(|f| seen.insert((f.path.clone(), f.code, f.span, f.message.clone())));
     (out, snapshots)
+}
+
+/// What the agent profile `name` does differently with the session's files: what it cuts,
+/// leaves out or ignores. Agents read the disk, so these follow saved files, not buffers.
+fn agent_findings(session: &Session, name: &str, env: &agents::AgentEnv) -> Vec<Finding> {
+    let Some(profile) = agents::profile(name, env, &agents::Overrides::default()) else { return Vec::new() };
+    let view = agents::load(&profile, &session.folder, &session.touched_paths());
+    let folder = std::fs::canonicalize(&session.folder).unwrap_or_else(|_| session.folder.clone());
+    let show = |p: &Path| match p.strip_prefix(&folder) {
+        Ok(rel) if !rel.as_os_str().is_empty() => crate::paths::slash_join(rel),
+        _ => p.display().to_string(),
+    };
+    let mut out = Vec::new();
+    for f in &view.files {
+        let text = (f.status == agents::Status::Truncated)
+            .then(|| crate::chain::source::read_prefix(&f.path, f.included_bytes));
+        let Some(message) = agents::explain(&view, f, text.as_deref(), show) else { continue };
+        let cut = matches!(f.status, agents::Status::Truncated | agents::Status::Omitted | agents::Status::Oversized);
+        out.push(Finding {
+            path: f.path.clone(),
+            code: if cut { lint::Code::AgentCut } else { lint::Code::AgentIgnored },
+            span: if f.status == agents::Status::Truncated {
+                lint::Span::ToEnd { start: f.included_bytes as usize }
+            } else {
+                lint::Span::FirstLine
+            },
+            message,
+            related: f.by.as_ref().map(|p| lint::Related {
+                path: p.clone(),
+                message: format!("{} loads this file", agents::display_name(view.profile)),
+            }),
+        });
+    }
+    out
 }
 
 /// The text a finding is placed in: the open buffer, else at most `max + 1` bytes of disk.

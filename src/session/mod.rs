@@ -218,6 +218,12 @@ impl Session {
         Some(out)
     }
 
+    /// The nested directories that touches reached, as one touched path in each (for agent
+    /// profiles, which walk up from a touched file's directory).
+    pub fn touched_paths(&self) -> Vec<PathBuf> {
+        self.reached.iter().map(|d| d.join(".touch")).collect()
+    }
+
     /// What should be visible now: the baseline, then the files of reached nested directories;
     /// with every skipped candidate.
     fn desired(&self, cache: &FileCache) -> (Vec<ChainFile>, Vec<SkippedFile>) {

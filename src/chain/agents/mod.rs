@@ -288,6 +288,16 @@ impl AgentEnv {
         }
     }
 
+    /// The process's variables, but the home directories of `env` (the server's, which tests
+    /// point at a private home).
+    pub fn with_home(env: &crate::chain::settings::Env) -> Self {
+        Self {
+            home: env.home.clone(),
+            dsh_home: env.dsh_home.as_ref().filter(|v| !v.trim().is_empty()).map(PathBuf::from),
+            ..Self::from_process()
+        }
+    }
+
     fn home_join(&self, rel: &str) -> PathBuf {
         self.home.as_deref().unwrap_or(Path::new("~")).join(rel)
     }
@@ -852,14 +862,20 @@ fn codex_budget(profile: &AgentProfile, cwd: &Path, files: Vec<AgentFile>, max_b
 
 /// One sentence on what `view`'s agent does with `file` when it does not get it whole, naming
 /// the line where a cut falls; `None` when the agent gets the file whole.
-pub fn explain(view: &AgentView, file: &AgentFile, text: Option<&[u8]>) -> Option<String> {
+/// `name` shows a path (relative to the folder, say).
+pub fn explain(
+    view: &AgentView,
+    file: &AgentFile,
+    text: Option<&[u8]>,
+    name: impl Fn(&Path) -> String,
+) -> Option<String> {
     let agent = display_name(view.profile);
     let spent: Vec<String> = view
         .files
         .iter()
         .take_while(|f| f.path != file.path)
-        .filter(|f| f.status.reaches() && f.scope != Scope::Global)
-        .map(|f| f.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())
+        .filter(|f| f.status.reaches() && f.included_bytes > 0)
+        .map(|f| name(&f.path))
         .collect();
     let budget = view.budget.clone().unwrap_or_else(|| "budget".into());
     let by = if spent.is_empty() { String::new() } else { format!(" spent by {}", spent.join(", ")) };
@@ -874,7 +890,7 @@ pub fn explain(view: &AgentView, file: &AgentFile, text: Option<&[u8]>) -> Optio
         Status::Omitted => Some(format!("{agent} leaves this file out ({budget}{by})")),
         Status::Shadowed => Some(format!(
             "{agent} ignores this file: it loads {} instead",
-            file.by.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
+            file.by.as_deref().map(&name).unwrap_or_default()
         )),
         Status::Oversized => Some(format!("{agent} does not load this file: it is too large ({} bytes)", file.bytes)),
         Status::Duplicate => {

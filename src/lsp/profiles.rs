@@ -1,0 +1,158 @@
+//! `instructions/effective` with `profile`: what one profile, or every profile (`"all"`),
+//! loads in a workspace folder, in one shape for the engine's profiles and the agents'.
+
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::chain::agents::{self, AgentEnv, AgentView, Overrides};
+use crate::chain::settings::{Env, Profile, Settings};
+use crate::chain::source::FileCache;
+use crate::paths::{path_to_uri, slash_join};
+use crate::session::Session;
+use crate::session::view::EffectiveResult;
+
+/// One profile's answer.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileResult {
+    pub profile: String,
+    /// What the rules mirror: the agent release, or the SPEC for `dsh` and `ds4`.
+    pub mirrors: String,
+    /// The text the agent gets (the blocks joined by a blank line for `dsh` and `ds4`).
+    pub text: String,
+    pub bytes: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<String>,
+    pub files: Vec<ProfileFile>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileFile {
+    pub uri: String,
+    /// Relative to the folder when inside it.
+    pub path: String,
+    pub scope: String,
+    pub status: String,
+    pub bytes: u64,
+    pub included_bytes: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+}
+
+/// Every name `profile` accepts.
+pub fn names() -> Vec<&'static str> {
+    Profile::NAMES.iter().chain(agents::NAMES).copied().chain(["all"]).collect()
+}
+
+/// The answer for `name` in `session`'s folder, or what was wrong with `name`.
+pub fn answer(session: &Session, cache: &FileCache, name: &str, env: &Env) -> Result<Value, String> {
+    let to_value = |v: Result<Value, serde_json::Error>| v.map_err(|e| e.to_string());
+    if name == "all" {
+        let mut all = Vec::new();
+        for p in Profile::NAMES.iter().chain(agents::NAMES) {
+            all.push(one(session, cache, p, env)?);
+        }
+        let folder = path_to_uri(&session.folder);
+        return to_value(serde_json::to_value(serde_json::json!({ "folder": folder, "profiles": all })));
+    }
+    if let Some(p) = Profile::parse(name) {
+        return to_value(serde_json::to_value(engine(session, cache, p, env)));
+    }
+    let mut r = to_value(serde_json::to_value(one(session, cache, name, env)?))?;
+    if let Some(obj) = r.as_object_mut() {
+        obj.insert("folder".into(), Value::String(path_to_uri(&session.folder)));
+    }
+    Ok(r)
+}
+
+/// The engine's answer for profile `p`: the session's own, or a session with `p`'s defaults
+/// that reached the same directories.
+fn engine(session: &Session, cache: &FileCache, p: Profile, env: &Env) -> EffectiveResult {
+    if session.settings.profile == p {
+        return session.effective(cache, None, None);
+    }
+    let mut other = Session::new(&session.folder, Settings::defaults(p, env));
+    for t in session.touched_paths() {
+        other.touch(cache, &t);
+    }
+    other.effective(cache, None, None)
+}
+
+fn one(session: &Session, cache: &FileCache, name: &str, env: &Env) -> Result<ProfileResult, String> {
+    let folder = std::fs::canonicalize(&session.folder).unwrap_or_else(|_| session.folder.clone());
+    let show = |p: &Path| match p.strip_prefix(&folder).or_else(|_| p.strip_prefix(&session.folder)) {
+        Ok(rel) => slash_join(rel),
+        Err(_) => slash_join(p),
+    };
+    if let Some(p) = Profile::parse(name) {
+        return Ok(from_engine(name, engine(session, cache, p, env)));
+    }
+    let Some(profile) = agents::profile(name, &AgentEnv::with_home(env), &Overrides::default()) else {
+        return Err(format!("unknown profile `{name}`; expected one of {}", names().join(", ")));
+    };
+    Ok(from_agent(agents::load(&profile, &session.folder, &session.touched_paths()), show))
+}
+
+fn from_agent(view: AgentView, show: impl Fn(&Path) -> String) -> ProfileResult {
+    ProfileResult {
+        profile: view.profile.into(),
+        mirrors: view.mirrors.into(),
+        bytes: view.text.len(),
+        text: view.text,
+        budget: view.budget,
+        files: view
+            .files
+            .iter()
+            .map(|f| ProfileFile {
+                uri: path_to_uri(&f.path),
+                path: show(&f.path),
+                scope: serde_json::to_value(f.scope)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                status: f.status.as_str().into(),
+                bytes: f.bytes,
+                included_bytes: f.included_bytes,
+                by: f.by.as_deref().map(&show),
+            })
+            .collect(),
+    }
+}
+
+fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
+    let blocks: Vec<_> = std::iter::once(&r.baseline).chain(&r.nested).collect();
+    let text = blocks.iter().map(|b| b.rendered.as_str()).filter(|t| !t.is_empty()).collect::<Vec<_>>().join("\n\n");
+    let mut files: Vec<ProfileFile> = blocks
+        .iter()
+        .flat_map(|b| &b.files)
+        .map(|f| ProfileFile {
+            uri: f.uri.clone(),
+            path: f.path.clone(),
+            scope: f.scope.clone(),
+            status: f.status.clone(),
+            bytes: f.bytes,
+            included_bytes: f.included_bytes,
+            by: None,
+        })
+        .collect();
+    files.extend(r.skipped.iter().filter(|s| s.shadowed_by.is_some()).map(|s| ProfileFile {
+        uri: s.uri.clone(),
+        path: s.path.clone(),
+        scope: "project".into(),
+        status: "shadowed".into(),
+        bytes: 0,
+        included_bytes: 0,
+        by: s.shadowed_by.clone(),
+    }));
+    ProfileResult {
+        profile: name.into(),
+        mirrors: "SPEC.md (the seed plugin)".into(),
+        bytes: text.len(),
+        text,
+        budget: Some(format!("{}-byte budget per block", r.budget_bytes)),
+        files,
+    }
+}
