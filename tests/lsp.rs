@@ -440,7 +440,7 @@ async fn effective_answers_one_profile_or_all_of_them() {
 async fn profiles_setting_publishes_each_agents_cuts_as_diagnostics() {
     let t = codex_spent_tree();
     let pkg = t.path("r/pkg");
-    let mut c = Client::start(&t.home(), &[&pkg], json!({"profiles": ["dsh", "codex"]})).await;
+    let c = Client::start(&t.home(), &[&pkg], json!({"profiles": ["dsh", "codex"]})).await;
     let cut = c.diagnostic(&t.path("r/AGENTS.md"), "agentCut").await;
     let message = cut["message"].as_str().unwrap_or_default();
     let line = 32768 / RULE.len() + 1;
@@ -458,7 +458,7 @@ async fn profiles_setting_publishes_each_agents_cuts_as_diagnostics() {
     c.finish().await;
 
     // Without dsh in `profiles`, only the agent's findings are published.
-    let mut c = Client::start(&t.home(), &[&pkg], json!({"profiles": ["codex"]})).await;
+    let c = Client::start(&t.home(), &[&pkg], json!({"profiles": ["codex"]})).await;
     c.diagnostic(&t.path("r/AGENTS.md"), "agentCut").await;
     let left = c.diagnostics_until(&t.path("r/CLAUDE.md"), "no dsh findings", |d| d.is_empty()).await;
     assert!(left.is_empty());
