@@ -138,15 +138,22 @@ fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
             by: None,
         })
         .collect();
-    files.extend(r.skipped.iter().filter(|s| s.shadowed_by.is_some()).map(|s| ProfileFile {
-        uri: s.uri.clone(),
-        path: s.path.clone(),
-        scope: "project".into(),
-        status: "shadowed".into(),
-        bytes: 0,
-        included_bytes: 0,
-        by: s.shadowed_by.clone(),
-    }));
+    let path_of = |uri: &String| files.iter().find(|f| &f.uri == uri).map_or_else(|| uri.clone(), |f| f.path.clone());
+    let shadowed: Vec<ProfileFile> = r
+        .skipped
+        .iter()
+        .filter(|s| s.reason == "shadowed")
+        .map(|s| ProfileFile {
+            uri: s.uri.clone(),
+            path: s.path.clone(),
+            scope: "project".into(),
+            status: "shadowed".into(),
+            bytes: 0,
+            included_bytes: 0,
+            by: s.shadowed_by.as_ref().map(path_of),
+        })
+        .collect();
+    files.extend(shadowed);
     ProfileResult {
         profile: name.into(),
         mirrors: "SPEC.md (the seed plugin)".into(),

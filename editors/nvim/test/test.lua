@@ -66,6 +66,24 @@ check(':InstructionsEffective shows the block agents get', function()
   vim.cmd('close')
 end)
 
+check(':InstructionsCompare shows a row per profile, counted as the CLI counts them', function()
+  local rows = vim.fn.json_decode(vim.fn.system({ bin, 'compare', root, '--json' }))
+  assert(#rows == 7, 'seven profiles from the CLI')
+  vim.cmd('InstructionsCompare')
+  local buf = vim.api.nvim_get_current_buf()
+  local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
+  for _, r in ipairs(rows) do
+    -- The dsh rows join their blocks differently; the agents' texts are the same bytes.
+    if r.profile ~= 'dsh' and r.profile ~= 'ds4' then
+      local row = string.format('\n%-9s %8d ', r.profile, r.bytes)
+      assert(text:find(row, 1, true), 'a row for ' .. r.profile .. ' with ' .. r.bytes .. ' bytes:\n' .. text)
+    end
+  end
+  assert(text:find('## opencode (opencode 1.18.33)', 1, true), text)
+  assert(text:find('- CLAUDE.md shadowed by AGENTS.md', 1, true), text)
+  vim.cmd('close')
+end)
+
 check('a deeper file adds the nested file to the statusline and the transitions', function()
   wait('a first status', function()
     return il.statusline() ~= ''

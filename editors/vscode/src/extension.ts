@@ -12,7 +12,7 @@ import {
   TransportKind,
 } from "vscode-languageclient/node";
 
-import { contextText, Effective, folderNode, Node, statusText, statusTooltip, isCut } from "./model";
+import { agentsNode, AllProfiles, contextText, Effective, folderNode, Node, statusText, statusTooltip, isCut } from "./model";
 import { resolveServer } from "./resolve";
 
 /** Settings the server reads; the others (`server.path`, `trace.server`, `logLevel`) are ours. */
@@ -30,6 +30,7 @@ const SERVER_KEYS = [
   "dedupeTrimmed",
   "watch",
   "stateDir",
+  "profiles",
 ];
 
 /** Only the keys a user set (at any level), so the server's own defaults apply otherwise. */
@@ -146,9 +147,11 @@ class GuidanceTree implements vscode.TreeDataProvider<Node> {
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
-    const collapsible = node.children
-      ? vscode.TreeItemCollapsibleState.Expanded
-      : vscode.TreeItemCollapsibleState.None;
+    const collapsible = !node.children
+      ? vscode.TreeItemCollapsibleState.None
+      : node.collapsed
+        ? vscode.TreeItemCollapsibleState.Collapsed
+        : vscode.TreeItemCollapsibleState.Expanded;
     const item = new vscode.TreeItem(node.label, collapsible);
     item.id = node.id;
     item.description = node.description;
@@ -182,7 +185,17 @@ class GuidanceTree implements vscode.TreeDataProvider<Node> {
           uri: inFolder && active ? active.toString() : folder.uri.toString(),
         });
         this.results.set(folder.uri.toString(), e);
-        nodes.push(folderNode(folder.name, e, inFolder ? active?.toString() : undefined));
+        const node = folderNode(folder.name, e, inFolder ? active?.toString() : undefined);
+        // The Agents group compares every profile for the active folder (the only one, or the
+        // one holding the active editor).
+        if (inFolder || folders.length === 1) {
+          const all = await client.sendRequest<AllProfiles>("instructions/effective", {
+            uri: folder.uri.toString(),
+            profile: "all",
+          });
+          node.children!.push(agentsNode(e.folder, all));
+        }
+        nodes.push(node);
       } catch (err) {
         nodes.push({ id: folder.uri.toString(), label: folder.name, description: `error: ${String(err)}`, icon: "info" });
       }

@@ -51,6 +51,8 @@ export interface Node {
   /** For a truncated file: the byte offset of the first byte agents do not see. */
   cutBytes?: number;
   children?: Node[];
+  /** Starts collapsed (the rows of the Agents group). */
+  collapsed?: boolean;
 }
 
 /** "1.2 KiB", "600 B". */
@@ -176,4 +178,68 @@ export function statusTooltip(e: Effective): string {
 export function contextText(e: Effective): string {
   const blocks = [e.baseline, ...e.nested].map((b) => b.rendered).filter((t) => t.length > 0);
   return blocks.join("\n\n");
+}
+
+/** One profile's answer to `instructions/effective` with `profile`. */
+export interface ProfileFile {
+  uri: string;
+  path: string;
+  scope: string;
+  status: string;
+  bytes: number;
+  includedBytes: number;
+  by?: string;
+}
+
+export interface ProfileResult {
+  profile: string;
+  mirrors: string;
+  text: string;
+  bytes: number;
+  budget?: string;
+  files: ProfileFile[];
+}
+
+/** The answer to `instructions/effective` with `profile: "all"`. */
+export interface AllProfiles {
+  folder: string;
+  profiles: ProfileResult[];
+}
+
+const REACHES = new Set(["loaded", "truncated"]);
+const CUT = new Set(["truncated", "omitted"]);
+
+function profileIcon(status: string): Icon {
+  if (status === "loaded" || status === "truncated" || status === "omitted") return status;
+  return "skipped";
+}
+
+/** The "Agents" group: a row per profile (what reaches that agent, what it cuts), its files below. */
+export function agentsNode(base: string, all: AllProfiles): Node {
+  const rows = all.profiles.map((p): Node => {
+    const reaching = p.files.filter((f) => REACHES.has(f.status));
+    const cut = p.files.filter((f) => CUT.has(f.status)).map((f) => f.path);
+    const description = `${reaching.length} file(s) · ${formatBytes(p.bytes)}${cut.length ? ` · cuts ${cut.join(", ")}` : ""}`;
+    const files = p.files.map((f, i): Node => {
+      const size = f.status === "truncated" ? `${formatBytes(f.includedBytes)} of ${formatBytes(f.bytes)}` : formatBytes(f.bytes);
+      return {
+        id: `${base}#agents#${p.profile}#${i}`,
+        label: f.path,
+        description: `${f.status}${f.by ? ` (${f.by})` : ""} · ${size} · ${f.scope}`,
+        icon: profileIcon(f.status),
+        uri: f.uri,
+        cutBytes: f.status === "truncated" ? f.includedBytes : undefined,
+      };
+    });
+    return {
+      id: `${base}#agents#${p.profile}`,
+      label: p.profile,
+      description,
+      tooltip: `${p.profile} mirrors ${p.mirrors}${p.budget ? `\n${p.budget}` : ""}\n${p.bytes} bytes reach the agent`,
+      icon: cut.length ? "truncated" : "loaded",
+      collapsed: true,
+      children: files.length ? files : [note(`${base}#agents#${p.profile}#none`, "Loads nothing here")],
+    };
+  });
+  return { id: `${base}#agents`, label: "Agents", description: String(rows.length), children: rows };
 }

@@ -1,6 +1,6 @@
 -- instructions-lsp for Neovim: attaches the server to every file buffer under a project root
 -- (every opened file is a touch), and offers :InstructionsEffective, :InstructionsTransitions,
--- :InstructionsCopy and a statusline function.
+-- :InstructionsCompare, :InstructionsCopy and a statusline function.
 --
 --   require('instructions_lsp').setup{ cmd = { 'instructions-lsp' }, profile = 'ds4', baselineMaxBytes = 32768 }
 --
@@ -286,6 +286,52 @@ function M.show_transitions()
   return scratch('instructions://transitions', table.concat(lines, '\n'), 'markdown')
 end
 
+--- The lines of the :InstructionsCompare table: a row per profile, then each profile's files.
+function M.compare_lines(result)
+  local list = function(t)
+    return #t > 0 and table.concat(t, ', ') or '-'
+  end
+  local lines = {
+    '# What each agent loads in ' .. vim.uri_to_fname(result.folder),
+    '',
+    string.format('%-9s %8s  %-6s %s', 'profile', 'bytes', 'files', 'cut'),
+  }
+  for _, p in ipairs(result.profiles) do
+    local reaching, cut = 0, {}
+    for _, f in ipairs(p.files) do
+      if f.status == 'loaded' or f.status == 'truncated' then
+        reaching = reaching + 1
+      end
+      if f.status == 'truncated' or f.status == 'omitted' then
+        table.insert(cut, f.path)
+      end
+    end
+    table.insert(lines, string.format('%-9s %8d  %-6d %s', p.profile, p.bytes, reaching, list(cut)))
+  end
+  for _, p in ipairs(result.profiles) do
+    table.insert(lines, '')
+    table.insert(lines, string.format('## %s (%s)', p.profile, p.mirrors))
+    for _, f in ipairs(p.files) do
+      local by = (f.by ~= nil and f.by ~= vim.NIL) and (' by ' .. f.by) or ''
+      table.insert(lines, string.format('- %s %s%s, %s, %d of %d bytes', f.path, f.status, by, f.scope, f.includedBytes, f.bytes))
+    end
+  end
+  return lines
+end
+
+--- :InstructionsCompare: what each profile (dsh, ds4 and every agent) loads in this folder.
+function M.show_compare()
+  local _, _, root = current()
+  if not root then
+    return
+  end
+  local result = request('instructions/effective', { uri = vim.uri_from_fname(root), profile = 'all' })
+  if not result then
+    return
+  end
+  return scratch('instructions://compare', table.concat(M.compare_lines(result), '\n'), 'markdown')
+end
+
 --- :InstructionsCopy [register]: the blocks into a register (default `"`, and `+` when there is
 --- a clipboard).
 function M.copy(register)
@@ -354,6 +400,7 @@ function M.setup(opts)
   })
   vim.api.nvim_create_user_command('InstructionsEffective', M.show_effective, { desc = 'Show the instruction blocks agents get here' })
   vim.api.nvim_create_user_command('InstructionsTransitions', M.show_transitions, { desc = 'Show the instruction transition log' })
+  vim.api.nvim_create_user_command('InstructionsCompare', M.show_compare, { desc = 'Compare what each agent loads here' })
   vim.api.nvim_create_user_command('InstructionsCopy', function(a)
     M.copy(a.args)
   end, { nargs = '?', desc = 'Copy the instruction blocks into a register' })

@@ -186,6 +186,23 @@ try {
     await shot("hover");
   });
 
+  await check("the Agents group compares every profile for the active folder", async () => {
+    const agents = await waitFor("the Agents rows", async () => {
+      const r = await rows();
+      return r.some((t) => t.startsWith("Agents")) && r.some((t) => t.startsWith("dsh-next")) ? r : null;
+    });
+    const at = agents.findIndex((t) => t.startsWith("Agents"));
+    const profiles = agents.slice(at + 1, at + 8).map((t) => t.split(" ")[0]);
+    log(`agents: ${JSON.stringify(agents.slice(at, at + 8))}`);
+    if (JSON.stringify(profiles) !== JSON.stringify(["dsh", "ds4", "codex", "claude", "gemini", "opencode", "dsh-next"]))
+      throw new Error(`profiles: ${JSON.stringify(agents.slice(at, at + 8))}`);
+    // alpha's AGENTS.md and CLAUDE.md: opencode loads AGENTS.md only, dsh-next loads both.
+    const row = (name) => agents.slice(at).find((t) => t.startsWith(`${name} `));
+    if (!row("opencode")?.startsWith("opencode 1 file(s)")) throw new Error(`opencode: ${row("opencode")}`);
+    if (!row("dsh-next")?.startsWith("dsh-next 2 file(s)")) throw new Error(`dsh-next: ${row("dsh-next")}`);
+    await shot("agents");
+  });
+
   await check("the status bar shows the active file's session", async () => {
     const item = page.locator(".statusbar-item:has-text('KiB')");
     const text = await waitFor("a status bar item", async () => ((await item.count()) ? (await item.first().innerText()).trim() : null));
@@ -209,11 +226,19 @@ try {
   });
 } finally {
   await browser.close();
+  // Wait for code-server to exit: its extension host and our server still write logs and state
+  // into tmp while they shut down.
+  const exited = new Promise((resolve) => server.once("exit", resolve));
   server.kill();
+  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10000))]);
   if (failures > 0) {
     console.log(serverLog.slice(-4000));
   }
-  rmSync(tmp, { recursive: true, force: true });
+  try {
+    rmSync(tmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+  } catch (err) {
+    log(`left ${tmp} behind: ${err.message}`);
+  }
 }
 console.log(`e2e: ${passes} passed, ${failures} failed`);
 process.exit(failures > 0 ? 1 : 0);

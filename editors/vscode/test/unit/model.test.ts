@@ -4,7 +4,7 @@ import { readFileSync } from "fs";
 import { join } from "path";
 import { test } from "node:test";
 
-import { Effective, folderNode, formatBytes, statusText, isCut, contextText, reasonText } from "../../src/model";
+import { AllProfiles, agentsNode, Effective, folderNode, formatBytes, statusText, isCut, contextText, reasonText } from "../../src/model";
 
 const load = (name: string): Effective => JSON.parse(readFileSync(join(__dirname, "../../test/unit/fixtures", name), "utf8"));
 
@@ -61,4 +61,22 @@ test("bytes and reasons read well", () => {
 test("the effective context is every block, as agents get them", () => {
   const e = load("effective-cut.json");
   assert.equal(contextText(e), `${e.baseline.rendered}\n\n${e.nested[0].rendered}`);
+});
+
+test("the Agents group has a row per profile with what each agent gets and cuts", () => {
+  // Recorded from the server with `profile: "all"` (texts shortened).
+  const all: AllProfiles = JSON.parse(readFileSync(join(__dirname, "../../test/unit/fixtures/profiles-all.json"), "utf8"));
+  const group = agentsNode(all.folder, all);
+  assert.equal(group.label, "Agents");
+  assert.deepEqual(group.children!.map((r) => r.label), ["dsh", "ds4", "codex", "claude", "gemini", "opencode", "dsh-next"]);
+  const codex = group.children![2];
+  assert.match(codex.description!, /^1 file\(s\) · 32.1 KiB · cuts AGENTS.md$/);
+  assert.equal(codex.icon, "truncated");
+  assert.equal(codex.children![0].cutBytes, 32768);
+  assert.match(codex.tooltip!, /Codex CLI 0.171.0/);
+  const opencode = group.children![5];
+  assert.deepEqual(opencode.children!.map((f) => [f.label, f.icon]), [["AGENTS.md", "loaded"], ["CLAUDE.md", "skipped"]]);
+  assert.match(opencode.children![1].description!, /^shadowed \(AGENTS.md\)/);
+  const dshNext = group.children![6];
+  assert.equal(dshNext.description, "2 file(s) · 32.5 KiB", "dsh-next loads both files of the directory");
 });
