@@ -419,3 +419,107 @@ fn codex_spends_its_shared_budget_root_first_and_compare_shows_it() {
     let o = run(&t, &pkg, &["compare"]);
     assert!(stdout(&o).lines().next().is_some_and(|l| l.starts_with("profile")));
 }
+
+/// (path relative to the tree, scope, status) of each file of an agent profile's `--json`.
+fn agent_files(t: &Tree, o: &Output) -> Vec<(String, String, String)> {
+    assert!(o.status.success(), "{}", stderr(o));
+    let view: Value = serde_json::from_str(&stdout(o)).expect("json");
+    let base = std::fs::canonicalize(t.path("")).expect("canonical tree");
+    view["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| {
+            let p = Path::new(f["path"].as_str().unwrap_or(""));
+            let rel = p.strip_prefix(&base).or_else(|_| p.strip_prefix(t.path(""))).unwrap_or(p);
+            let s = |k: &str| f[k].as_str().unwrap_or("").to_string();
+            (rel.to_string_lossy().into_owned(), s("scope"), s("status"))
+        })
+        .collect()
+}
+
+#[test]
+fn claude_walks_to_the_filesystem_root_reads_only_claude_files_and_follows_imports() {
+    let t = Tree::new();
+    t.write("CLAUDE.md", "above the repository");
+    t.write("r/AGENTS.md", "agents rules");
+    t.write("r/CLAUDE.md", "see @AGENTS.md and `@./in-code.md`\n@~/personal.md\n");
+    t.write("r/.claude/CLAUDE.md", "dot claude");
+    t.write("r/CLAUDE.local.md", "local");
+    t.write("r/pkg/CLAUDE.md", "pkg claude");
+    t.write("home/personal.md", "personal @./loop.md");
+    t.write("home/loop.md", "loop @./personal.md");
+    let o = run(&t, &t.root(), &["effective", "--profile", "claude", "--json"]);
+    let files = agent_files(&t, &o);
+    let f = |p: &str, scope: &str, status: &str| (p.to_string(), scope.to_string(), status.to_string());
+    assert_eq!(
+        files,
+        [
+            f("CLAUDE.md", "project", "loaded"),
+            f("r/CLAUDE.md", "project", "loaded"),
+            f("r/AGENTS.md", "import", "loaded"),
+            f("home/personal.md", "import", "loaded"),
+            f("home/loop.md", "import", "loaded"),
+            f("home/personal.md", "import", "cycle"),
+            f("r/.claude/CLAUDE.md", "project", "loaded"),
+            f("r/CLAUDE.local.md", "project", "loaded"),
+        ],
+        "past .git up to /, AGENTS.md only through its import, imports in code ignored, the cycle cut"
+    );
+    let text: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert!(text["text"].as_str().is_some_and(|t| t.contains("agents rules") && !t.contains("pkg claude")));
+
+    // A read below the cwd loads that directory's CLAUDE.md.
+    let touch = t.write("r/pkg/main.rs", "");
+    let o =
+        run(&t, &t.root(), &["effective", "--profile", "claude", "--json", "--touch", touch.to_str().unwrap_or("")]);
+    assert_eq!(agent_files(&t, &o).last(), Some(&f("r/pkg/CLAUDE.md", "nested", "loaded")));
+}
+
+#[test]
+fn claude_imports_stop_after_five_hops() {
+    let t = Tree::new();
+    t.write("r/CLAUDE.md", "@a1.md");
+    for i in 1..=7 {
+        t.write(&format!("r/a{i}.md"), format!("hop {i} @a{}.md", i + 1));
+    }
+    let o = run(&t, &t.root(), &["effective", "--profile", "claude", "--json"]);
+    let statuses: Vec<String> = agent_files(&t, &o).into_iter().map(|(p, _, s)| format!("{p} {s}")).collect();
+    assert_eq!(
+        statuses,
+        [
+            "r/CLAUDE.md loaded",
+            "r/a1.md loaded",
+            "r/a2.md loaded",
+            "r/a3.md loaded",
+            "r/a4.md loaded",
+            "r/a5.md loaded",
+            "r/a6.md too-deep"
+        ]
+    );
+}
+
+#[test]
+fn compare_has_a_row_per_profile_and_reads_touches() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root agents");
+    t.write("r/CLAUDE.md", "root claude");
+    t.write("r/GEMINI.md", "root gemini");
+    t.write("r/pkg/CLAUDE.md", "pkg claude");
+    let touch = t.write("r/pkg/main.rs", "");
+    let o = run(&t, &t.root(), &["compare", "--json", "--touch", touch.to_str().unwrap_or("")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let names: Vec<&str> = rows.as_array().expect("rows").iter().filter_map(|r| r["profile"].as_str()).collect();
+    assert_eq!(names, ["dsh", "ds4", "codex", "claude", "gemini", "opencode", "dsh-next"]);
+    let row = |name: &str| {
+        rows.as_array().and_then(|r| r.iter().find(|r| r["profile"] == name)).cloned().unwrap_or(Value::Null)
+    };
+    assert_eq!(row("dsh")["files"], serde_json::json!(["AGENTS.md", "pkg/CLAUDE.md"]), "the touch reaches pkg");
+    assert_eq!(row("codex")["files"], serde_json::json!(["AGENTS.md"]), "Codex has no lazy loading");
+    assert_eq!(row("claude")["files"], serde_json::json!(["CLAUDE.md", "pkg/CLAUDE.md"]));
+    assert_eq!(row("gemini")["files"], serde_json::json!(["GEMINI.md"]));
+    assert_eq!(row("opencode")["files"], serde_json::json!(["AGENTS.md", "pkg/CLAUDE.md"]));
+    assert_eq!(row("opencode")["shadowed"], serde_json::json!(["CLAUDE.md"]), "AGENTS.md up the tree hides CLAUDE.md");
+    assert_eq!(row("dsh-next")["files"], serde_json::json!(["AGENTS.md", "CLAUDE.md"]), "load-all, no lazy loading");
+}

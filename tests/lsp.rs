@@ -455,9 +455,17 @@ async fn profiles_setting_publishes_each_agents_cuts_as_diagnostics() {
     );
     // The session's own findings are still there.
     c.diagnostic(&t.path("r/CLAUDE.md"), "shadowed").await;
+    // Agents read the disk: a smaller root file on disk lifts both cuts.
+    t.write("r/AGENTS.md", "short root rules");
+    let root = t.path("r/AGENTS.md");
+    c.diagnostics_until(&root, "no agentCut", |d| d.iter().all(|d| d["code"] != "agentCut")).await;
+    let pkg_file = t.path("r/pkg/AGENTS.md");
+    c.diagnostics_until(&pkg_file, "no agentCut", |d| d.iter().all(|d| d["code"] != "agentCut")).await;
     c.finish().await;
 
     // Without dsh in `profiles`, only the agent's findings are published.
+    let t = codex_spent_tree();
+    let pkg = t.path("r/pkg");
     let c = Client::start(&t.home(), &[&pkg], json!({"profiles": ["codex"]})).await;
     c.diagnostic(&t.path("r/AGENTS.md"), "agentCut").await;
     let left = c.diagnostics_until(&t.path("r/CLAUDE.md"), "no dsh findings", |d| d.is_empty()).await;
