@@ -523,3 +523,26 @@ fn compare_has_a_row_per_profile_and_reads_touches() {
     assert_eq!(row("opencode")["shadowed"], serde_json::json!(["CLAUDE.md"]), "AGENTS.md up the tree hides CLAUDE.md");
     assert_eq!(row("dsh-next")["files"], serde_json::json!(["AGENTS.md", "CLAUDE.md"]), "load-all, no lazy loading");
 }
+
+#[test]
+fn check_reports_where_each_listed_agent_cuts_or_ignores_a_file() {
+    let t = Tree::new();
+    let rule = "- a rule for every package\n";
+    t.write("r/AGENTS.md", rule.repeat(40_000 / rule.len()));
+    t.write("r/CLAUDE.md", "claude");
+    t.write("r/pkg/AGENTS.md", "pkg rules");
+    let o = run(&t, &t.root(), &["check", "--set", r#"profiles=["codex","opencode"]"#]);
+    assert_eq!(o.status.code(), Some(1), "warnings fail the check: {}", stdout(&o));
+    let out = stdout(&o);
+    let line = 32_768 / rule.len() + 1;
+    assert!(
+        out.contains(&format!("AGENTS.md:{line}:")) && out.contains("warning[agentCut]: Codex cuts this file at line"),
+        "{out}"
+    );
+    assert!(out.contains("pkg/AGENTS.md:1:1: warning[agentCut]: Codex leaves this file out (32768-byte shared budget spent by AGENTS.md)"), "{out}");
+    assert!(
+        out.contains("CLAUDE.md:1:1: info[agentIgnored]: opencode ignores this file: it loads AGENTS.md instead"),
+        "{out}"
+    );
+    assert!(!out.contains("[shadowed]"), "dsh is not listed, so its own findings are not reported: {out}");
+}

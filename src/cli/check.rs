@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use super::{CheckArgs, EXIT_USAGE, FailOn, Format, settings_from_args};
+use crate::chain::agents;
 use crate::chain::discover::{Discovery, Scope};
 use crate::chain::lint::{self, Finding, Severity, Span};
 use crate::chain::render::SectionStyle;
@@ -84,7 +85,18 @@ fn usage(message: &str) -> ExitCode {
 /// Walks the trees (honouring `.gitignore`) and returns the findings, deduplicated and
 /// sorted, plus warnings about what could not be walked.
 pub fn check(roots: &[PathBuf], settings: &Settings) -> (Vec<Finding>, Vec<String>) {
-    let names: BTreeSet<&str> = settings.all_names().collect();
+    let own = settings.profiles.iter().any(|p| p == settings.profile.name());
+    let agent_env = agents::AgentEnv::from_process();
+    let agent_profiles: Vec<agents::AgentProfile> = settings
+        .profiles
+        .iter()
+        .filter_map(|n| agents::profile(n, &agent_env, &agents::Overrides::default()))
+        .collect();
+    // Directories holding a file of the session's profile or of an enabled agent's.
+    let mut names: BTreeSet<&str> = settings.all_names().collect();
+    for p in &agent_profiles {
+        names.extend(p.candidates.iter().map(|c| c.rsplit('/').next().unwrap_or(c)));
+    }
     let mut dirs = BTreeSet::new();
     let mut warnings = Vec::new();
     for root in roots {
@@ -113,18 +125,24 @@ pub fn check(roots: &[PathBuf], settings: &Settings) -> (Vec<Finding>, Vec<Strin
     let mut grouped: BTreeMap<(PathBuf, lint::Code, SpanKey), (Finding, Vec<String>)> = BTreeMap::new();
     for dir in &dirs {
         let disc = Discovery::new(settings, &cache, None, dir);
-        let scan = disc.scan_dir(dir, Scope::Project);
-        let mut found = lint::skip_findings(&scan.skipped, settings, |p| disc.heading(p));
-        for f in &scan.files {
-            found.extend(lint::content_findings(&f.path, &f.file.text, settings.frame));
-        }
-        let chain = disc.baseline();
         let label = match disc.heading(dir) {
             h if h.is_empty() => "`.` (the project root)".to_string(),
             h => format!("`{h}`"),
         };
-        let RenderedFiles { files, rendered } = render_files(settings, chain.files, SectionStyle::Initial);
-        found.extend(lint::chain_findings(&label, &files, &rendered, settings.budget_bytes));
+        let mut found = Vec::new();
+        if own {
+            let scan = disc.scan_dir(dir, Scope::Project);
+            found.extend(lint::skip_findings(&scan.skipped, settings, |p| disc.heading(p)));
+            for f in &scan.files {
+                found.extend(lint::content_findings(&f.path, &f.file.text, settings.frame));
+            }
+            let chain = disc.baseline();
+            let RenderedFiles { files, rendered } = render_files(settings, chain.files, SectionStyle::Initial);
+            found.extend(lint::chain_findings(&label, &files, &rendered, settings.budget_bytes));
+        }
+        for p in &agent_profiles {
+            found.extend(agents::findings(p.name, &agent_env, dir, &[]));
+        }
         for f in found.into_iter().filter(|f| inside(&f.path)) {
             let key = (f.path.clone(), f.code, SpanKey::of(f.span));
             grouped.entry(key).or_insert_with(|| (f, Vec::new())).1.push(label.clone());
@@ -133,7 +151,11 @@ pub fn check(roots: &[PathBuf], settings: &Settings) -> (Vec<Finding>, Vec<Strin
     let findings = grouped
         .into_values()
         .map(|(mut f, labels)| {
-            if labels.len() > 1 && matches!(f.code, lint::Code::Omitted | lint::Code::Truncated | lint::Code::Duplicate)
+            if labels.len() > 1
+                && matches!(
+                    f.code,
+                    lint::Code::Omitted | lint::Code::Truncated | lint::Code::Duplicate | lint::Code::AgentCut
+                )
             {
                 let _ = write!(f.message, " (also in {} more directories below)", labels.len() - 1);
             }

@@ -248,7 +248,7 @@ pub fn findings(input: &DiagnosticsInput, cache: &FileCache) -> (Vec<Finding>, V
             out.extend(session.chain_findings(&snap));
         }
         for name in &session.settings.profiles {
-            out.extend(agent_findings(session, name, agent_env));
+            out.extend(agents::findings(name, agent_env, &session.folder, &session.touched_paths()));
         }
         snapshots.push((session.clone(), snap));
     }
@@ -269,40 +269,6 @@ pub fn findings(input: &DiagnosticsInput, cache: &FileCache) -> (Vec<Finding>, V
     let mut seen = HashSet::new();
     out.retain(|f| seen.insert((f.path.clone(), f.code, f.span, f.message.clone())));
     (out, snapshots)
-}
-
-/// What the agent profile `name` does differently with the session's files: what it cuts,
-/// leaves out or ignores. Agents read the disk, so these follow saved files, not buffers.
-fn agent_findings(session: &Session, name: &str, env: &agents::AgentEnv) -> Vec<Finding> {
-    let Some(profile) = agents::profile(name, env, &agents::Overrides::default()) else { return Vec::new() };
-    let view = agents::load(&profile, &session.folder, &session.touched_paths());
-    let folder = std::fs::canonicalize(&session.folder).unwrap_or_else(|_| session.folder.clone());
-    let show = |p: &Path| match p.strip_prefix(&folder) {
-        Ok(rel) if !rel.as_os_str().is_empty() => crate::paths::slash_join(rel),
-        _ => p.display().to_string(),
-    };
-    let mut out = Vec::new();
-    for f in &view.files {
-        let text = (f.status == agents::Status::Truncated)
-            .then(|| crate::chain::source::read_prefix(&f.path, f.included_bytes));
-        let Some(message) = agents::explain(&view, f, text.as_deref(), show) else { continue };
-        let cut = matches!(f.status, agents::Status::Truncated | agents::Status::Omitted | agents::Status::Oversized);
-        out.push(Finding {
-            path: f.path.clone(),
-            code: if cut { lint::Code::AgentCut } else { lint::Code::AgentIgnored },
-            span: if f.status == agents::Status::Truncated {
-                lint::Span::ToEnd { start: f.included_bytes as usize }
-            } else {
-                lint::Span::FirstLine
-            },
-            message,
-            related: f.by.as_ref().map(|p| lint::Related {
-                path: p.clone(),
-                message: format!("{} loads this file", agents::display_name(view.profile)),
-            }),
-        });
-    }
-    out
 }
 
 /// The text a finding is placed in: the open buffer, else at most `max + 1` bytes of disk.

@@ -900,6 +900,43 @@ pub fn explain(
     }
 }
 
+/// What the agent profile `name` does differently with the files of a chain in `cwd`: what it
+/// cuts, leaves out or ignores, as findings (`agentCut`, `agentIgnored`). Agents read the disk,
+/// so these follow saved files. Paths in messages are relative to the project root (`.git`).
+pub fn findings(name: &str, env: &AgentEnv, cwd: &Path, touched: &[PathBuf]) -> Vec<crate::chain::lint::Finding> {
+    use crate::chain::lint::{Code, Finding, Related, Span};
+    let Some(profile) = profile(name, env, &Overrides::default()) else { return Vec::new() };
+    let view = load(&profile, cwd, touched);
+    let cwd_real = fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    let base = cwd_real.ancestors().find(|d| has_git(d)).unwrap_or(&cwd_real).to_path_buf();
+    let show = |p: &Path| match p.strip_prefix(&base) {
+        Ok(rel) if !rel.as_os_str().is_empty() => crate::paths::slash_join(rel),
+        _ => p.display().to_string(),
+    };
+    let mut out = Vec::new();
+    for f in &view.files {
+        let text =
+            (f.status == Status::Truncated).then(|| crate::chain::source::read_prefix(&f.path, f.included_bytes));
+        let Some(message) = explain(&view, f, text.as_deref(), show) else { continue };
+        let cut = matches!(f.status, Status::Truncated | Status::Omitted | Status::Oversized);
+        out.push(Finding {
+            path: f.path.clone(),
+            code: if cut { Code::AgentCut } else { Code::AgentIgnored },
+            span: if f.status == Status::Truncated {
+                Span::ToEnd { start: f.included_bytes as usize }
+            } else {
+                Span::FirstLine
+            },
+            message,
+            related: f.by.as_ref().map(|p| Related {
+                path: p.clone(),
+                message: format!("{} loads this file", display_name(view.profile)),
+            }),
+        });
+    }
+    out
+}
+
 /// How an agent is called in messages.
 pub fn display_name(profile: &str) -> &'static str {
     match profile {
