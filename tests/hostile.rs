@@ -128,6 +128,8 @@ async fn a_fifo_or_a_directory_named_agents_md_never_blocks_and_never_loads() {
     let fifo = t.path("r/AGENTS.md");
     let made = std::process::Command::new("mkfifo").arg(&fifo).status().map(|s| s.success()).unwrap_or(false);
     assert!(made, "mkfifo");
+    let gemini_fifo = t.path("r/GEMINI.md");
+    assert!(std::process::Command::new("mkfifo").arg(&gemini_fifo).status().is_ok_and(|s| s.success()), "mkfifo");
     t.write("r/CLAUDE.md", "claude rules");
     t.mkdir("r/sub/AGENTS.md");
     t.write("r/sub/CLAUDE.md", "sub rules");
@@ -135,6 +137,16 @@ async fn a_fifo_or_a_directory_named_agents_md_never_blocks_and_never_loads() {
         let e = c.effective(json!({"uri": uri(&t.path("r/sub"))})).await;
         assert_eq!(paths(&e["baseline"]), ["CLAUDE.md", "sub/CLAUDE.md"]);
         assert_eq!(skipped(&e), [("AGENTS.md".into(), "notAFile".into()), ("sub/AGENTS.md".into(), "notAFile".into())]);
+        // Every agent profile answers too: a FIFO that some agent would open is never read.
+        let all = c.effective(json!({"uri": uri(&t.path("r/sub")), "profile": "all"})).await;
+        let opencode = &all["profiles"][5];
+        assert_eq!(opencode["profile"], "opencode");
+        let fifo_status = opencode["files"].as_array().and_then(|f| f.iter().find(|f| f["uri"] == uri(&fifo)));
+        assert_eq!(fifo_status.map(|f| f["status"].clone()), Some(json!("unreadable")), "{opencode}");
+        let gemini = c.effective(json!({"uri": uri(&t.path("r/sub")), "profile": "gemini"})).await;
+        let files = gemini["files"].as_array().cloned().unwrap_or_default();
+        let statuses: Vec<(Value, Value)> = files.iter().map(|f| (f["uri"].clone(), f["status"].clone())).collect();
+        assert_eq!(statuses, [(json!(uri(&gemini_fifo)), json!("unreadable"))], "probed, never opened");
     })
     .await;
     let _ = root;

@@ -280,7 +280,7 @@ pub fn read_prefix(path: &Path, max_bytes: u64) -> Vec<u8> {
 }
 
 /// Opens a file for reading without blocking on a FIFO swapped in after the stat.
-fn open_regular(path: &Path) -> io::Result<File> {
+pub fn open_regular(path: &Path) -> io::Result<File> {
     let mut options = fs::OpenOptions::new();
     options.read(true);
     #[cfg(target_os = "linux")]

@@ -455,7 +455,9 @@ fn present(probe: Probe, path: &Path) -> bool {
         Probe::StatFile => fs::metadata(path).is_ok_and(|m| m.is_file()),
         Probe::Readable => match fs::metadata(path) {
             Ok(m) if m.is_dir() => fs::read_dir(path).is_ok(),
-            Ok(_) => fs::File::open(path).is_ok(),
+            Ok(m) if m.is_file() => crate::chain::source::open_regular(path).is_ok(),
+            // A FIFO or a device passes `access(R_OK)`; it is never opened here, and fails to read.
+            Ok(_) => true,
             Err(_) => false,
         },
     }
@@ -533,15 +535,22 @@ fn pick_files(pick: Pick, names: &[String], dirs: &[PathBuf], scope: Scope) -> V
 }
 
 /// Reads at most `limit` bytes and the file's full size.
+/// Never blocks: a FIFO or a device is an error, as is a directory.
 pub fn read_capped(path: &Path, limit: u64) -> io::Result<(Vec<u8>, u64)> {
-    let file = fs::File::open(path)?;
-    let meta = file.metadata()?;
-    if meta.is_dir() {
+    if fs::metadata(path)?.is_dir() {
         return Err(io::Error::from(io::ErrorKind::IsADirectory));
     }
+    let file = crate::chain::source::open_regular(path)?;
+    let meta = file.metadata()?;
     let mut data = Vec::new();
     file.take(limit).read_to_end(&mut data)?;
     Ok((data, meta.len()))
+}
+
+/// A whole file as UTF-8 (up to [`READ_CAP`]), as Rust's `read_to_string` reads it.
+fn read_string(path: &Path) -> io::Result<String> {
+    let (data, _) = read_capped(path, READ_CAP)?;
+    String::from_utf8(data).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }
 
 /// JavaScript's `String.prototype.trim`: Unicode white space and U+FEFF, but not U+0085.
@@ -574,7 +583,7 @@ pub fn load(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentVie
                     continue;
                 }
                 globals.push(AgentFile::new(path.clone(), Scope::Global, Status::Loaded));
-                if fs::read_to_string(path).is_ok_and(|t| !t.trim().is_empty()) {
+                if read_string(path).is_ok_and(|t| !t.trim().is_empty()) {
                     break;
                 }
             }
@@ -798,7 +807,7 @@ fn codex_budget(profile: &AgentProfile, cwd: &Path, files: Vec<AgentFile>, max_b
             continue;
         }
         if file.scope == Scope::Global {
-            match fs::read_to_string(&file.path) {
+            match read_string(&file.path) {
                 Ok(text) => {
                     file.bytes = text.len() as u64;
                     if text.trim().is_empty() {
