@@ -539,7 +539,12 @@ fn check_reports_where_each_listed_agent_cuts_or_ignores_a_file() {
         out.contains(&format!("AGENTS.md:{line}:")) && out.contains("warning[agentCut]: Codex cuts this file at line"),
         "{out}"
     );
-    assert!(out.contains("pkg/AGENTS.md:1:1: warning[agentCut]: Codex leaves this file out (32768-byte shared budget spent by AGENTS.md)"), "{out}");
+    assert!(
+        out.contains(
+            "pkg/AGENTS.md:1:1: warning[agentCut]: Codex leaves this file out (32 KiB shared budget spent by AGENTS.md)"
+        ),
+        "{out}"
+    );
     assert!(
         out.contains("CLAUDE.md:1:1: info[agentIgnored]: opencode ignores this file: it loads AGENTS.md instead"),
         "{out}"

@@ -445,7 +445,7 @@ async fn profiles_setting_publishes_each_agents_cuts_as_diagnostics() {
     let message = cut["message"].as_str().unwrap_or_default();
     let line = 32768 / RULE.len() + 1;
     assert!(message.starts_with(&format!("Codex cuts this file at line {line}, after 32768 of ")), "{message}");
-    assert!(message.contains("32768-byte shared budget"), "{message}");
+    assert!(message.contains("32 KiB shared budget"), "{message}");
     assert_eq!(cut["range"]["start"]["line"], line - 1);
     let left_out = c.diagnostic(&t.path("r/pkg/AGENTS.md"), "agentCut").await;
     assert_eq!(

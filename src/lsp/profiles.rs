@@ -159,7 +159,10 @@ fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
         mirrors: "SPEC.md (the seed plugin)".into(),
         bytes: text.len(),
         text,
-        budget: Some(format!("{}-byte budget per block", r.budget_bytes)),
+        budget: Some(match u64::try_from(r.budget_bytes) {
+            Ok(b) if b > 0 => format!("{} budget per block", agents::size_words(b)),
+            _ => "no budget: every block disabled".into(),
+        }),
         files,
     }
 }

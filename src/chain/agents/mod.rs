@@ -661,8 +661,8 @@ pub fn load(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentVie
 
     let budget_words = match profile.budget {
         Budget::None => None,
-        Budget::SharedRootFirst { max_bytes } => Some(format!("{max_bytes}-byte shared budget")),
-        Budget::Block { max_bytes, .. } => Some(format!("{max_bytes}-byte budget")),
+        Budget::SharedRootFirst { max_bytes } => Some(format!("{} shared budget", size_words(max_bytes))),
+        Budget::Block { max_bytes, .. } => Some(format!("{} budget", size_words(max_bytes))),
     };
     let (files, text) = match &profile.budget {
         Budget::SharedRootFirst { max_bytes } => codex_budget(profile, &cwd, files, *max_bytes),
@@ -676,6 +676,11 @@ pub fn load(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentVie
         Budget::None => unbudgeted(profile, &root, files),
     };
     AgentView { profile: profile.name, mirrors: profile.mirrors, files, text, budget: budget_words }
+}
+
+/// "32 KiB" for whole KiB, else "1000-byte".
+pub fn size_words(bytes: u64) -> String {
+    if bytes >= 1024 && bytes % 1024 == 0 { format!("{} KiB", bytes / 1024) } else { format!("{bytes}-byte") }
 }
 
 /// Reads every file whole (up to [`READ_CAP`]), resolves imports and joins.

@@ -13,7 +13,7 @@ local M = {}
 M.setting_keys = {
   'profile', 'instructionFileCandidates', 'localInstructionFileCandidates', 'dshHome',
   'globalInstructionFile', 'projectRootMarkers', 'baselineMaxBytes', 'maxFileBytes', 'frame',
-  'symlinks', 'dedupeTrimmed', 'watch', 'stateDir',
+  'symlinks', 'dedupeTrimmed', 'watch', 'stateDir', 'profiles',
 }
 
 local defaults = {
