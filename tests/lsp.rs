@@ -472,3 +472,37 @@ async fn profiles_setting_publishes_each_agents_cuts_as_diagnostics() {
     assert!(left.is_empty());
     c.finish().await;
 }
+
+#[tokio::test]
+async fn a_file_uri_with_a_profile_shows_what_each_agent_loads_once_it_reads_that_file() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root agents");
+    t.write("r/app/CLAUDE.md", "app claude");
+    t.write("r/app/GEMINI.md", "app gemini");
+    t.write("r/app/AGENTS.md", "app agents");
+    let mut c = Client::start(&t.home(), &[&t.root()], json!({})).await;
+    let nested = |all: &Value, profile: &str| -> Vec<String> {
+        let p = all["profiles"].as_array().and_then(|p| p.iter().find(|p| p["profile"] == profile)).cloned();
+        p.map(|p| p["files"].as_array().cloned().unwrap_or_default())
+            .unwrap_or_default()
+            .iter()
+            .filter(|f| f["status"] == "loaded" && f["path"].as_str().is_some_and(|p| p.starts_with("app/")))
+            .map(|f| f["path"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    let folder_only = c.effective(json!({"profile": "all"})).await;
+    for p in ["dsh", "claude", "gemini", "opencode"] {
+        assert_eq!(nested(&folder_only, p), Vec::<String>::new(), "{p}: nothing below the folder yet");
+    }
+    let file = t.path("r/app/main.rs");
+    let all = c.effective(json!({"uri": uri(&file), "profile": "all"})).await;
+    assert_eq!(nested(&all, "dsh"), ["app/AGENTS.md"], "the preview block");
+    assert_eq!(nested(&all, "claude"), ["app/CLAUDE.md"]);
+    assert_eq!(nested(&all, "gemini"), ["app/GEMINI.md"]);
+    assert_eq!(nested(&all, "opencode"), ["app/AGENTS.md"]);
+    assert_eq!(nested(&all, "codex"), Vec::<String>::new(), "Codex loads nothing lazily");
+    // A preview is not a touch: the session has reached nothing.
+    let e = c.effective(json!({})).await;
+    assert_eq!(e["nested"], json!([]));
+    c.finish().await;
+}

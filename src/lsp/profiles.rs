@@ -47,53 +47,73 @@ pub fn names() -> Vec<&'static str> {
     Profile::NAMES.iter().chain(agents::NAMES).copied().chain(["all"]).collect()
 }
 
-/// The answer for `name` in `session`'s folder, or what was wrong with `name`.
-pub fn answer(session: &Session, cache: &FileCache, name: &str, env: &Env) -> Result<Value, String> {
+/// The answer for `name` in `session`'s folder, or what was wrong with `name`. `preview`, a
+/// path below the folder, counts as one more touch: what each agent loads once it reads it.
+pub fn answer(
+    session: &Session,
+    cache: &FileCache,
+    name: &str,
+    env: &Env,
+    preview: Option<&Path>,
+) -> Result<Value, String> {
+    let q = Query { session, cache, env, preview };
     let to_value = |v: Result<Value, serde_json::Error>| v.map_err(|e| e.to_string());
     if name == "all" {
         let mut all = Vec::new();
         for p in Profile::NAMES.iter().chain(agents::NAMES) {
-            all.push(one(session, cache, p, env)?);
+            all.push(q.one(p)?);
         }
         let folder = path_to_uri(&session.folder);
         return to_value(serde_json::to_value(serde_json::json!({ "folder": folder, "profiles": all })));
     }
     if let Some(p) = Profile::parse(name) {
-        return to_value(serde_json::to_value(engine(session, cache, p, env)));
+        return to_value(serde_json::to_value(q.engine(p)));
     }
-    let mut r = to_value(serde_json::to_value(one(session, cache, name, env)?))?;
+    let mut r = to_value(serde_json::to_value(q.one(name)?))?;
     if let Some(obj) = r.as_object_mut() {
         obj.insert("folder".into(), Value::String(path_to_uri(&session.folder)));
     }
     Ok(r)
 }
 
-/// The engine's answer for profile `p`: the session's own, or a session with `p`'s defaults
-/// that reached the same directories.
-fn engine(session: &Session, cache: &FileCache, p: Profile, env: &Env) -> EffectiveResult {
-    if session.settings.profile == p {
-        return session.effective(cache, None, None);
-    }
-    let mut other = Session::new(&session.folder, Settings::defaults(p, env));
-    for t in session.touched_paths() {
-        other.touch(cache, &t);
-    }
-    other.effective(cache, None, None)
+struct Query<'a> {
+    session: &'a Session,
+    cache: &'a FileCache,
+    env: &'a Env,
+    preview: Option<&'a Path>,
 }
 
-fn one(session: &Session, cache: &FileCache, name: &str, env: &Env) -> Result<ProfileResult, String> {
-    let folder = std::fs::canonicalize(&session.folder).unwrap_or_else(|_| session.folder.clone());
-    let show = |p: &Path| match p.strip_prefix(&folder).or_else(|_| p.strip_prefix(&session.folder)) {
-        Ok(rel) => slash_join(rel),
-        Err(_) => slash_join(p),
-    };
-    if let Some(p) = Profile::parse(name) {
-        return Ok(from_engine(name, engine(session, cache, p, env)));
+impl Query<'_> {
+    /// The engine's answer for profile `p`: the session's own, or a session with `p`'s defaults
+    /// that reached the same directories.
+    fn engine(&self, p: Profile) -> EffectiveResult {
+        if self.session.settings.profile == p {
+            return self.session.effective(self.cache, None, self.preview);
+        }
+        let mut other = Session::new(&self.session.folder, Settings::defaults(p, self.env));
+        for t in self.session.touched_paths() {
+            other.touch(self.cache, &t);
+        }
+        other.effective(self.cache, None, self.preview)
     }
-    let Some(profile) = agents::profile(name, &AgentEnv::with_home(env), &Overrides::default()) else {
-        return Err(format!("unknown profile `{name}`; expected one of {}", names().join(", ")));
-    };
-    Ok(from_agent(agents::load(&profile, &session.folder, &session.touched_paths()), show))
+
+    fn one(&self, name: &str) -> Result<ProfileResult, String> {
+        let session = self.session;
+        let folder = std::fs::canonicalize(&session.folder).unwrap_or_else(|_| session.folder.clone());
+        let show = |p: &Path| match p.strip_prefix(&folder).or_else(|_| p.strip_prefix(&session.folder)) {
+            Ok(rel) => slash_join(rel),
+            Err(_) => slash_join(p),
+        };
+        if let Some(p) = Profile::parse(name) {
+            return Ok(from_engine(name, self.engine(p)));
+        }
+        let Some(profile) = agents::profile(name, &AgentEnv::with_home(self.env), &Overrides::default()) else {
+            return Err(format!("unknown profile `{name}`; expected one of {}", names().join(", ")));
+        };
+        let mut touched = session.touched_paths();
+        touched.extend(self.preview.map(Path::to_path_buf));
+        Ok(from_agent(agents::load(&profile, &session.folder, &touched), show))
+    }
 }
 
 fn from_agent(view: AgentView, show: impl Fn(&Path) -> String) -> ProfileResult {
@@ -123,7 +143,8 @@ fn from_agent(view: AgentView, show: impl Fn(&Path) -> String) -> ProfileResult 
 }
 
 fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
-    let blocks: Vec<_> = std::iter::once(&r.baseline).chain(&r.nested).collect();
+    // A preview counts as a touch, as it does for the agents.
+    let blocks: Vec<_> = std::iter::once(&r.baseline).chain(&r.nested).chain(&r.preview).collect();
     let text = blocks.iter().map(|b| b.rendered.as_str()).filter(|t| !t.is_empty()).collect::<Vec<_>>().join("\n\n");
     let mut files: Vec<ProfileFile> = blocks
         .iter()

@@ -297,7 +297,9 @@ impl Server {
             let Some(session) = st.sessions.get(&folder) else {
                 return Err(Error::invalid_params("the workspace folder was removed"));
             };
-            return super::profiles::answer(session, &self.inner.cache, name, &st.env).map_err(Error::invalid_params);
+            let preview = path.filter(|p| p != &session.folder).map(|p| if p.is_dir() { p.join(".touch") } else { p });
+            return super::profiles::answer(session, &self.inner.cache, name, &st.env, preview.as_deref())
+                .map_err(Error::invalid_params);
         }
         let generation = self.inner.generation.load(Ordering::SeqCst);
         let key = (folder.clone(), path.clone());

@@ -187,10 +187,10 @@ class GuidanceTree implements vscode.TreeDataProvider<Node> {
         this.results.set(folder.uri.toString(), e);
         const node = folderNode(folder.name, e, inFolder ? active?.toString() : undefined);
         // The Agents group compares every profile for the active folder (the only one, or the
-        // one holding the active editor).
+        // one holding the active editor), as if the agents had read the active file.
         if (inFolder || folders.length === 1) {
           const all = await client.sendRequest<AllProfiles>("instructions/effective", {
-            uri: folder.uri.toString(),
+            uri: inFolder && active ? active.toString() : folder.uri.toString(),
             profile: "all",
           });
           node.children!.push(agentsNode(e.folder, all));
