@@ -300,9 +300,9 @@ fn the_opencode_profile_matches_what_opencodes_read_tool_attaches() {
     let names = ["AGENTS.md", "CLAUDE.md", "CONTEXT.md", "AGENTS.local.md"];
     let mut rng = Rng(0x0C0D_E5EE);
     let mut attached = 0;
-    for case in 0..6 {
+    for case in 0..10 {
         let (t, dirs) = seeded_chain(&mut rng, &names, &texts);
-        let cwd = dirs[rng.below(2).min(dirs.len() as u64 - 1) as usize].clone();
+        let cwd = dirs[rng.below(dirs.len() as u64 - 1) as usize].clone();
         let file = dirs.last().expect("dirs").join("work.txt");
         std::fs::write(&file, "x\n").expect("file");
         let (loaded, reminder) = opencode_reads(&opencode, &t, &cwd, &file);

@@ -294,6 +294,10 @@ async fn hover_and_code_lens_tell_position_status_and_overrides() {
     assert!(text.contains("loaded whole"), "{text}");
     assert!(text.contains("overrides `AGENTS.md`") && text.contains("overridden by `app/AGENTS.local.md`"), "{text}");
     assert!(text.contains("sha256 `") && text.contains("scope `project`"), "{text}");
+    assert!(
+        text.contains("**Agents** working in app: codex: not read · claude: loads it · gemini: not read · opencode: ignores it for `AGENTS.md` · dsh-next: loads it"),
+        "each agent's view of the file: {text}"
+    );
     let lenses = c.request("textDocument/codeLens", json!({"textDocument": {"uri": uri(&mid)}})).await.expect("lens");
     let title = lenses[0]["command"]["title"].as_str().unwrap_or("");
     assert!(title.starts_with("app: #2 of 3 · loaded · 9 B · "), "{title}");

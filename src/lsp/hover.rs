@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::chain::agents;
 use crate::session::view::file_status;
 use crate::session::{RenderedFiles, Session, Snapshot};
 
@@ -107,4 +108,42 @@ fn loaded(session: &Session, name: &str, which: &str, block: &RenderedFiles, i: 
         let _ = writeln!(md, "- overridden by {}", deeper.join(", "));
     }
     Description { line, markdown: md }
+}
+
+/// What each agent profile does with `path`, for the sessions whose agents meet it: one
+/// Markdown paragraph per session, e.g. "codex: 32 KiB of 68.4 KiB (cut at line 575) · claude:
+/// not read · …". Empty when no agent meets the file.
+pub fn agents(path: &Path, sessions: &[(Session, Snapshot)], env: &agents::AgentEnv) -> Vec<String> {
+    let mut out = Vec::new();
+    for (session, _) in sessions {
+        let mut parts = Vec::new();
+        let mut met = false;
+        for name in agents::NAMES {
+            let Some(profile) = agents::profile(name, env, &agents::Overrides::default()) else { continue };
+            let view = agents::load(&profile, &session.folder, &session.touched_paths());
+            let Some(f) = view.files.iter().find(|f| f.path == path) else {
+                parts.push(format!("{name}: not read"));
+                continue;
+            };
+            met = true;
+            let what = match f.status {
+                agents::Status::Loaded => "loads it".to_string(),
+                agents::Status::Truncated => {
+                    let text = crate::chain::source::read_prefix(path, f.included_bytes);
+                    let line = crate::chain::lint::line_col(&text, f.included_bytes as usize).0;
+                    format!("{} of {} (cut at line {line})", kib(f.included_bytes), kib(f.bytes))
+                }
+                agents::Status::Shadowed => {
+                    let by = f.by.as_deref().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned());
+                    format!("ignores it for `{}`", by.unwrap_or_default())
+                }
+                other => other.as_str().to_string(),
+            };
+            parts.push(format!("{name}: {what}"));
+        }
+        if met {
+            out.push(format!("**Agents** working in {}: {}", folder_name(session), parts.join(" · ")));
+        }
+    }
+    out
 }

@@ -724,11 +724,15 @@ impl LanguageServer for Server {
         if pos.line != 0 && !in_diagnostic {
             return Ok(None);
         }
-        let descriptions = hover::describe(&path, &self.snapshots());
+        let snapshots = self.snapshots();
+        let descriptions = hover::describe(&path, &snapshots);
         if descriptions.is_empty() {
             return Ok(None);
         }
-        let markdown = descriptions.iter().map(|d| d.markdown.as_str()).collect::<Vec<_>>().join("\n\n---\n\n");
+        let env = crate::chain::agents::AgentEnv::with_home(&self.inner.state().env);
+        let agents = hover::agents(&path, &snapshots, &env);
+        let markdown =
+            descriptions.iter().map(|d| d.markdown.clone()).chain(agents).collect::<Vec<_>>().join("\n\n---\n\n");
         Ok(Some(Hover {
             contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: markdown }),
             range: None,
