@@ -113,23 +113,8 @@ fn the_codex_profile_matches_codex_debug_prompt_input() {
     let texts = ["rules\n", "   \n", "", "ünïcödé rules 🎉\n", "a longer set of rules for this directory\n"];
     let mut rng = Rng(0x00C0_DE5E_ED00);
     for case in 0..30 {
-        let t = Tree::new();
-        let depth = 1 + rng.below(4) as usize;
-        let mut dir = t.root();
-        let mut dirs = vec![dir.clone()];
-        for d in 0..depth {
-            dir = dir.join(format!("d{d}"));
-            dirs.push(dir.clone());
-        }
-        std::fs::create_dir_all(&dir).expect("dirs");
-        for d in &dirs {
-            for name in names {
-                if rng.below(3) == 0 {
-                    let text = texts[rng.below(texts.len() as u64) as usize].repeat(1 + rng.below(3) as usize);
-                    std::fs::write(d.join(name), text).expect("write");
-                }
-            }
-        }
+        let (t, dirs) = seeded_chain_with(&mut rng, &names, &texts, 3, 3);
+        let dir = dirs.last().expect("dirs").clone();
         if rng.below(2) == 0 {
             t.write("home/AGENTS.md", "global rules\n");
         }
@@ -143,6 +128,18 @@ fn the_codex_profile_matches_codex_debug_prompt_input() {
 
 /// A seeded chain `r/d0/d1/…` with some of `names` in each directory, texts from `texts`.
 fn seeded_chain(rng: &mut Rng, names: &[&str], texts: &[&str]) -> (Tree, Vec<PathBuf>) {
+    seeded_chain_with(rng, names, texts, 2, 1)
+}
+
+/// [`seeded_chain`] with each name written one time in `one_in`, its text repeated up to
+/// `max_repeat` times.
+fn seeded_chain_with(
+    rng: &mut Rng,
+    names: &[&str],
+    texts: &[&str],
+    one_in: u64,
+    max_repeat: u64,
+) -> (Tree, Vec<PathBuf>) {
     let t = Tree::new();
     let depth = 1 + rng.below(4) as usize;
     let mut dir = t.root();
@@ -154,8 +151,9 @@ fn seeded_chain(rng: &mut Rng, names: &[&str], texts: &[&str]) -> (Tree, Vec<Pat
     std::fs::create_dir_all(&dir).expect("dirs");
     for d in &dirs {
         for name in names {
-            if rng.below(2) == 0 {
+            if rng.below(one_in) == 0 {
                 let text = texts[rng.below(texts.len() as u64) as usize];
+                let text = if max_repeat > 1 { text.repeat(1 + rng.below(max_repeat) as usize) } else { text.into() };
                 std::fs::write(d.join(name), text).expect("write");
             }
         }

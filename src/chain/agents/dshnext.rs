@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use super::{AgentFile, Scope, Status, js_trim, read_capped};
+use super::{AgentFile, Scope, Status, js_trim, read_into};
 use crate::paths;
 
 const OPEN: &str = "<system-reminder>";
@@ -132,21 +132,7 @@ pub fn load(
         if file.status != Status::Loaded {
             continue;
         }
-        let content = match read_capped(&file.path, max_source + 1) {
-            Ok((_, size)) if size > max_source => {
-                file.bytes = size;
-                file.status = Status::Oversized;
-                continue;
-            }
-            Ok((data, size)) => {
-                file.bytes = size;
-                String::from_utf8_lossy(&data).into_owned()
-            }
-            Err(_) => {
-                file.status = Status::Unreadable;
-                continue;
-            }
-        };
+        let Some(content) = read_into(file, max_source) else { continue };
         if content.len() as u64 > max_source {
             file.status = Status::Oversized;
             continue;

@@ -547,6 +547,26 @@ pub fn read_capped(path: &Path, limit: u64) -> io::Result<(Vec<u8>, u64)> {
     Ok((data, meta.len()))
 }
 
+/// The text of `file` decoded lossily, its size recorded; `None` (and the status `oversized` or
+/// `unreadable`) when it is larger than `cap` or cannot be read.
+fn read_into(file: &mut AgentFile, cap: u64) -> Option<String> {
+    match read_capped(&file.path, cap.saturating_add(1)) {
+        Ok((_, size)) if size > cap => {
+            file.bytes = size;
+            file.status = Status::Oversized;
+            None
+        }
+        Ok((data, size)) => {
+            file.bytes = size;
+            Some(String::from_utf8_lossy(&data).into_owned())
+        }
+        Err(_) => {
+            file.status = Status::Unreadable;
+            None
+        }
+    }
+}
+
 /// A whole file as UTF-8 (up to [`READ_CAP`]), as Rust's `read_to_string` reads it.
 fn read_string(path: &Path) -> io::Result<String> {
     let (data, _) = read_capped(path, READ_CAP)?;
@@ -693,22 +713,9 @@ fn unbudgeted(profile: &AgentProfile, _root: &Path, files: Vec<AgentFile>) -> (V
             entries.push(Entry { file, text: String::new() });
             continue;
         }
-        let text = match read_capped(&file.path, READ_CAP + 1) {
-            Ok((_, size)) if size > READ_CAP => {
-                file.bytes = size;
-                file.status = Status::Oversized;
-                entries.push(Entry { file, text: String::new() });
-                continue;
-            }
-            Ok((data, size)) => {
-                file.bytes = size;
-                String::from_utf8_lossy(&data).into_owned()
-            }
-            Err(_) => {
-                file.status = Status::Unreadable;
-                entries.push(Entry { file, text: String::new() });
-                continue;
-            }
+        let Some(text) = read_into(&mut file, READ_CAP) else {
+            entries.push(Entry { file, text: String::new() });
+            continue;
         };
         let blank = if profile.drop_blank { js_trim(&text).is_empty() } else { text.is_empty() };
         if blank {
