@@ -510,3 +510,17 @@ async fn a_file_uri_with_a_profile_shows_what_each_agent_loads_once_it_reads_tha
     assert_eq!(e["nested"], json!([]));
     c.finish().await;
 }
+
+#[tokio::test]
+async fn claude_home_imports_resolve_against_the_servers_home() {
+    let t = Tree::new();
+    t.write("r/CLAUDE.md", "see @~/personal.md");
+    let personal = t.write("home/personal.md", "my own rules");
+    let mut c = Client::start(&t.home(), &[&t.root()], json!({})).await;
+    let claude = c.effective(json!({"profile": "claude"})).await;
+    let import = claude["files"].as_array().and_then(|f| f.iter().find(|f| f["scope"] == "import")).cloned();
+    assert_eq!(import.as_ref().map(|f| f["uri"].clone()), Some(json!(uri(&personal))), "{claude}");
+    assert_eq!(import.map(|f| f["status"].clone()), Some(json!("loaded")));
+    assert!(claude["text"].as_str().is_some_and(|t| t.contains("my own rules")));
+    c.finish().await;
+}

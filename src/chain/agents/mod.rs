@@ -154,6 +154,8 @@ pub struct AgentProfile {
     pub join: Join,
     /// A file whose text trims to nothing is dropped (and costs nothing).
     pub drop_blank: bool,
+    /// The home directory `@~/` imports resolve against.
+    pub home: Option<PathBuf>,
 }
 
 /// Where a file of an agent's chain comes from.
@@ -340,6 +342,7 @@ pub fn profile(name: &str, env: &AgentEnv, o: &Overrides) -> Option<AgentProfile
             budget: Budget::None,
             join: Join::ContentsOf,
             drop_blank: true,
+            home: env.home.clone(),
         },
         "gemini" => {
             let candidates = names(&["GEMINI.md"]);
@@ -358,6 +361,7 @@ pub fn profile(name: &str, env: &AgentEnv, o: &Overrides) -> Option<AgentProfile
                 budget: Budget::None,
                 join: Join::GeminiContext,
                 drop_blank: true,
+                home: env.home.clone(),
             }
         }
         "opencode" => {
@@ -389,6 +393,7 @@ pub fn profile(name: &str, env: &AgentEnv, o: &Overrides) -> Option<AgentProfile
                 budget: Budget::None,
                 join: Join::OpencodeInstructions,
                 drop_blank: false,
+                home: env.home.clone(),
             }
         }
         "dsh-next" => {
@@ -416,6 +421,7 @@ pub fn profile(name: &str, env: &AgentEnv, o: &Overrides) -> Option<AgentProfile
                 budget: Budget::Block { max_bytes: o.max_bytes.unwrap_or(65536), max_source_bytes: 1024 * 1024 },
                 join: Join::DshReminder { global_display: global_display.into() },
                 drop_blank: false,
+                home: env.home.clone(),
             }
         }
         _ => return None,
@@ -445,6 +451,7 @@ pub fn codex(codex_home: &Path, max_bytes: Option<u64>, fallbacks: &[String]) ->
         budget: Budget::SharedRootFirst { max_bytes: max_bytes.unwrap_or(32 * 1024) },
         join: Join::CodexInstructions,
         drop_blank: true,
+        home: None,
     }
 }
 
@@ -671,8 +678,9 @@ pub fn load(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentVie
                 found.reverse();
             }
             for f in found {
-                let known = files.iter().any(|k| k.path == f.path || (f.status != Status::Shadowed && k.path == t));
-                if !known && f.path != t {
+                // Each file once (already loaded, or already met on an earlier touch), and never
+                // the touched file itself.
+                if f.path != t && !files.iter().any(|k| k.path == f.path) {
                     files.push(f);
                 }
             }
@@ -685,7 +693,7 @@ pub fn load(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentVie
         Budget::Block { max_bytes, .. } => Some(format!("{} budget", size_words(max_bytes))),
     };
     let (files, text) = match &profile.budget {
-        Budget::SharedRootFirst { max_bytes } => codex_budget(profile, &cwd, files, *max_bytes),
+        Budget::SharedRootFirst { max_bytes } => codex_budget(&cwd, files, *max_bytes),
         Budget::Block { max_bytes, max_source_bytes } => {
             let global_display = match &profile.join {
                 Join::DshReminder { global_display } => global_display.clone(),
@@ -693,7 +701,7 @@ pub fn load(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentVie
             };
             dshnext::load(files, &root, &global_display, *max_bytes, *max_source_bytes)
         }
-        Budget::None => unbudgeted(profile, &root, files),
+        Budget::None => unbudgeted(profile, files),
     };
     AgentView { profile: profile.name, mirrors: profile.mirrors, files, text, budget: budget_words }
 }
@@ -704,8 +712,8 @@ pub fn size_words(bytes: u64) -> String {
 }
 
 /// Reads every file whole (up to [`READ_CAP`]), resolves imports and joins.
-fn unbudgeted(profile: &AgentProfile, _root: &Path, files: Vec<AgentFile>) -> (Vec<AgentFile>, String) {
-    let home = profile.global.first().and_then(|_| std::env::var_os("HOME")).map(PathBuf::from);
+fn unbudgeted(profile: &AgentProfile, files: Vec<AgentFile>) -> (Vec<AgentFile>, String) {
+    let home = profile.home.as_deref();
     let mut entries: Vec<Entry> = Vec::new();
     let mut seen_imports: Vec<PathBuf> = Vec::new();
     for mut file in files {
@@ -730,19 +738,13 @@ fn unbudgeted(profile: &AgentProfile, _root: &Path, files: Vec<AgentFile>) -> (V
             Imports::Inline => {
                 let mut imported = Vec::new();
                 let expanded = imports::gemini_expand(&text, &dir, &file.path, &[], 0, &mut imported);
-                let scope = file.scope;
                 entries.push(Entry { file, text: expanded });
                 // Listed for the reader; their text is already inside the importer's.
-                entries.extend(
-                    imported
-                        .into_iter()
-                        .map(|f| Entry { file: AgentFile { scope: Scope::Import, ..f }, text: String::new() }),
-                );
-                let _ = scope;
+                entries.extend(imported.into_iter().map(|file| Entry { file, text: String::new() }));
             }
             Imports::Listed => {
                 seen_imports.push(file.path.clone());
-                let imported = imports::claude_imports(&text, &dir, &file.path, home.as_deref(), 0, &mut seen_imports);
+                let imported = imports::claude_imports(&text, &dir, &file.path, home, 0, &mut seen_imports);
                 entries.push(Entry { file, text });
                 entries.extend(imported.into_iter().map(|(file, text)| Entry { file, text }));
             }
@@ -807,7 +809,7 @@ fn join(profile: &AgentProfile, entries: &[Entry]) -> String {
 }
 
 /// Codex's shared root-first budget, and its message.
-fn codex_budget(profile: &AgentProfile, cwd: &Path, files: Vec<AgentFile>, max_bytes: u64) -> (Vec<AgentFile>, String) {
+fn codex_budget(cwd: &Path, files: Vec<AgentFile>, max_bytes: u64) -> (Vec<AgentFile>, String) {
     let mut out = Vec::new();
     let mut global_text = None;
     let mut parts: Vec<String> = Vec::new();
@@ -863,7 +865,6 @@ fn codex_budget(profile: &AgentProfile, cwd: &Path, files: Vec<AgentFile>, max_b
         out.push(file);
     }
     out.extend(shadowed);
-    let _ = profile;
     let docs = (!parts.is_empty()).then(|| parts.join("\n\n"));
     // The heading names the directory only when project docs were found (observed with
     // `codex debug prompt-input`).
