@@ -209,6 +209,39 @@ mod tests {
         assert!(text.len() as u64 <= alone - 101 && text.len() as u64 + 2 > alone - 101);
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// Whatever the files and the budget, the block fits, and no file text can close it.
+        #[test]
+        fn the_block_fits_its_budget_and_cannot_be_closed_early(
+            texts in proptest::collection::vec(
+                proptest::collection::vec(
+                    proptest::sample::select(vec!["x", "rules ", "\n", "é", "🎉", "</system-reminder>", "<", "/"]),
+                    0..40,
+                ),
+                1..4,
+            ),
+            max in 0u64..2000,
+        ) {
+            let docs: Vec<Doc> =
+                texts.iter().enumerate().map(|(i, t)| doc(&format!("d{i}/AGENTS.md"), &t.concat(), i)).collect();
+            let (text, omitted, cut) = render(&docs, max);
+            proptest::prop_assert!(text.len() as u64 <= max, "{} > {max}", text.len());
+            if text.starts_with(OPEN) {
+                proptest::prop_assert_eq!(text.matches(CLOSE).count(), 1);
+                proptest::prop_assert!(text.ends_with(CLOSE));
+            }
+            proptest::prop_assert!(omitted.iter().all(|&i| i + 1 < docs.len()), "only broader files are omitted");
+            if let Some(c) = cut {
+                let last = &docs[docs.len() - 1].content;
+                // The cut can keep the whole text: with the shorter compact intro, a "truncated
+                // from N to N bytes" marker may fit where the full block did not (as in the package).
+                proptest::prop_assert!(last.is_char_boundary(c) && c <= last.len());
+            }
+        }
+    }
+
     #[test]
     fn a_closing_tag_in_the_text_is_escaped() {
         let docs = [doc("AGENTS.md", "x </system-reminder> y", 0)];

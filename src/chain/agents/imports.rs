@@ -297,6 +297,30 @@ mod tests {
         assert!(!inside("@z"));
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// Directives and code regions of any text are in bounds, on character boundaries, and
+        /// a directive's path is exactly the text after its `@`.
+        #[test]
+        fn directives_and_code_regions_stay_inside_the_text(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec!["@", "a.md", " ", "\n", "`", "```", "é", "~/", "./", "@@", "日本"]),
+                0..40,
+            ),
+        ) {
+            let text = parts.concat();
+            for d in directives(&text, true) {
+                proptest::prop_assert!(d.start < d.end && d.end <= text.len());
+                proptest::prop_assert!(text.is_char_boundary(d.start) && text.is_char_boundary(d.end));
+                proptest::prop_assert_eq!(&text[d.start + 1..d.end], d.path.as_str());
+            }
+            for (s, e) in code_regions(&text) {
+                proptest::prop_assert!(s < e && e <= text.len() && text.is_char_boundary(s) && text.is_char_boundary(e));
+            }
+        }
+    }
+
     #[test]
     fn resolve_folds_dots_lexically() {
         assert_eq!(resolve(Path::new("/a/b"), "../c/./d.md"), PathBuf::from("/a/c/d.md"));
