@@ -550,4 +550,9 @@ fn check_reports_where_each_listed_agent_cuts_or_ignores_a_file() {
         "{out}"
     );
     assert!(!out.contains("[shadowed]"), "dsh is not listed, so its own findings are not reported: {out}");
+
+    // `--profile codex` is the short form of `profiles=["codex"]`.
+    let o = run(&t, &t.root(), &["check", "--profile", "codex"]);
+    let short = stdout(&o);
+    assert!(short.contains("Codex leaves this file out") && !short.contains("opencode"), "{short}");
 }

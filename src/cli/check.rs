@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::{CheckArgs, EXIT_USAGE, FailOn, Format, settings_from_args};
+use super::{CheckArgs, EXIT_USAGE, FailOn, Format, SettingsArgs, settings_from_args};
 use crate::chain::agents;
 use crate::chain::discover::{Discovery, Scope};
 use crate::chain::lint::{self, Finding, Severity, Span};
@@ -30,7 +30,14 @@ pub struct Located {
 }
 
 pub fn run(args: &CheckArgs) -> ExitCode {
-    let settings = match settings_from_args(&args.settings, &Env::from_process()) {
+    // `--profile codex` (an agent): check what that agent gets, as `profiles=["codex"]` does.
+    let agent = args.settings.profile.as_deref().filter(|p| agents::NAMES.contains(p));
+    let mut settings_args = SettingsArgs { profile: args.settings.profile.clone(), set: args.settings.set.clone() };
+    if let Some(name) = agent {
+        settings_args.profile = None;
+        settings_args.set.push(format!("profiles=[\"{name}\"]"));
+    }
+    let settings = match settings_from_args(&settings_args, &Env::from_process()) {
         Ok(s) => s,
         Err(message) => {
             eprintln!("instructions-lsp check: {message}");
