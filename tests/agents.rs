@@ -198,7 +198,14 @@ fn the_gemini_profile_matches_gemini_cli_core_memory_discovery() {
         let deepest = dirs.last().expect("dirs");
         let touch = deepest.join("work.txt");
         std::fs::write(&touch, "x").expect("touch");
-        let touches: Vec<PathBuf> = if rng.below(2) == 0 { vec![touch] } else { Vec::new() };
+        // None, the deepest file, or a file half-way first and then the deepest one.
+        let mid = dirs[rng.below(dirs.len() as u64) as usize].join("mid.txt");
+        std::fs::write(&mid, "x").expect("mid");
+        let touches: Vec<PathBuf> = match rng.below(3) {
+            0 => Vec::new(),
+            1 => vec![touch],
+            _ => vec![mid, touch],
+        };
         cases.push(json!({
             "kind": "gemini", "cwd": cwd, "home": t.home(), "names": names, "touches": touches,
         }));
