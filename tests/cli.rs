@@ -521,7 +521,22 @@ fn compare_has_a_row_per_profile_and_reads_touches() {
     assert_eq!(row("gemini")["files"], serde_json::json!(["GEMINI.md"]));
     assert_eq!(row("opencode")["files"], serde_json::json!(["AGENTS.md", "pkg/CLAUDE.md"]));
     assert_eq!(row("opencode")["shadowed"], serde_json::json!(["CLAUDE.md"]), "AGENTS.md up the tree hides CLAUDE.md");
-    assert_eq!(row("dsh-next")["files"], serde_json::json!(["AGENTS.md", "CLAUDE.md"]), "load-all, no lazy loading");
+    assert_eq!(
+        row("dsh-next")["files"],
+        serde_json::json!(["AGENTS.md", "CLAUDE.md", "pkg/CLAUDE.md"]),
+        "load-all, and the touch adds pkg"
+    );
+    // dsh-next puts what a touch adds in a second block, naming the directory it applies to.
+    let o = run(&t, &t.root(), &["effective", "--profile", "dsh-next", "--touch", touch.to_str().unwrap_or("")]);
+    let text = stdout(&o);
+    let (baseline, added) = text.split_once("</system-reminder>\n\n<system-reminder>\n").expect("two blocks");
+    assert!(baseline.contains("Instructions from: AGENTS.md") && !baseline.contains("pkg claude"), "{text}");
+    assert!(
+        added.starts_with(
+            "Additional instructions from: pkg/CLAUDE.md\n\nThese instructions apply to work under `pkg`."
+        ),
+        "{text}"
+    );
 }
 
 #[test]

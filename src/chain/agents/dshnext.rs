@@ -55,33 +55,53 @@ fn section(display: &str, content: &str) -> String {
     format!("Instructions from: {display}\n\n{content}")
 }
 
+/// A file a touch adds (`additionalSectionText`): it names the directory it applies to.
+fn additional_section(display: &str, content: &str) -> String {
+    let scope = display.rfind('/').map_or(".", |i| &display[..i]);
+    format!(
+        "Additional instructions from: {display}\n\nThese instructions apply to work under `{scope}`. Use them as guidance when relevant; more specific instructions take precedence. They do not override system, developer, or direct user instructions.\n\n{content}"
+    )
+}
+
+/// The intro and the section form of a block: the baseline's, or the one of files a touch adds
+/// (no intro).
+#[derive(Clone, Copy)]
+struct Style {
+    intro: &'static str,
+    section: fn(&str, &str) -> String,
+}
+
+const BASELINE: Style = Style { intro: INTRO, section };
+const ADDED: Style = Style { intro: "", section: additional_section };
+
 fn build(
     docs: &[(&str, &str)],
     max: u64,
     omitted: &[&str],
     truncated: Option<(&str, usize, usize)>,
     intro: &str,
+    style: Style,
 ) -> String {
     let mut blocks = vec![marker(max, omitted, truncated), intro.to_string()];
-    blocks.extend(docs.iter().map(|(d, c)| section(d, c)));
+    blocks.extend(docs.iter().map(|(d, c)| (style.section)(d, c)));
     let body: Vec<String> = blocks.into_iter().filter(|b| !b.is_empty()).collect();
     format!("{OPEN}\n{}\n{CLOSE}", escape(&body.join("\n\n")))
 }
 
 /// The rendered block, the indices of the omitted docs, and the cut of the last one.
-fn render(docs: &[Doc], max: u64) -> (String, Vec<usize>, Option<usize>) {
+fn render(docs: &[Doc], max: u64, style: Style) -> (String, Vec<usize>, Option<usize>) {
     let pairs: Vec<(&str, &str)> = docs.iter().map(|d| (d.display.as_str(), d.content.as_str())).collect();
     let fits = |t: &str| (t.len() as u64) <= max;
     if max == 0 {
         return (String::new(), (0..docs.len()).collect(), None);
     }
-    let full = build(&pairs, max, &[], None, INTRO);
+    let full = build(&pairs, max, &[], None, style.intro, style);
     if fits(&full) {
         return (full, Vec::new(), None);
     }
     for start in 1..docs.len() {
         let omitted: Vec<&str> = pairs[..start].iter().map(|p| p.0).collect();
-        let text = build(&pairs[start..], max, &omitted, None, INTRO);
+        let text = build(&pairs[start..], max, &omitted, None, style.intro, style);
         if fits(&text) {
             return (text, (0..start).collect(), None);
         }
@@ -90,27 +110,27 @@ fn render(docs: &[Doc], max: u64) -> (String, Vec<usize>, Option<usize>) {
     let omitted: Vec<&str> = pairs[..pairs.len() - 1].iter().map(|p| p.0).collect();
     let omitted_idx: Vec<usize> = (0..pairs.len() - 1).collect();
     let orig = content.len();
-    for intro in [INTRO, COMPACT_INTRO] {
+    for intro in [style.intro, COMPACT_INTRO] {
         // The binary search of `truncateToFit`, kept as is so that the cut is the same.
         let (mut low, mut high) = (0i64, orig as i64);
         let mut best = truncate_utf8(content, 0);
         while low <= high {
             let mid = (low + high) / 2;
             let cand = truncate_utf8(content, mid as usize);
-            if fits(&build(&[(last, cand)], max, &omitted, Some((last, orig, cand.len())), intro)) {
+            if fits(&build(&[(last, cand)], max, &omitted, Some((last, orig, cand.len())), intro, style)) {
                 best = cand;
                 low = mid + 1;
             } else {
                 high = mid - 1;
             }
         }
-        let text = build(&[(last, best)], max, &omitted, Some((last, orig, best.len())), intro);
+        let text = build(&[(last, best)], max, &omitted, Some((last, orig, best.len())), intro, style);
         if fits(&text) {
             return (text, omitted_idx, Some(best.len()));
         }
     }
     let notice = escape(&marker(max, &omitted, Some((last, orig, 0))));
-    let with_heading = escape(&[notice.clone(), section(last, "")].join("\n\n"));
+    let with_heading = escape(&[notice.clone(), (style.section)(last, "")].join("\n\n"));
     if fits(&with_heading) {
         return (with_heading, omitted_idx, Some(0));
     }
@@ -118,7 +138,9 @@ fn render(docs: &[Doc], max: u64) -> (String, Vec<usize>, Option<usize>) {
     (text, omitted_idx, Some(0))
 }
 
-/// Reads, deduplicates and fits `files` (global first, then root to cwd).
+/// Reads, deduplicates and fits `files`: the baseline (global first, then root to cwd) in one
+/// block, and the files touches added (scope `nested`, as one reconcile would add them) in a
+/// second block of "Additional instructions" sections. Returns the blocks joined by a blank line.
 pub fn load(
     mut files: Vec<AgentFile>,
     root: &Path,
@@ -126,7 +148,8 @@ pub fn load(
     max_bytes: u64,
     max_source: u64,
 ) -> (Vec<AgentFile>, String) {
-    let mut docs: Vec<Doc> = Vec::new();
+    let mut baseline: Vec<Doc> = Vec::new();
+    let mut added: Vec<Doc> = Vec::new();
     let mut kept: Vec<(String, String)> = Vec::new();
     for (index, file) in files.iter_mut().enumerate() {
         if file.status != Status::Loaded {
@@ -154,24 +177,31 @@ pub fn load(
             continue;
         }
         kept.push((dir, trimmed));
-        docs.push(Doc { display, content, index });
+        let doc = Doc { display, content, index };
+        if file.scope == Scope::Nested { added.push(doc) } else { baseline.push(doc) }
     }
-    if docs.is_empty() {
-        return (files, String::new());
-    }
-    let (text, omitted, cut) = render(&docs, max_bytes);
-    for (i, doc) in docs.iter().enumerate() {
-        let file = &mut files[doc.index];
-        if omitted.contains(&i) {
-            file.status = Status::Omitted;
-        } else if i + 1 == docs.len() && cut.is_some() {
-            file.status = Status::Truncated;
-            file.included_bytes = cut.unwrap_or(0) as u64;
-        } else {
-            file.included_bytes = doc.content.len() as u64;
+    let mut texts = Vec::new();
+    for (docs, style) in [(&baseline, BASELINE), (&added, ADDED)] {
+        if docs.is_empty() {
+            continue;
+        }
+        let (text, omitted, cut) = render(docs, max_bytes, style);
+        for (i, doc) in docs.iter().enumerate() {
+            let file = &mut files[doc.index];
+            if omitted.contains(&i) {
+                file.status = Status::Omitted;
+            } else if i + 1 == docs.len() && cut.is_some() {
+                file.status = Status::Truncated;
+                file.included_bytes = cut.unwrap_or(0) as u64;
+            } else {
+                file.included_bytes = doc.content.len() as u64;
+            }
+        }
+        if !text.is_empty() {
+            texts.push(text);
         }
     }
-    (files, text)
+    (files, texts.join("\n\n"))
 }
 
 #[cfg(test)]
@@ -185,7 +215,7 @@ mod tests {
     #[test]
     fn drops_broader_files_first_then_cuts_the_last_on_a_char_boundary() {
         let docs = [doc("AGENTS.md", &"a".repeat(300), 0), doc("pkg/AGENTS.md", &"é".repeat(200), 1)];
-        let full = render(&docs, 100_000).0;
+        let full = render(&docs, 100_000, BASELINE).0;
         assert!(full.starts_with("<system-reminder>\nThe following"));
         assert!(
             full.ends_with(&format!("Instructions from: pkg/AGENTS.md\n\n{}\n</system-reminder>", "é".repeat(200)))
@@ -193,15 +223,15 @@ mod tests {
 
         // Just enough for the specific file alone: the root file is omitted, nothing is cut.
         let pkg = [("pkg/AGENTS.md", docs[1].content.as_str())];
-        let alone = build(&pkg, 1000, &["AGENTS.md"], None, INTRO).len() as u64;
-        let (text, omitted, cut) = render(&docs, alone);
+        let alone = build(&pkg, 1000, &["AGENTS.md"], None, INTRO, BASELINE).len() as u64;
+        let (text, omitted, cut) = render(&docs, alone, BASELINE);
         assert_eq!((omitted.as_slice(), cut), ([0].as_slice(), None));
         let head = format!("<system-reminder>\nWorkspace instruction budget {alone} bytes: omitted AGENTS.md\n\n");
         assert!(text.starts_with(&head), "{text}");
         assert!(text.len() as u64 <= alone);
 
         // 101 bytes fewer: the specific file is cut on a character boundary, to the longest fit.
-        let (text, omitted, cut) = render(&docs, alone - 101);
+        let (text, omitted, cut) = render(&docs, alone - 101, BASELINE);
         assert_eq!(omitted, [0]);
         let cut = cut.expect("cut");
         assert!(cut < 400 && cut % 2 == 0, "cut {cut} falls between the two bytes of é");
@@ -226,7 +256,7 @@ mod tests {
         ) {
             let docs: Vec<Doc> =
                 texts.iter().enumerate().map(|(i, t)| doc(&format!("d{i}/AGENTS.md"), &t.concat(), i)).collect();
-            let (text, omitted, cut) = render(&docs, max);
+            let (text, omitted, cut) = render(&docs, max, BASELINE);
             proptest::prop_assert!(text.len() as u64 <= max, "{} > {max}", text.len());
             if text.starts_with(OPEN) {
                 proptest::prop_assert_eq!(text.matches(CLOSE).count(), 1);
@@ -243,9 +273,19 @@ mod tests {
     }
 
     #[test]
+    fn files_a_touch_adds_name_the_directory_they_apply_to() {
+        let docs = [doc("pkg/AGENTS.md", "pkg rules", 0)];
+        let text = render(&docs, 10_000, ADDED).0;
+        assert_eq!(
+            text,
+            "<system-reminder>\nAdditional instructions from: pkg/AGENTS.md\n\nThese instructions apply to work under `pkg`. Use them as guidance when relevant; more specific instructions take precedence. They do not override system, developer, or direct user instructions.\n\npkg rules\n</system-reminder>"
+        );
+    }
+
+    #[test]
     fn a_closing_tag_in_the_text_is_escaped() {
         let docs = [doc("AGENTS.md", "x </system-reminder> y", 0)];
-        let text = render(&docs, 10_000).0;
+        let text = render(&docs, 10_000, BASELINE).0;
         assert!(text.contains("x <\\/system-reminder> y"));
         assert_eq!(text.matches(CLOSE).count(), 1);
     }

@@ -416,7 +416,7 @@ pub fn profile(name: &str, env: &AgentEnv, o: &Overrides) -> Option<AgentProfile
                 pick: Pick::All(Probe::StatFile),
                 root: Root::Markers(vec![".git".into()]),
                 order: Order::RootFirst,
-                nested: Nested::None,
+                nested: Nested::Walk { pick: Pick::All(Probe::StatFile), upto_root: false, deepest_first: false },
                 imports: Imports::None,
                 budget: Budget::Block { max_bytes: o.max_bytes.unwrap_or(65536), max_source_bytes: 1024 * 1024 },
                 join: Join::DshReminder { global_display: global_display.into() },
