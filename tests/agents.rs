@@ -154,7 +154,11 @@ fn seeded_chain_with(
             if rng.below(one_in) == 0 {
                 let text = texts[rng.below(texts.len() as u64) as usize];
                 let text = if max_repeat > 1 { text.repeat(1 + rng.below(max_repeat) as usize) } else { text.into() };
-                std::fs::write(d.join(name), text).expect("write");
+                let path = d.join(name);
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent).expect("parent");
+                }
+                std::fs::write(path, text).expect("write");
             }
         }
     }
@@ -328,4 +332,198 @@ fn the_opencode_profile_matches_what_opencodes_read_tool_attaches() {
         assert_eq!(ours_reminder, reminder, "case {case}");
     }
     assert!(attached >= 3, "the seeds attach too few files ({attached}) to test anything");
+}
+
+/// Every file below `dir` with its text, for failure messages (the agent's own state skipped).
+fn listing(dir: &Path) -> String {
+    let mut out = String::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.file_name().is_some_and(|n| n == "projects" || n == "plugins" || n == ".claude.json") {
+                continue;
+            }
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let text = std::fs::read_to_string(&p).unwrap_or_default();
+                out.push_str(&format!("{}: {text:?}\n", p.strip_prefix(dir).unwrap_or(&p).display()));
+            }
+        }
+    }
+    out
+}
+
+/// The fake Messages API of `tests/support/fake-anthropic.mjs`, with its log and target files.
+struct FakeApi {
+    child: std::process::Child,
+    port: u16,
+    log: PathBuf,
+    target: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl FakeApi {
+    fn start() -> Self {
+        use std::io::BufRead;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (log, target) = (dir.path().join("requests.jsonl"), dir.path().join("target"));
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/fake-anthropic.mjs");
+        let mut child = Command::new("node")
+            .arg(script)
+            .arg(&log)
+            .arg(&target)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("node fake-anthropic.mjs");
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("stdout");
+        std::io::BufReader::new(stdout).read_line(&mut line).expect("port");
+        let port = line.trim().parse().expect("a port");
+        Self { child, port, log, target, _dir: dir }
+    }
+
+    /// Runs `claude -p` in `cwd` (reading `read` first when given) and returns the instruction
+    /// parts of the conversation: the start reminder, then each reminder the read added.
+    fn claude_parts(&self, claude: &Path, home: &Path, cwd: &Path, read: Option<&Path>) -> Vec<String> {
+        let _ = std::fs::remove_file(&self.log);
+        match read {
+            Some(r) => std::fs::write(&self.target, r.to_string_lossy().as_bytes()).expect("target"),
+            None => {
+                let _ = std::fs::remove_file(&self.target);
+            }
+        }
+        let out = Command::new(claude)
+            .args(["-p", "hi", "--allowedTools", "Read"])
+            .current_dir(cwd)
+            .env("HOME", home)
+            .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", self.port))
+            .env("ANTHROPIC_API_KEY", "sk-test")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .output()
+            .expect("run claude");
+        assert!(out.status.success(), "claude failed: {}", String::from_utf8_lossy(&out.stderr));
+        let log = std::fs::read_to_string(&self.log).expect("requests");
+        let requests: Vec<Value> = log
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|r| r["url"].as_str().is_some_and(|u| u.starts_with("/v1/messages")))
+            .filter_map(|r| serde_json::from_str(r["body"].as_str().unwrap_or("")).ok())
+            .collect();
+        let texts = |m: &Value| -> Vec<String> {
+            match &m["content"] {
+                Value::String(s) => vec![s.clone()],
+                Value::Array(a) => a.iter().filter_map(|c| c["text"].as_str().map(str::to_string)).collect(),
+                _ => Vec::new(),
+            }
+        };
+        let first = requests.first().expect("a request");
+        let mut parts: Vec<String> = first["messages"][0]
+            .as_object()
+            .map(|_| texts(&first["messages"][0]))
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|t| t.contains("Codebase and user instructions are shown below"))
+            .collect();
+        if read.is_some() {
+            // What the read added: reminders beside the tool result, then what a tool hook adds
+            // (Claude Code's AGENTS.md support) in a message of its own.
+            let last = requests.last().expect("a request");
+            let messages = last["messages"].as_array().cloned().unwrap_or_default();
+            let at = messages.iter().rposition(|m| m.to_string().contains("tool_result")).expect("the read's result");
+            for t in messages[at..].iter().flat_map(texts) {
+                if t.starts_with("<system-reminder>\nContents of") {
+                    // Claude Code separates the reminders of one message with a newline.
+                    parts.push(t.strip_suffix('\n').unwrap_or(&t).to_string());
+                } else if t.starts_with("tool.call hook additional context: ") {
+                    parts.push(t);
+                }
+            }
+        }
+        parts
+    }
+}
+
+impl Drop for FakeApi {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_claude_profile_matches_what_claude_code_sends() {
+    let Some(modules) = modules() else { return };
+    let claude = modules.join(".bin/claude");
+    let api = FakeApi::start();
+    let texts = [
+        "rules\n",
+        "",
+        "  \n",
+        "  padded rules  \n\n",
+        "ünïcödé 🎉 rules\n",
+        "see @./notes.md please\n",
+        "code `@./notes.md` is no import\n",
+        "outside @../../../../../../outside.md and @~/mine.md\n",
+        "---\npaths: src/**/*.rs\n---\nonly for Rust files\n",
+    ];
+    let names = [
+        "CLAUDE.md",
+        ".claude/CLAUDE.md",
+        "CLAUDE.local.md",
+        "AGENTS.md",
+        ".claude/AGENTS.md",
+        ".claude/rules/style.md",
+    ];
+    let mut rng = Rng(0x00C1_A0DE);
+    let mut seen = String::new();
+    for case in 0..24 {
+        // Half the trees hold only AGENTS.md and rules: Claude Code falls back to AGENTS.md.
+        let pool: &[&str] = if rng.below(2) == 0 { &names } else { &names[3..] };
+        let (t, dirs) = seeded_chain(&mut rng, pool, &texts);
+        for d in &dirs {
+            if rng.below(3) != 0 {
+                std::fs::write(d.join("notes.md"), "notes, then @./more.md\n").expect("notes");
+                std::fs::write(d.join("more.md"), "more\n").expect("more");
+            }
+        }
+        t.write("outside.md", "outside\n");
+        t.write("home/mine.md", "mine\n");
+        if rng.below(2) == 0 {
+            t.write("home/.claude/CLAUDE.md", "global rules, see @~/mine.md\n");
+        }
+        if rng.below(4) == 0 {
+            t.write("CLAUDE.md", "above the repository\n");
+        }
+        let cwd = dirs[rng.below(dirs.len() as u64 - 1) as usize].clone();
+        let file = dirs.last().expect("dirs").join("work.txt");
+        std::fs::write(&file, "x\n").expect("file");
+        let read = (rng.below(3) != 0).then_some(file.as_path());
+        let want = api.claude_parts(&claude, &t.home(), &cwd, read);
+        let mut args = vec!["--json".to_string()];
+        if let Some(r) = read {
+            args.extend(["--touch".to_string(), r.to_string_lossy().into_owned()]);
+        }
+        let view: Value = serde_json::from_str(&ours("claude", &t.home(), &cwd, &args, &[])).expect("our JSON");
+        let got: Vec<String> =
+            view["parts"].as_array().into_iter().flatten().filter_map(|p| p.as_str().map(str::to_string)).collect();
+        assert_eq!(got, want, "case {case}: cwd {}, read {read:?}\n{}", cwd.display(), listing(&t.path("")));
+        seen.push_str(&want.join("\n"));
+    }
+    // The seeds reach the rules under test: both kinds of start, rules, imports, what a read adds.
+    for needle in [
+        "/CLAUDE.md (project instructions",
+        "/AGENTS.md (project instructions",
+        "CLAUDE.local.md (user's private project instructions",
+        "/.claude/rules/style.md (project",
+        "/notes.md (project instructions",
+        "/home/mine.md (user's private global",
+        "<system-reminder>\nContents of",
+        "tool.call hook additional context: ",
+    ] {
+        assert!(seen.contains(needle), "no case shows {needle:?}");
+    }
 }

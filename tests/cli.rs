@@ -439,7 +439,7 @@ fn agent_files(t: &Tree, o: &Output) -> Vec<(String, String, String)> {
 }
 
 #[test]
-fn claude_walks_to_the_filesystem_root_reads_only_claude_files_and_follows_imports() {
+fn claude_reads_up_to_the_root_falls_back_to_agents_md_and_follows_imports() {
     let t = Tree::new();
     t.write("CLAUDE.md", "above the repository");
     t.write("r/AGENTS.md", "agents rules");
@@ -447,8 +447,7 @@ fn claude_walks_to_the_filesystem_root_reads_only_claude_files_and_follows_impor
     t.write("r/.claude/CLAUDE.md", "dot claude");
     t.write("r/CLAUDE.local.md", "local");
     t.write("r/pkg/CLAUDE.md", "pkg claude");
-    t.write("home/personal.md", "personal @./loop.md");
-    t.write("home/loop.md", "loop @./personal.md");
+    t.write("home/personal.md", "personal");
     let o = run(&t, &t.root(), &["effective", "--profile", "claude", "--json"]);
     let files = agent_files(&t, &o);
     let f = |p: &str, scope: &str, status: &str| (p.to_string(), scope.to_string(), status.to_string());
@@ -458,26 +457,38 @@ fn claude_walks_to_the_filesystem_root_reads_only_claude_files_and_follows_impor
             f("CLAUDE.md", "project", "loaded"),
             f("r/CLAUDE.md", "project", "loaded"),
             f("r/AGENTS.md", "import", "loaded"),
-            f("home/personal.md", "import", "loaded"),
-            f("home/loop.md", "import", "loaded"),
-            f("home/personal.md", "import", "cycle"),
+            f("home/personal.md", "import", "outside"),
             f("r/.claude/CLAUDE.md", "project", "loaded"),
+            f("r/AGENTS.md", "project", "shadowed"),
             f("r/CLAUDE.local.md", "project", "loaded"),
         ],
-        "past .git up to /, AGENTS.md only through its import, imports in code ignored, the cycle cut"
+        "past .git up to /; AGENTS.md only through its import while CLAUDE files load; a project \
+         file's import outside the working directory not loaded; imports in code ignored"
     );
-    let text: Value = serde_json::from_str(&stdout(&o)).expect("json");
-    assert!(text["text"].as_str().is_some_and(|t| t.contains("agents rules") && !t.contains("pkg claude")));
+    let view: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let text = view["text"].as_str().unwrap_or("");
+    assert!(text.starts_with("<system-reminder>\nCodebase and user instructions are shown below."), "{text}");
+    assert!(
+        text.contains("/r/CLAUDE.local.md (user's private project instructions, not checked in):\n\nlocal\n"),
+        "{text}"
+    );
 
-    // A read below the cwd loads that directory's CLAUDE.md.
+    // A read below the cwd loads that directory's CLAUDE.md, in a reminder of its own.
     let touch = t.write("r/pkg/main.rs", "");
     let o =
         run(&t, &t.root(), &["effective", "--profile", "claude", "--json", "--touch", touch.to_str().unwrap_or("")]);
     assert_eq!(agent_files(&t, &o).last(), Some(&f("r/pkg/CLAUDE.md", "nested", "loaded")));
+
+    // Without any CLAUDE file, Claude Code reads AGENTS.md.
+    for name in ["CLAUDE.md", "r/CLAUDE.md", "r/.claude/CLAUDE.md", "r/CLAUDE.local.md"] {
+        std::fs::remove_file(t.path(name)).expect("remove");
+    }
+    let o = run(&t, &t.root(), &["effective", "--profile", "claude", "--json"]);
+    assert_eq!(agent_files(&t, &o), [f("r/AGENTS.md", "project", "loaded")]);
 }
 
 #[test]
-fn claude_imports_stop_after_five_hops() {
+fn claude_imports_stop_after_four_hops() {
     let t = Tree::new();
     t.write("r/CLAUDE.md", "@a1.md");
     for i in 1..=7 {
@@ -493,8 +504,7 @@ fn claude_imports_stop_after_five_hops() {
             "r/a2.md loaded",
             "r/a3.md loaded",
             "r/a4.md loaded",
-            "r/a5.md loaded",
-            "r/a6.md too-deep"
+            "r/a5.md too-deep"
         ]
     );
 }

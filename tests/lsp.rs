@@ -514,7 +514,9 @@ async fn a_file_uri_with_a_profile_shows_what_each_agent_loads_once_it_reads_tha
 #[tokio::test]
 async fn claude_home_imports_resolve_against_the_servers_home() {
     let t = Tree::new();
-    t.write("r/CLAUDE.md", "see @~/personal.md");
+    // The user's own CLAUDE.md may import from anywhere (a project file only from inside the
+    // working directory).
+    t.write("home/.claude/CLAUDE.md", "see @~/personal.md");
     let personal = t.write("home/personal.md", "my own rules");
     let mut c = Client::start(&t.home(), &[&t.root()], json!({})).await;
     let claude = c.effective(json!({"profile": "claude"})).await;

@@ -6,8 +6,9 @@
 //! by the imported text between HTML comments, at most 5 levels deep, and refuses a path whose
 //! real location is outside the importing file's project root. Claude Code documents imports
 //! relative to the importing file, `@~/` for the home directory, "a maximum depth of 5 hops",
-//! and no evaluation in code; how it joins the imported text is not documented, so the
-//! imported files are listed after their importer.
+//! and no evaluation in code; observed with Claude Code 2.1.332, imported files are listed after
+//! their importer, four hops at most, and a project file's imports outside the working directory
+//! are not loaded.
 
 use std::fs;
 use std::io;
@@ -227,48 +228,76 @@ pub fn gemini_expand(
     out
 }
 
-/// Claude Code's imports of `content` (a file in `base`), depth first, each file at most once
-/// (`seen`), at most [`MAX_DEPTH`] hops. Returns the imported files with their texts.
-pub fn claude_imports(
-    content: &str,
-    base: &Path,
-    importer: &Path,
-    home: Option<&Path>,
-    depth: usize,
-    seen: &mut Vec<PathBuf>,
-) -> Vec<(AgentFile, String)> {
-    let mut out = Vec::new();
-    let regions = code_regions(content);
-    for d in directives(content, true) {
-        if regions.iter().any(|&(s, e)| d.start >= s && d.start < e) {
-            continue;
-        }
-        let full = match (d.path.strip_prefix("~/"), home) {
-            (Some(rest), Some(h)) => resolve(h, rest),
-            (Some(_), None) => continue,
-            (None, _) => resolve(base, &d.path),
+/// How Claude Code resolves imports: `@~/` against `home`; a path outside `boundary` (the
+/// working directory, for project files) is external and not loaded; at most
+/// [`CLAUDE_MAX_HOPS`] hops; each file once; imported files take their importer's `label`.
+pub struct ClaudeImports<'a> {
+    pub home: Option<&'a Path>,
+    pub boundary: Option<&'a Path>,
+    pub label: Option<&'static str>,
+    /// The importer's role: a fallback file's imports fall back with it.
+    pub role: super::Role,
+}
+
+/// Observed with Claude Code 2.1.332: a chain CLAUDE.md → a1 → a2 → a3 → a4 loads, a5 does not
+/// (its documentation says "a maximum depth of 5 hops").
+pub const CLAUDE_MAX_HOPS: usize = 4;
+
+impl ClaudeImports<'_> {
+    /// The imports of `content` (a file in `base`), depth first, with their texts.
+    pub fn resolve(
+        &self,
+        content: &str,
+        base: &Path,
+        importer: &Path,
+        depth: usize,
+        seen: &mut Vec<PathBuf>,
+    ) -> Vec<(AgentFile, String)> {
+        let mut out = Vec::new();
+        let regions = code_regions(content);
+        let imported = |path: PathBuf, status| {
+            let mut f = AgentFile::new(path, Scope::Import, status).by(importer);
+            f.label = self.label;
+            f.role = self.role;
+            f
         };
-        if seen.contains(&full) {
-            out.push((AgentFile::new(full, Scope::Import, Status::Cycle).by(importer), String::new()));
-            continue;
-        }
-        if depth >= MAX_DEPTH {
-            out.push((AgentFile::new(full, Scope::Import, Status::TooDeep).by(importer), String::new()));
-            continue;
-        }
-        seen.push(full.clone());
-        match read_text(&full) {
-            Ok(text) => {
-                let bytes = text.len() as u64;
-                let dir = full.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/"));
-                let inner = claude_imports(&text, &dir, &full, home, depth + 1, seen);
-                out.push((AgentFile::new(full, Scope::Import, Status::Loaded).by(importer).size(bytes, bytes), text));
-                out.extend(inner);
+        for d in directives(content, true) {
+            if regions.iter().any(|&(s, e)| d.start >= s && d.start < e) {
+                continue;
             }
-            Err(_) => out.push((AgentFile::new(full, Scope::Import, Status::Unreadable).by(importer), String::new())),
+            let full = match (d.path.strip_prefix("~/"), self.home) {
+                (Some(rest), Some(h)) => resolve(h, rest),
+                (Some(_), None) => continue,
+                (None, _) => resolve(base, &d.path),
+            };
+            if seen.contains(&full) {
+                out.push((imported(full, Status::Cycle), String::new()));
+                continue;
+            }
+            if depth >= CLAUDE_MAX_HOPS {
+                out.push((imported(full, Status::TooDeep), String::new()));
+                continue;
+            }
+            if self.boundary.is_some_and(|b| !real_path(&full).starts_with(real_path(b))) {
+                out.push((imported(full, Status::Outside), String::new()));
+                continue;
+            }
+            seen.push(full.clone());
+            match read_text(&full) {
+                Ok(text) if !super::js_trim(&text).is_empty() => {
+                    let bytes = text.len() as u64;
+                    let dir = full.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/"));
+                    let inner = self.resolve(&text, &dir, &full, depth + 1, seen);
+                    out.push((imported(full, Status::Loaded).size(bytes, bytes), text));
+                    out.extend(inner);
+                }
+                Ok(_) => out.push((imported(full, Status::Empty), String::new())),
+                // A missing import is skipped without a word.
+                Err(_) => out.push((imported(full, Status::Unreadable), String::new())),
+            }
         }
+        out
     }
-    out
 }
 
 #[cfg(test)]

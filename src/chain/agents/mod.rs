@@ -2,8 +2,8 @@
 //! strategy per rule, never an `if profile == …` in discovery or rendering.
 //!
 //! Each profile names the agent release it mirrors; the README has the rules with their
-//! sources. `codex`, `gemini`, `opencode` and `dsh-next` are compared with the real agents by
-//! `tests/agents.rs`; `claude` follows Claude Code's documentation, as it cannot run offline.
+//! sources. Every profile is compared with the real agent by `tests/agents.rs` (Claude Code
+//! through a local stand-in of its API).
 
 mod dshnext;
 pub mod imports;
@@ -42,6 +42,39 @@ pub enum Pick {
     /// The first candidate name present in any directory of the walk, in all of them; every
     /// other name is shadowed (opencode: one `AGENTS.md` anywhere hides every `CLAUDE.md`).
     FirstNameAnywhere(Probe),
+    /// Per directory, every file of the profile's `layers` in order (Claude Code).
+    Layers,
+}
+
+/// One kind of file a directory may hold, with what it does to the others (Claude Code).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layer {
+    /// Relative to the directory: a file, or the folder of a [`LayerKind::Rules`] layer.
+    pub path: &'static str,
+    pub kind: LayerKind,
+    pub role: Role,
+    /// How the agent describes such a file to the model.
+    pub label: &'static str,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayerKind {
+    File,
+    /// Every `*.md` below the folder, sub-folders included, in directory order; a rule whose
+    /// front matter has `paths:` applies only to matching files and does not load at start.
+    Rules,
+}
+
+/// What a layer's file does to the others.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Role {
+    /// Loads; one with text anywhere on the walk hides every `Fallback` file.
+    Primary,
+    /// Loads only when no `Primary` file with text has loaded (at start, or by the same read).
+    Fallback,
+    /// Loads, whatever the others.
+    #[default]
+    Neutral,
 }
 
 /// Where the walk up from the working directory stops.
@@ -76,6 +109,9 @@ pub enum GlobalRule {
     All(Probe),
     /// The files of the first group that has any (opencode).
     FirstGroup,
+    /// Every present file of `global`, a directory taken as a rules folder, each labelled by
+    /// `global_labels` (Claude Code: managed, then user).
+    Labelled,
 }
 
 /// Where files reached by a touch come from.
@@ -130,8 +166,9 @@ pub enum Join {
     /// A `<system-reminder>` block of `Instructions from: <path relative to the root>` sections
     /// (dsh-agent-instructions); the global file is shown as `global_display`.
     DshReminder { global_display: String },
-    /// Not documented by the agent: `Contents of <path>:` sections, in load order (ours).
-    ContentsOf,
+    /// Claude Code: one `<system-reminder>` of `Contents of <path> (<label>):` sections (texts
+    /// trimmed) at start, then one `<system-reminder>` per file a read loads (text as is).
+    ClaudeReminders,
 }
 
 /// One agent's loading rules.
@@ -156,6 +193,13 @@ pub struct AgentProfile {
     pub drop_blank: bool,
     /// The home directory `@~/` imports resolve against.
     pub home: Option<PathBuf>,
+    /// For [`Pick::Layers`]: at start, and on a read (Claude Code orders them differently).
+    pub layers: Vec<Layer>,
+    pub lazy_layers: Vec<Layer>,
+    /// For [`GlobalRule::Labelled`]: the label of each global path, in the same order.
+    pub global_labels: Vec<&'static str>,
+    /// YAML front matter (`---` … `---` at the very top) is metadata, not text (Claude Code).
+    pub strip_front_matter: bool,
 }
 
 /// Where a file of an agent's chain comes from.
@@ -229,11 +273,19 @@ pub struct AgentFile {
     /// The file that shadows this one, or that imports it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<PathBuf>,
+    /// How the agent describes the file (Claude Code), and its layer's role.
+    #[serde(skip)]
+    pub label: Option<&'static str>,
+    #[serde(skip)]
+    pub role: Role,
+    /// 0 for what loads at start, else the number of the touch (the read) that loads it.
+    #[serde(skip)]
+    pub batch: u32,
 }
 
 impl AgentFile {
     pub fn new(path: PathBuf, scope: Scope, status: Status) -> Self {
-        Self { path, scope, bytes: 0, included_bytes: 0, status, by: None }
+        Self { path, scope, bytes: 0, included_bytes: 0, status, by: None, label: None, role: Role::Neutral, batch: 0 }
     }
 
     pub fn by(mut self, other: &Path) -> Self {
@@ -255,8 +307,11 @@ pub struct AgentView {
     pub profile: &'static str,
     pub mirrors: &'static str,
     pub files: Vec<AgentFile>,
-    /// The text the agent puts in its context; empty when nothing loads.
+    /// The text the agent puts in its context (its `parts` joined by a blank line); empty when
+    /// nothing loads.
     pub text: String,
+    /// The separate messages or blocks the agent adds, in order.
+    pub parts: Vec<String>,
     /// What the budget is, in words, when the profile has one (for messages).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<String>,
@@ -328,22 +383,53 @@ pub fn profile(name: &str, env: &AgentEnv, o: &Overrides) -> Option<AgentProfile
             let home = env.codex_home.clone().unwrap_or_else(|| env.home_join(".codex"));
             codex(&home, o.max_bytes, o.candidates.as_deref().unwrap_or(&[]))
         }
-        "claude" => AgentProfile {
-            name: "claude",
-            mirrors: "Claude Code documentation (memory), as of 2026-11",
-            candidates: names(&["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md"]),
-            global: vec![vec![PathBuf::from("/etc/claude-code/CLAUDE.md"), env.home_join(".claude/CLAUDE.md")]],
-            global_rule: GlobalRule::All(Probe::StatFile),
-            pick: Pick::All(Probe::StatFile),
-            root: Root::BelowFsRoot,
-            order: Order::RootFirst,
-            nested: Nested::Walk { pick: Pick::All(Probe::StatFile), upto_root: false, deepest_first: false },
-            imports: Imports::Listed,
-            budget: Budget::None,
-            join: Join::ContentsOf,
-            drop_blank: true,
-            home: env.home.clone(),
-        },
+        "claude" => {
+            const PROJECT: &str = "project instructions, checked into the codebase";
+            const LOCAL: &str = "user's private project instructions, not checked in";
+            let layer = |path, kind, role, label| Layer { path, kind, role, label };
+            AgentProfile {
+                name: "claude",
+                mirrors: "Claude Code 2.1.332",
+                candidates: Vec::new(),
+                global: vec![vec![
+                    PathBuf::from("/etc/claude-code/CLAUDE.md"),
+                    env.home_join(".claude/CLAUDE.md"),
+                    env.home_join(".claude/rules"),
+                ]],
+                global_labels: vec![
+                    "organization-managed policy instructions",
+                    "user's private global instructions for all projects",
+                    "user's private global instructions for all projects",
+                ],
+                strip_front_matter: true,
+                global_rule: GlobalRule::Labelled,
+                pick: Pick::Layers,
+                layers: vec![
+                    layer("CLAUDE.md", LayerKind::File, Role::Primary, PROJECT),
+                    layer(".claude/CLAUDE.md", LayerKind::File, Role::Primary, PROJECT),
+                    layer(".claude/rules", LayerKind::Rules, Role::Neutral, PROJECT),
+                    layer("AGENTS.md", LayerKind::File, Role::Fallback, PROJECT),
+                    layer(".claude/AGENTS.md", LayerKind::File, Role::Fallback, PROJECT),
+                    layer("CLAUDE.local.md", LayerKind::File, Role::Primary, LOCAL),
+                ],
+                lazy_layers: vec![
+                    layer("CLAUDE.md", LayerKind::File, Role::Primary, PROJECT),
+                    layer(".claude/CLAUDE.md", LayerKind::File, Role::Primary, PROJECT),
+                    layer("CLAUDE.local.md", LayerKind::File, Role::Primary, LOCAL),
+                    layer(".claude/rules", LayerKind::Rules, Role::Neutral, PROJECT),
+                    layer("AGENTS.md", LayerKind::File, Role::Fallback, PROJECT),
+                    layer(".claude/AGENTS.md", LayerKind::File, Role::Fallback, PROJECT),
+                ],
+                root: Root::BelowFsRoot,
+                order: Order::RootFirst,
+                nested: Nested::Walk { pick: Pick::Layers, upto_root: false, deepest_first: false },
+                imports: Imports::Listed,
+                budget: Budget::None,
+                join: Join::ClaudeReminders,
+                drop_blank: true,
+                home: env.home.clone(),
+            }
+        }
         "gemini" => {
             let candidates = names(&["GEMINI.md"]);
             let global = vec![candidates.iter().map(|n| env.home_join(".gemini").join(n)).collect()];
@@ -362,6 +448,10 @@ pub fn profile(name: &str, env: &AgentEnv, o: &Overrides) -> Option<AgentProfile
                 join: Join::GeminiContext,
                 drop_blank: true,
                 home: env.home.clone(),
+                layers: Vec::new(),
+                lazy_layers: Vec::new(),
+                global_labels: Vec::new(),
+                strip_front_matter: false,
             }
         }
         "opencode" => {
@@ -394,6 +484,10 @@ pub fn profile(name: &str, env: &AgentEnv, o: &Overrides) -> Option<AgentProfile
                 join: Join::OpencodeInstructions,
                 drop_blank: false,
                 home: env.home.clone(),
+                layers: Vec::new(),
+                lazy_layers: Vec::new(),
+                global_labels: Vec::new(),
+                strip_front_matter: false,
             }
         }
         "dsh-next" => {
@@ -422,6 +516,10 @@ pub fn profile(name: &str, env: &AgentEnv, o: &Overrides) -> Option<AgentProfile
                 join: Join::DshReminder { global_display: global_display.into() },
                 drop_blank: false,
                 home: env.home.clone(),
+                layers: Vec::new(),
+                lazy_layers: Vec::new(),
+                global_labels: Vec::new(),
+                strip_front_matter: false,
             }
         }
         _ => return None,
@@ -452,6 +550,10 @@ pub fn codex(codex_home: &Path, max_bytes: Option<u64>, fallbacks: &[String]) ->
         join: Join::CodexInstructions,
         drop_blank: true,
         home: None,
+        layers: Vec::new(),
+        lazy_layers: Vec::new(),
+        global_labels: Vec::new(),
+        strip_front_matter: false,
     }
 }
 
@@ -494,9 +596,29 @@ fn walk_dirs(root: &Root, cwd: &Path) -> Vec<PathBuf> {
 }
 
 /// The files `pick` takes from `dirs` (in the order given), with the shadowed ones.
-fn pick_files(pick: Pick, names: &[String], dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile> {
+fn pick_files(profile: &AgentProfile, pick: Pick, dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile> {
+    let names = &profile.candidates;
     let mut out = Vec::new();
     match pick {
+        Pick::Layers => {
+            let layers = if scope == Scope::Nested { &profile.lazy_layers } else { &profile.layers };
+            for dir in dirs {
+                for layer in layers {
+                    let path = dir.join(layer.path);
+                    let found = match layer.kind {
+                        LayerKind::File if present(Probe::StatFile, &path) => vec![path],
+                        LayerKind::File => Vec::new(),
+                        LayerKind::Rules => rules_files(&path),
+                    };
+                    for p in found {
+                        let mut f = AgentFile::new(p, scope, Status::Loaded);
+                        f.label = Some(layer.label);
+                        f.role = layer.role;
+                        out.push(f);
+                    }
+                }
+            }
+        }
         Pick::First(probe) | Pick::All(probe) => {
             for dir in dirs {
                 let mut winner: Option<PathBuf> = None;
@@ -539,6 +661,58 @@ fn pick_files(pick: Pick, names: &[String], dirs: &[PathBuf], scope: Scope) -> V
         }
     }
     out
+}
+
+/// The rules of a rules folder: every `*.md` below it, sub-folders included, depth first in
+/// directory order (as `readdir` returns them); rules whose front matter names `paths:` apply
+/// only to matching files and are left out.
+fn rules_files(dir: &Path) -> Vec<PathBuf> {
+    fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = fs::read_dir(dir) else { return };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(meta) = fs::metadata(&path) else { continue };
+            if meta.is_dir() {
+                // Bounded, so that a symlink loop ends.
+                if depth < 16 {
+                    walk(&path, depth + 1, out);
+                }
+            } else if meta.is_file() && path.extension().is_some_and(|e| e == "md") && !conditional(&path) {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, 0, &mut out);
+    out
+}
+
+/// A rule whose front matter has a `paths:` key.
+fn conditional(path: &Path) -> bool {
+    let Ok((data, _)) = read_capped(path, 64 * 1024) else { return false };
+    let text = String::from_utf8_lossy(&data);
+    front_matter(&text).is_some_and(|(meta, _)| meta.lines().any(|l| l.starts_with("paths:")))
+}
+
+/// The front matter of `text` and what follows it: a first line `---`, then lines up to a line
+/// `---`; `None` when the text does not open with one or never closes it.
+pub fn front_matter(text: &str) -> Option<(&str, &str)> {
+    let first = text.find('\n')?;
+    if text[..first].trim_end() != "---" {
+        return None;
+    }
+    let mut at = first + 1;
+    while at <= text.len() {
+        let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+        if text[at..end].trim_end() == "---" {
+            return Some((&text[first + 1..at], text.get(end + 1..).unwrap_or("")));
+        }
+        if end == text.len() {
+            break;
+        }
+        at = end + 1;
+    }
+    None
 }
 
 /// Reads at most `limit` bytes and the file's full size.
@@ -620,6 +794,23 @@ pub fn load(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentVie
                 globals.push(AgentFile::new(path.clone(), Scope::Global, Status::Loaded));
             }
         }
+        GlobalRule::Labelled => {
+            for (i, path) in profile.global.iter().flatten().enumerate() {
+                let label = profile.global_labels.get(i).copied();
+                let found = if path.is_dir() {
+                    rules_files(path)
+                } else if present(Probe::StatFile, path) {
+                    vec![path.clone()]
+                } else {
+                    Vec::new()
+                };
+                for p in found {
+                    let mut f = AgentFile::new(p, Scope::Global, Status::Loaded);
+                    f.label = label;
+                    globals.push(f);
+                }
+            }
+        }
         GlobalRule::FirstGroup => {
             for group in &profile.global {
                 let found: Vec<&PathBuf> = group.iter().filter(|p| present(Probe::Exists, p)).collect();
@@ -634,7 +825,8 @@ pub fn load(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentVie
     // Project files.
     let dirs = walk_dirs(&profile.root, &cwd);
     let root = dirs.first().cloned().unwrap_or_else(|| cwd.clone());
-    let mut project = pick_files(profile.pick, &profile.candidates, &dirs, Scope::Project);
+    let mut project = pick_files(profile, profile.pick, &dirs, Scope::Project);
+    hide_fallbacks(&mut project, 0, profile.drop_blank);
     match profile.order {
         Order::RootFirst => {}
         Order::CwdFirst => {
@@ -660,7 +852,7 @@ pub fn load(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentVie
 
     // Files reached by touches.
     if let Nested::Walk { pick, upto_root, deepest_first } = profile.nested {
-        for t in touched {
+        for (n, t) in touched.iter().enumerate() {
             let t = fs::canonicalize(t).unwrap_or_else(|_| t.clone());
             if !t.starts_with(&cwd) || t == cwd {
                 continue;
@@ -673,17 +865,20 @@ pub fn load(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentVie
                 .map(Path::to_path_buf)
                 .collect();
             walk.reverse();
-            let mut found = pick_files(pick, &profile.candidates, &walk, Scope::Nested);
+            let mut found = pick_files(profile, pick, &walk, Scope::Nested);
             if deepest_first {
                 found.reverse();
             }
-            for f in found {
+            let first_new = files.len();
+            for mut f in found {
                 // Each file once (already loaded, or already met on an earlier touch), and never
                 // the touched file itself.
                 if f.path != t && !files.iter().any(|k| k.path == f.path) {
+                    f.batch = u32::try_from(n + 1).unwrap_or(u32::MAX);
                     files.push(f);
                 }
             }
+            hide_fallbacks(&mut files, first_new, profile.drop_blank);
         }
     }
 
@@ -692,7 +887,7 @@ pub fn load(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentVie
         Budget::SharedRootFirst { max_bytes } => Some(format!("{} shared budget", size_words(max_bytes))),
         Budget::Block { max_bytes, .. } => Some(format!("{} budget", size_words(max_bytes))),
     };
-    let (files, text) = match &profile.budget {
+    let (files, parts) = match &profile.budget {
         Budget::SharedRootFirst { max_bytes } => codex_budget(&cwd, files, *max_bytes),
         Budget::Block { max_bytes, max_source_bytes } => {
             let global_display = match &profile.join {
@@ -701,9 +896,30 @@ pub fn load(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentVie
             };
             dshnext::load(files, &root, &global_display, *max_bytes, *max_source_bytes)
         }
-        Budget::None => unbudgeted(profile, files),
+        Budget::None => unbudgeted(profile, &cwd, files),
     };
-    AgentView { profile: profile.name, mirrors: profile.mirrors, files, text, budget: budget_words }
+    let text = parts.join("\n\n");
+    AgentView { profile: profile.name, mirrors: profile.mirrors, files, text, parts, budget: budget_words }
+}
+
+/// Fallback files (Claude Code's `AGENTS.md`) from `files[from..]` give way when a primary file
+/// with text has loaded (anywhere in `files`): they are shadowed by the first one.
+fn hide_fallbacks(files: &mut [AgentFile], from: usize, drop_blank: bool) {
+    if !files.iter().skip(from).any(|f| f.role == Role::Fallback) {
+        return;
+    }
+    let has_text = |f: &AgentFile| {
+        read_capped(&f.path, READ_CAP).is_ok_and(|(d, _)| {
+            let t = String::from_utf8_lossy(&d);
+            if drop_blank { !js_trim(&t).is_empty() } else { !t.is_empty() }
+        })
+    };
+    let primary = files.iter().find(|f| f.role == Role::Primary && f.status == Status::Loaded && has_text(f));
+    let Some(primary) = primary.map(|f| f.path.clone()) else { return };
+    for f in files.iter_mut().skip(from).filter(|f| f.role == Role::Fallback && f.status == Status::Loaded) {
+        f.status = Status::Shadowed;
+        f.by = Some(primary.clone());
+    }
 }
 
 /// "32 KiB" for whole KiB, else "1000-byte".
@@ -712,8 +928,7 @@ pub fn size_words(bytes: u64) -> String {
 }
 
 /// Reads every file whole (up to [`READ_CAP`]), resolves imports and joins.
-fn unbudgeted(profile: &AgentProfile, files: Vec<AgentFile>) -> (Vec<AgentFile>, String) {
-    let home = profile.home.as_deref();
+fn unbudgeted(profile: &AgentProfile, cwd: &Path, files: Vec<AgentFile>) -> (Vec<AgentFile>, Vec<String>) {
     let mut entries: Vec<Entry> = Vec::new();
     let mut seen_imports: Vec<PathBuf> = Vec::new();
     for mut file in files {
@@ -721,10 +936,15 @@ fn unbudgeted(profile: &AgentProfile, files: Vec<AgentFile>) -> (Vec<AgentFile>,
             entries.push(Entry { file, text: String::new() });
             continue;
         }
-        let Some(text) = read_into(&mut file, READ_CAP) else {
+        let Some(mut text) = read_into(&mut file, READ_CAP) else {
             entries.push(Entry { file, text: String::new() });
             continue;
         };
+        if profile.strip_front_matter {
+            if let Some((_, body)) = front_matter(&text) {
+                text = body.to_string();
+            }
+        }
         let blank = if profile.drop_blank { js_trim(&text).is_empty() } else { text.is_empty() };
         if blank {
             file.status = Status::Empty;
@@ -744,17 +964,62 @@ fn unbudgeted(profile: &AgentProfile, files: Vec<AgentFile>) -> (Vec<AgentFile>,
             }
             Imports::Listed => {
                 seen_imports.push(file.path.clone());
-                let imported = imports::claude_imports(&text, &dir, &file.path, home, 0, &mut seen_imports);
+                // A project file's imports must stay inside the working directory (Claude Code
+                // asks before loading others, and loads none without asking); the user's own
+                // files import from anywhere.
+                let boundary = (file.scope != Scope::Global).then_some(cwd);
+                let ctx = imports::ClaudeImports {
+                    home: profile.home.as_deref(),
+                    boundary,
+                    label: file.label,
+                    role: file.role,
+                };
+                let imported = ctx.resolve(&text, &dir, &file.path, 0, &mut seen_imports);
+                let batch = file.batch;
                 entries.push(Entry { file, text });
-                entries.extend(imported.into_iter().map(|(file, text)| Entry { file, text }));
+                entries.extend(imported.into_iter().map(|(mut file, text)| {
+                    file.batch = batch;
+                    Entry { file, text }
+                }));
             }
         }
     }
-    let text = join(profile, &entries);
-    (entries.into_iter().map(|e| e.file).collect(), text)
+    drop_repeating_fallbacks(&mut entries);
+    let parts = join(profile, &entries);
+    (entries.into_iter().map(|e| e.file).collect(), parts)
 }
 
-fn join(profile: &AgentProfile, entries: &[Entry]) -> String {
+/// Claude Code drops a fallback file (or a file it imports) that repeats what is already there
+/// (observed with 2.1.332): at start, when its trimmed text is that of a project rule, as when
+/// `AGENTS.md` is also linked into `.claude/rules/`; on a read, when it is that of any project
+/// file loaded at start. The user's own files do not count.
+fn drop_repeating_fallbacks(entries: &mut [Entry]) {
+    let texts = |rules_only: bool| -> HashSet<String> {
+        entries
+            .iter()
+            .filter(|e| e.file.batch == 0 && e.file.scope != Scope::Global && e.file.status.reaches())
+            .filter(|e| !rules_only || (e.file.scope == Scope::Project && is_rule(&e.file.path)))
+            .map(|e| js_trim(&e.text).to_string())
+            .collect()
+    };
+    let (rules, at_start) = (texts(true), texts(false));
+    for e in entries.iter_mut().filter(|e| e.file.role == Role::Fallback && e.file.status.reaches()) {
+        let seen = if e.file.batch == 0 { &rules } else { &at_start };
+        if seen.contains(js_trim(&e.text)) {
+            e.file.status = Status::Duplicate;
+            e.file.included_bytes = 0;
+        }
+    }
+}
+
+/// A file inside a `.claude/rules` folder.
+fn is_rule(path: &Path) -> bool {
+    let parts: Vec<_> = path.components().map(|c| c.as_os_str()).collect();
+    parts.windows(2).any(|w| w[0] == ".claude" && w[1] == "rules")
+}
+
+/// The parts of the agent's context, from the read files in order.
+fn join(profile: &AgentProfile, entries: &[Entry]) -> Vec<String> {
     // Imports inlined into their importer add no text of their own.
     let live = |scope: Option<Scope>| {
         entries.iter().filter(move |e| {
@@ -780,12 +1045,11 @@ fn join(profile: &AgentProfile, entries: &[Entry]) -> String {
             [concat(Scope::Global), concat(Scope::Project), concat(Scope::Nested)]
                 .into_iter()
                 .filter(|s| !s.is_empty())
-                .collect::<Vec<_>>()
-                .join("\n\n")
+                .collect()
         }
         Join::OpencodeInstructions => {
             let entry = |e: &Entry| format!("Instructions from: {}\n{}", e.file.path.display(), e.text);
-            let system: Vec<String> = entries
+            let mut parts: Vec<String> = entries
                 .iter()
                 .filter(|e| e.file.scope != Scope::Nested && e.file.status.reaches())
                 .map(entry)
@@ -795,21 +1059,58 @@ fn join(profile: &AgentProfile, entries: &[Entry]) -> String {
                 .filter(|e| e.file.scope == Scope::Nested && e.file.status.reaches())
                 .map(entry)
                 .collect();
-            let mut parts = system;
             if !nested.is_empty() {
                 parts.push(format!("<system-reminder>\n{}\n</system-reminder>", nested.join("\n\n")));
             }
-            parts.join("\n\n")
+            parts
         }
-        _ => live(None)
-            .map(|e| format!("Contents of {}:\n\n{}", e.file.path.display(), e.text))
-            .collect::<Vec<_>>()
-            .join("\n\n"),
+        _ => {
+            // Imports follow their importer, and load when it does: at start, or on a read.
+            let mut at_start = Vec::new();
+            let mut reads: std::collections::BTreeMap<u32, (Vec<String>, Vec<String>)> = Default::default();
+            let mut batch = 0;
+            for e in entries {
+                if e.file.scope != Scope::Import {
+                    batch = if e.file.scope == Scope::Nested { e.file.batch.max(1) } else { 0 };
+                }
+                if !e.file.status.reaches() || e.text.is_empty() {
+                    continue;
+                }
+                let path = e.file.path.display();
+                if batch == 0 {
+                    let label = e.file.label.unwrap_or("instructions");
+                    at_start.push(format!("Contents of {path} ({label}):\n\n{}", js_trim(&e.text)));
+                } else if e.file.role == Role::Fallback {
+                    // Claude Code's AGENTS.md support adds these through a tool hook.
+                    reads.entry(batch).or_default().1.push(format!("Contents of {path}:\n\n{}", e.text));
+                } else {
+                    let reminder = format!("<system-reminder>\nContents of {path}:\n\n{}\n</system-reminder>", e.text);
+                    reads.entry(batch).or_default().0.push(reminder);
+                }
+            }
+            let mut parts = Vec::new();
+            if !at_start.is_empty() {
+                parts.push(format!(
+                    "<system-reminder>\n{CLAUDE_INTRO}\n\n{}\n</system-reminder>",
+                    at_start.join("\n\n")
+                ));
+            }
+            for (_, (reminders, hooked)) in reads {
+                parts.extend(reminders);
+                if !hooked.is_empty() {
+                    parts.push(format!("tool.call hook additional context: {}", hooked.join("\n")));
+                }
+            }
+            parts
+        }
     }
 }
 
+/// What Claude Code says before the instruction files it loads at start.
+const CLAUDE_INTRO: &str = "Codebase and user instructions are shown below. Be sure to adhere to these instructions. IMPORTANT: These instructions OVERRIDE any default behavior and you MUST follow them exactly as written.";
+
 /// Codex's shared root-first budget, and its message.
-fn codex_budget(cwd: &Path, files: Vec<AgentFile>, max_bytes: u64) -> (Vec<AgentFile>, String) {
+fn codex_budget(cwd: &Path, files: Vec<AgentFile>, max_bytes: u64) -> (Vec<AgentFile>, Vec<String>) {
     let mut out = Vec::new();
     let mut global_text = None;
     let mut parts: Vec<String> = Vec::new();
@@ -878,8 +1179,8 @@ fn codex_budget(cwd: &Path, files: Vec<AgentFile>, max_bytes: u64) -> (Vec<Agent
         (None, Some(d)) => Some(d),
         (None, None) => None,
     };
-    let text = body.map(|b| format!("{heading}\n\n<INSTRUCTIONS>\n{b}\n</INSTRUCTIONS>")).unwrap_or_default();
-    (out, text)
+    let parts = body.map(|b| format!("{heading}\n\n<INSTRUCTIONS>\n{b}\n</INSTRUCTIONS>")).into_iter().collect();
+    (out, parts)
 }
 
 /// One sentence on what `view`'s agent does with `file` when it does not get it whole, naming

@@ -1,0 +1,55 @@
+// A stand-in for the Anthropic Messages API on 127.0.0.1, so that Claude Code runs offline in
+// tests/agents.rs: it appends every request to LOG (one JSON line each) and answers with a short
+// streamed reply. While TARGET (a file) names a path, the first turn answers with a Read tool
+// call of that path, so that Claude Code loads what a read loads.
+//   node tests/support/fake-anthropic.mjs LOG TARGET   (prints the port)
+import http from "http";
+import { appendFileSync, readFileSync } from "fs";
+
+const [log, targetFile] = process.argv.slice(2);
+const message = { id: "msg_1", type: "message", role: "assistant", model: "claude-test", content: [],
+  stop_reason: null, stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } };
+
+function stream(res, block, delta, stop) {
+  res.writeHead(200, { "content-type": "text/event-stream" });
+  const ev = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+  ev("message_start", { message });
+  ev("content_block_start", { index: 0, content_block: block });
+  ev("content_block_delta", { index: 0, delta });
+  ev("content_block_stop", { index: 0 });
+  ev("message_delta", { delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 1 } });
+  ev("message_stop", {});
+  res.end();
+}
+
+const server = http.createServer((req, res) => {
+  let body = "";
+  req.on("data", (d) => (body += d));
+  req.on("end", () => {
+    appendFileSync(log, JSON.stringify({ url: req.url, body }) + "\n");
+    if (!req.url.startsWith("/v1/messages") || req.url.includes("count_tokens")) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(req.url.includes("count_tokens") ? '{"input_tokens":1}' : "{}");
+      return;
+    }
+    let parsed = {};
+    try {
+      parsed = JSON.parse(body);
+    } catch {}
+    let target = "";
+    try {
+      target = readFileSync(targetFile, "utf8").trim();
+    } catch {}
+    const answered = JSON.stringify(parsed.messages ?? []).includes("tool_result");
+    if (!parsed.stream) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ ...message, content: [{ type: "text", text: "ok" }], stop_reason: "end_turn" }));
+    } else if (target && !answered) {
+      stream(res, { type: "tool_use", id: "toolu_1", name: "Read", input: {} },
+        { type: "input_json_delta", partial_json: JSON.stringify({ file_path: target }) }, "tool_use");
+    } else {
+      stream(res, { type: "text", text: "" }, { type: "text_delta", text: "ok" }, "end_turn");
+    }
+  });
+});
+server.listen(0, "127.0.0.1", () => console.log(server.address().port));
