@@ -219,7 +219,8 @@ export function agentsNode(base: string, all: AllProfiles): Node {
   const rows = all.profiles.map((p): Node => {
     const reaching = p.files.filter((f) => REACHES.has(f.status));
     const cut = p.files.filter((f) => CUT.has(f.status)).map((f) => f.path);
-    const description = `${reaching.length} file(s) · ${formatBytes(p.bytes)}${cut.length ? ` · cuts ${cut.join(", ")}` : ""}`;
+    const files_ = `${reaching.length} file${reaching.length === 1 ? "" : "s"}`;
+    const description = `${files_} · ${formatBytes(p.bytes)}${cut.length ? ` · cuts ${cut.join(", ")}` : ""}`;
     const files = p.files.map((f, i): Node => {
       const size = f.status === "truncated" ? `${formatBytes(f.includedBytes)} of ${formatBytes(f.bytes)}` : formatBytes(f.bytes);
       return {
@@ -236,7 +237,7 @@ export function agentsNode(base: string, all: AllProfiles): Node {
       label: p.profile,
       description,
       tooltip: `${p.profile} mirrors ${p.mirrors}${p.budget ? `\n${p.budget}` : ""}\n${p.bytes} bytes reach the agent`,
-      icon: cut.length ? "truncated" : "loaded",
+      icon: cut.length ? "truncated" : reaching.length ? "loaded" : "skipped",
       collapsed: true,
       children: files.length ? files : [note(`${base}#agents#${p.profile}#none`, "Loads nothing here")],
     };

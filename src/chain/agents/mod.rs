@@ -1216,9 +1216,7 @@ pub fn explain(
             file.by.as_deref().map(&name).unwrap_or_default()
         )),
         Status::Oversized => Some(format!("{agent} does not load this file: it is too large ({} bytes)", file.bytes)),
-        Status::Duplicate => {
-            Some(format!("{agent} drops this file: its text repeats an earlier file of this directory"))
-        }
+        Status::Duplicate => Some(format!("{agent} drops this file: its text repeats a file it already loads")),
         _ => None,
     }
 }

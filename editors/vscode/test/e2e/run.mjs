@@ -103,7 +103,8 @@ const server = spawn(
   codeServer,
   ["--config", cfg, "--user-data-dir", userDir, "--extensions-dir", extDir, "--disable-telemetry", "--disable-update-check",
     "--disable-workspace-trust", "--disable-getting-started-override", workspaceFile],
-  { env, stdio: ["ignore", "pipe", "pipe"] },
+  // Its own process group, so that the extension host and our server stop with it.
+  { env, stdio: ["ignore", "pipe", "pipe"], detached: true },
 );
 let serverLog = "";
 server.stdout.on("data", (d) => (serverLog += d));
@@ -198,8 +199,8 @@ try {
       throw new Error(`profiles: ${JSON.stringify(agents.slice(at, at + 8))}`);
     // alpha's AGENTS.md and CLAUDE.md: opencode loads AGENTS.md only, dsh-next loads both.
     const row = (name) => agents.slice(at).find((t) => t.startsWith(`${name} `));
-    if (!row("opencode")?.startsWith("opencode 1 file(s)")) throw new Error(`opencode: ${row("opencode")}`);
-    if (!row("dsh-next")?.startsWith("dsh-next 2 file(s)")) throw new Error(`dsh-next: ${row("dsh-next")}`);
+    if (!row("opencode")?.startsWith("opencode 1 file ·")) throw new Error(`opencode: ${row("opencode")}`);
+    if (!row("dsh-next")?.startsWith("dsh-next 2 files ·")) throw new Error(`dsh-next: ${row("dsh-next")}`);
     await shot("agents");
   });
 
@@ -229,7 +230,11 @@ try {
   // Wait for code-server to exit: its extension host and our server still write logs and state
   // into tmp while they shut down.
   const exited = new Promise((resolve) => server.once("exit", resolve));
-  server.kill();
+  try {
+    process.kill(-server.pid, "SIGTERM");
+  } catch {
+    server.kill();
+  }
   await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10000))]);
   if (failures > 0) {
     console.log(serverLog.slice(-4000));

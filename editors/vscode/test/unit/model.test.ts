@@ -70,7 +70,7 @@ test("the Agents group has a row per profile with what each agent gets and cuts"
   assert.equal(group.label, "Agents");
   assert.deepEqual(group.children!.map((r) => r.label), ["dsh", "ds4", "codex", "claude", "gemini", "opencode", "dsh-next"]);
   const codex = group.children![2];
-  assert.match(codex.description!, /^1 file\(s\) · 32.1 KiB · cuts AGENTS.md$/);
+  assert.match(codex.description!, /^1 file · 32.1 KiB · cuts AGENTS.md$/);
   assert.equal(codex.icon, "truncated");
   assert.equal(codex.children![0].cutBytes, 32768);
   assert.match(codex.tooltip!, /Codex CLI 0.171.0/);
@@ -78,5 +78,7 @@ test("the Agents group has a row per profile with what each agent gets and cuts"
   assert.deepEqual(opencode.children!.map((f) => [f.label, f.icon]), [["AGENTS.md", "loaded"], ["CLAUDE.md", "skipped"]]);
   assert.match(opencode.children![1].description!, /^shadowed \(AGENTS.md\)/);
   const dshNext = group.children![6];
-  assert.equal(dshNext.description, "2 file(s) · 32.5 KiB", "dsh-next loads both files of the directory");
+  assert.equal(dshNext.description, "2 files · 32.5 KiB", "dsh-next loads both files of the directory");
+  const gemini = group.children![4];
+  assert.equal(gemini.description, "1 file · 101 B");
 });
