@@ -420,18 +420,23 @@ impl FakeApi {
                 _ => Vec::new(),
             }
         };
-        let first = requests.first().expect("a request");
-        let mut parts: Vec<String> = first["messages"][0]
-            .as_object()
-            .map(|_| texts(&first["messages"][0]))
-            .unwrap_or_default()
-            .into_iter()
+        assert!(!requests.is_empty(), "claude sent no request");
+        // The instructions at start open the conversation (a side request, if Claude Code ever
+        // sends one, does not hold them).
+        let mut parts: Vec<String> = requests
+            .iter()
+            .flat_map(|r| texts(&r["messages"][0]))
             .filter(|t| t.contains("Codebase and user instructions are shown below"))
+            .take(1)
             .collect();
         if read.is_some() {
             // What the read added: reminders beside the tool result, then what a tool hook adds
             // (Claude Code's AGENTS.md support) in a message of its own.
-            let last = requests.last().expect("a request");
+            let last = requests
+                .iter()
+                .rev()
+                .find(|r| r["messages"].to_string().contains("tool_result"))
+                .expect("a request after the read");
             let messages = last["messages"].as_array().cloned().unwrap_or_default();
             let at = messages.iter().rposition(|m| m.to_string().contains("tool_result")).expect("the read's result");
             for t in messages[at..].iter().flat_map(texts) {
