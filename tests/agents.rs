@@ -60,13 +60,16 @@ fn node_texts(modules: &Path, cases: &[Value]) -> Vec<String> {
 }
 
 /// The instruction message of `codex debug prompt-input`, or "" when Codex sends none.
-fn codex_says(codex: &str, home: &Path, cwd: &Path, max_bytes: u64, fallbacks: &[&str]) -> String {
+/// `via_config`: the settings are in `home/config.toml` (the CLI gets no flag), else `-c` flags.
+fn codex_says(codex: &str, home: &Path, cwd: &Path, max_bytes: u64, fallbacks: &[&str], via_config: bool) -> String {
     let list = format!(
         "project_doc_fallback_filenames=[{}]",
         fallbacks.iter().map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(",")
     );
+    let flags = ["-c".to_string(), list, "-c".to_string(), format!("project_doc_max_bytes={max_bytes}")];
     let out = Command::new(codex)
-        .args(["-c", &list, "-c", &format!("project_doc_max_bytes={max_bytes}"), "debug", "prompt-input", "hi"])
+        .args(if via_config { &flags[..0] } else { &flags[..] })
+        .args(["debug", "prompt-input", "hi"])
         .current_dir(cwd)
         .env("CODEX_HOME", home)
         .env("HOME", home)
@@ -84,7 +87,7 @@ fn codex_says(codex: &str, home: &Path, cwd: &Path, max_bytes: u64, fallbacks: &
     String::new()
 }
 
-fn ours_codex(home: &Path, cwd: &Path, max_bytes: u64, fallbacks: &[&str]) -> String {
+fn ours_codex(home: &Path, cwd: &Path, max_bytes: u64, fallbacks: &[&str], via_config: bool) -> String {
     let list = serde_json::to_string(fallbacks).expect("json");
     let args = [
         "--set".to_string(),
@@ -92,7 +95,7 @@ fn ours_codex(home: &Path, cwd: &Path, max_bytes: u64, fallbacks: &[&str]) -> St
         "--set".to_string(),
         format!("instructionFileCandidates={list}"),
     ];
-    ours("codex", home, cwd, &args, &[("CODEX_HOME", home)])
+    ours("codex", home, cwd, if via_config { &args[..0] } else { &args[..] }, &[("CODEX_HOME", home)])
 }
 
 struct Rng(u64);
@@ -120,9 +123,19 @@ fn the_codex_profile_matches_codex_debug_prompt_input() {
         }
         let max_bytes = [0, 7, 40, 95, 32_768][rng.below(5) as usize];
         let fallbacks: &[&str] = if rng.below(2) == 0 { &["CLAUDE.md", "GUIDE.md"] } else { &[] };
-        let expected = codex_says(&codex, &t.home(), &dir, max_bytes, fallbacks);
-        let got = ours_codex(&t.home(), &dir, max_bytes, fallbacks);
-        assert_eq!(got, expected, "case {case}: budget {max_bytes}, fallbacks {fallbacks:?}");
+        // Every other case through `$CODEX_HOME/config.toml`, as a user sets them.
+        let via_config = case % 2 == 1;
+        if via_config {
+            let names: Vec<String> = fallbacks.iter().map(|f| format!("  \"{f}\", # a fallback\n")).collect();
+            let toml = format!(
+                "model = \"gpt\"\nproject_doc_max_bytes = {max_bytes}\nproject_doc_fallback_filenames = [\n{}]\n\n[tui]\nproject_doc_max_bytes = 1\n",
+                names.concat()
+            );
+            t.write("home/config.toml", toml);
+        }
+        let expected = codex_says(&codex, &t.home(), &dir, max_bytes, fallbacks, via_config);
+        let got = ours_codex(&t.home(), &dir, max_bytes, fallbacks, via_config);
+        assert_eq!(got, expected, "case {case}: budget {max_bytes}, fallbacks {fallbacks:?}, config.toml {via_config}");
     }
 }
 

@@ -5,6 +5,7 @@
 //! sources. Every profile is compared with the real agent by `tests/agents.rs` (Claude Code
 //! through a local stand-in of its API).
 
+mod codex_config;
 mod dshnext;
 pub mod imports;
 
@@ -380,8 +381,11 @@ pub fn profile(name: &str, env: &AgentEnv, o: &Overrides) -> Option<AgentProfile
     };
     Some(match name {
         "codex" => {
+            // `--set` overrides `$CODEX_HOME/config.toml`, which overrides Codex's defaults.
             let home = env.codex_home.clone().unwrap_or_else(|| env.home_join(".codex"));
-            codex(&home, o.max_bytes, o.candidates.as_deref().unwrap_or(&[]))
+            let config = codex_config::read(&home);
+            let fallbacks = o.candidates.clone().or(config.fallbacks).unwrap_or_default();
+            codex(&home, o.max_bytes.or(config.max_bytes), &fallbacks)
         }
         "claude" => {
             const PROJECT: &str = "project instructions, checked into the codebase";
