@@ -433,6 +433,7 @@ async fn effective_answers_one_profile_or_all_of_them() {
     let claude = &all["profiles"][3];
     assert_eq!(claude["files"][0]["path"].as_str().map(|p| p.ends_with("r/CLAUDE.md")), Some(true));
     assert_eq!(claude["text"].as_str().map(|t| t.contains("old claude rules")), Some(true));
+    assert_eq!(claude["parts"].as_array().map(Vec::len), Some(1), "Claude Code's one reminder at start");
 
     let err = c.request("instructions/effective", json!({"profile": "cursor"})).await.expect_err("unknown profile");
     let message = err["message"].as_str().unwrap_or_default();

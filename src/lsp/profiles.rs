@@ -20,8 +20,11 @@ pub struct ProfileResult {
     pub profile: String,
     /// What the rules mirror: the agent release, or the SPEC for `dsh` and `ds4`.
     pub mirrors: String,
-    /// The text the agent gets (the blocks joined by a blank line for `dsh` and `ds4`).
+    /// The text the agent gets: its `parts` joined by a blank line.
     pub text: String,
+    /// The separate messages or blocks the agent adds, in order (for `dsh` and `ds4`, the
+    /// blocks).
+    pub parts: Vec<String>,
     pub bytes: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<String>,
@@ -122,6 +125,7 @@ fn from_agent(view: AgentView, show: impl Fn(&Path) -> String) -> ProfileResult 
         mirrors: view.mirrors.into(),
         bytes: view.text.len(),
         text: view.text,
+        parts: view.parts,
         budget: view.budget,
         files: view
             .files
@@ -145,7 +149,8 @@ fn from_agent(view: AgentView, show: impl Fn(&Path) -> String) -> ProfileResult 
 fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
     // A preview counts as a touch, as it does for the agents.
     let blocks: Vec<_> = std::iter::once(&r.baseline).chain(&r.nested).chain(&r.preview).collect();
-    let text = blocks.iter().map(|b| b.rendered.as_str()).filter(|t| !t.is_empty()).collect::<Vec<_>>().join("\n\n");
+    let parts: Vec<String> = blocks.iter().map(|b| b.rendered.clone()).filter(|t| !t.is_empty()).collect();
+    let text = parts.join("\n\n");
     let mut files: Vec<ProfileFile> = blocks
         .iter()
         .flat_map(|b| &b.files)
@@ -180,6 +185,7 @@ fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
         mirrors: "SPEC.md (the seed plugin)".into(),
         bytes: text.len(),
         text,
+        parts,
         budget: Some(match u64::try_from(r.budget_bytes) {
             Ok(b) if b > 0 => format!("{} budget per block", agents::size_words(b)),
             _ => "no budget: every block disabled".into(),

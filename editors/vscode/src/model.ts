@@ -195,6 +195,7 @@ export interface ProfileResult {
   profile: string;
   mirrors: string;
   text: string;
+  parts: string[];
   bytes: number;
   budget?: string;
   files: ProfileFile[];
