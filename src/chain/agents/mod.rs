@@ -391,6 +391,14 @@ pub fn profile(name: &str, env: &AgentEnv, o: &Overrides) -> Option<AgentProfile
             const PROJECT: &str = "project instructions, checked into the codebase";
             const LOCAL: &str = "user's private project instructions, not checked in";
             let layer = |path, kind, role, label| Layer { path, kind, role, label };
+            let layers = [
+                layer("CLAUDE.md", LayerKind::File, Role::Primary, PROJECT),
+                layer(".claude/CLAUDE.md", LayerKind::File, Role::Primary, PROJECT),
+                layer(".claude/rules", LayerKind::Rules, Role::Neutral, PROJECT),
+                layer("AGENTS.md", LayerKind::File, Role::Fallback, PROJECT),
+                layer(".claude/AGENTS.md", LayerKind::File, Role::Fallback, PROJECT),
+                layer("CLAUDE.local.md", LayerKind::File, Role::Primary, LOCAL),
+            ];
             AgentProfile {
                 name: "claude",
                 mirrors: "Claude Code 2.1.332",
@@ -408,22 +416,9 @@ pub fn profile(name: &str, env: &AgentEnv, o: &Overrides) -> Option<AgentProfile
                 strip_front_matter: true,
                 global_rule: GlobalRule::Labelled,
                 pick: Pick::Layers,
-                layers: vec![
-                    layer("CLAUDE.md", LayerKind::File, Role::Primary, PROJECT),
-                    layer(".claude/CLAUDE.md", LayerKind::File, Role::Primary, PROJECT),
-                    layer(".claude/rules", LayerKind::Rules, Role::Neutral, PROJECT),
-                    layer("AGENTS.md", LayerKind::File, Role::Fallback, PROJECT),
-                    layer(".claude/AGENTS.md", LayerKind::File, Role::Fallback, PROJECT),
-                    layer("CLAUDE.local.md", LayerKind::File, Role::Primary, LOCAL),
-                ],
-                lazy_layers: vec![
-                    layer("CLAUDE.md", LayerKind::File, Role::Primary, PROJECT),
-                    layer(".claude/CLAUDE.md", LayerKind::File, Role::Primary, PROJECT),
-                    layer("CLAUDE.local.md", LayerKind::File, Role::Primary, LOCAL),
-                    layer(".claude/rules", LayerKind::Rules, Role::Neutral, PROJECT),
-                    layer("AGENTS.md", LayerKind::File, Role::Fallback, PROJECT),
-                    layer(".claude/AGENTS.md", LayerKind::File, Role::Fallback, PROJECT),
-                ],
+                // The same layers, ordered as Claude Code loads them at start and on a read.
+                layers: layers.to_vec(),
+                lazy_layers: [0, 1, 5, 2, 3, 4].map(|i| layers[i].clone()).to_vec(),
                 root: Root::BelowFsRoot,
                 order: Order::RootFirst,
                 nested: Nested::Walk { pick: Pick::Layers, upto_root: false, deepest_first: false },
