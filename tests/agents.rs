@@ -286,21 +286,9 @@ fn the_dsh_next_profile_matches_load_baseline_instructions() {
 /// What opencode's read tool attaches when reading `file` from `cwd`: the files, and the
 /// `<system-reminder>` block ("" when none).
 fn opencode_reads(opencode: &Path, t: &Tree, cwd: &Path, file: &Path) -> (Vec<String>, String) {
-    let xdg = t.path("xdg");
     let params = json!({ "filePath": file }).to_string();
-    let out = Command::new(opencode)
+    let out = opencode_in(opencode, t, cwd)
         .args(["--pure", "debug", "agent", "build", "--tool", "read", "--params", &params])
-        .current_dir(cwd)
-        .env("HOME", t.home())
-        .env("XDG_DATA_HOME", xdg.join("data"))
-        .env("XDG_CONFIG_HOME", xdg.join("config"))
-        .env("XDG_CACHE_HOME", xdg.join("cache"))
-        .env("XDG_STATE_HOME", xdg.join("state"))
-        .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
-        .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
-        .env("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
-        .env("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1")
-        .env("OPENCODE_DISABLE_SHARE", "1")
         .output()
         .expect("run opencode");
     assert!(out.status.success(), "opencode failed: {}", String::from_utf8_lossy(&out.stderr));
@@ -312,6 +300,26 @@ fn opencode_reads(opencode: &Path, t: &Tree, cwd: &Path, file: &Path) -> (Vec<St
     let output = v["result"]["output"].as_str().unwrap_or_default();
     let reminder = output.find("<system-reminder>").map(|i| output[i..].to_string()).unwrap_or_default();
     (loaded, reminder)
+}
+
+/// opencode in `cwd`, offline, with a private home and private XDG folders under the tree.
+fn opencode_in(opencode: &Path, t: &Tree, cwd: &Path) -> Command {
+    let xdg = t.path("xdg");
+    let mut cmd = Command::new(opencode);
+    cmd.current_dir(cwd)
+        // opencode takes its directory from PWD when it is set.
+        .env("PWD", cwd)
+        .env("HOME", t.home())
+        .env("XDG_DATA_HOME", xdg.join("data"))
+        .env("XDG_CONFIG_HOME", xdg.join("config"))
+        .env("XDG_CACHE_HOME", xdg.join("cache"))
+        .env("XDG_STATE_HOME", xdg.join("state"))
+        .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+        .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .env("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
+        .env("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1")
+        .env("OPENCODE_DISABLE_SHARE", "1");
+    cmd
 }
 
 #[test]
@@ -465,6 +473,18 @@ impl FakeApi {
     }
 }
 
+impl FakeApi {
+    /// The bodies of the Messages requests logged since the log was last removed.
+    fn requests(&self) -> Vec<Value> {
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        log.lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|r| r["url"].as_str().is_some_and(|u| u.starts_with("/v1/messages")))
+            .filter_map(|r| serde_json::from_str(r["body"].as_str().unwrap_or("")).ok())
+            .collect()
+    }
+}
+
 impl Drop for FakeApi {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -542,6 +562,57 @@ fn the_claude_profile_matches_what_claude_code_sends() {
         "<system-reminder>\nContents of",
         "tool.call hook additional context: ",
     ] {
+        assert!(seen.contains(needle), "no case shows {needle:?}");
+    }
+}
+
+#[test]
+fn the_opencode_profile_matches_opencodes_system_prompt() {
+    let Some(modules) = modules() else { return };
+    let opencode = modules.join(".bin/opencode");
+    // opencode talks to the stand-in API through its Anthropic provider.
+    let api = FakeApi::start();
+    let texts = ["rules\n", "", "  padded  ", "ünïcödé 🎉 rules\n", "two\nlines\n\n"];
+    let names = ["AGENTS.md", "CLAUDE.md", "CONTEXT.md"];
+    let mut rng = Rng(0x0C5_5E7);
+    let mut seen = String::new();
+    for case in 0..8 {
+        let (t, dirs) = seeded_chain(&mut rng, &names, &texts);
+        let config = json!({
+            "model": "anthropic/claude-sonnet-4-5",
+            "provider": {"anthropic": {"options": {"baseURL": format!("http://127.0.0.1:{}/v1", api.port), "apiKey": "sk-test"}}}
+        });
+        t.write("xdg/config/opencode/opencode.json", config.to_string());
+        match rng.below(3) {
+            0 => drop(t.write("xdg/config/opencode/AGENTS.md", "opencode global\n")),
+            1 => drop(t.write("home/.claude/CLAUDE.md", "claude global\n")),
+            _ => {}
+        }
+        let cwd = dirs[rng.below(dirs.len() as u64) as usize].clone();
+        let _ = std::fs::remove_file(&api.log);
+        let out = opencode_in(&opencode, &t, &cwd).args(["--pure", "run", "hi"]).output().expect("run opencode");
+        assert!(out.status.success(), "opencode failed: {}", String::from_utf8_lossy(&out.stderr));
+        // The conversation's request (opencode also asks a small model for a title).
+        let want = api
+            .requests()
+            .iter()
+            .flat_map(|r| r["system"].as_array().cloned().unwrap_or_default())
+            .filter_map(|s| s["text"].as_str().map(str::to_string))
+            .find_map(|t| {
+                let from = t.find("Instructions from: ")?;
+                let to = t[from..].find("\nSkills provide").map_or(t.len(), |i| from + i);
+                Some(t[from..to].to_string())
+            })
+            .unwrap_or_default();
+        let xdg = t.path("xdg/config");
+        let view: Value =
+            serde_json::from_str(&ours("opencode", &t.home(), &cwd, &["--json".into()], &[("XDG_CONFIG_HOME", &xdg)]))
+                .expect("our JSON");
+        let got = view["parts"][0].as_str().unwrap_or_default().to_string();
+        assert_eq!(got, want, "case {case}: cwd {}\n{}", cwd.display(), listing(&t.path("")));
+        seen.push_str(&want);
+    }
+    for needle in ["/AGENTS.md\n", "/CLAUDE.md\n", "opencode global", "claude global"] {
         assert!(seen.contains(needle), "no case shows {needle:?}");
     }
 }

@@ -161,8 +161,9 @@ pub enum Join {
     CodexInstructions,
     /// `--- Context from: <path> ---` sections, trimmed, per category (Gemini).
     GeminiContext,
-    /// `Instructions from: <path>` entries; files reached by a touch in a `<system-reminder>`
-    /// (opencode).
+    /// `Instructions from: <path>` entries in the system prompt (global first, then the project
+    /// files nearest first), joined by a newline; files reached by a touch in a
+    /// `<system-reminder>` after the read (opencode).
     OpencodeInstructions,
     /// A `<system-reminder>` block of `Instructions from: <path relative to the root>` sections
     /// (dsh-agent-instructions); the global file is shown as `global_display`.
@@ -840,14 +841,8 @@ pub fn load(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentVie
             project.sort_by(|a, b| a.path.as_os_str().cmp(b.path.as_os_str()));
         }
     }
-    let project_first = matches!(profile.join, Join::OpencodeInstructions);
-    if project_first {
-        files.extend(project);
-        files.extend(globals);
-    } else {
-        files.extend(globals);
-        files.extend(project);
-    }
+    files.extend(globals);
+    files.extend(project);
 
     // Files reached by touches.
     if let Nested::Walk { pick, upto_root, deepest_first } = profile.nested {
@@ -1048,11 +1043,13 @@ fn join(profile: &AgentProfile, entries: &[Entry]) -> Vec<String> {
         }
         Join::OpencodeInstructions => {
             let entry = |e: &Entry| format!("Instructions from: {}\n{}", e.file.path.display(), e.text);
-            let mut parts: Vec<String> = entries
+            // Each file is an entry of the system prompt, and they are joined by a newline.
+            let system: Vec<String> = entries
                 .iter()
                 .filter(|e| e.file.scope != Scope::Nested && e.file.status.reaches())
                 .map(entry)
                 .collect();
+            let mut parts: Vec<String> = (!system.is_empty()).then(|| system.join("\n")).into_iter().collect();
             let nested: Vec<String> = entries
                 .iter()
                 .filter(|e| e.file.scope == Scope::Nested && e.file.status.reaches())
