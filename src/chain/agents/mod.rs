@@ -204,6 +204,33 @@ pub struct AgentProfile {
     pub strip_front_matter: bool,
 }
 
+impl AgentProfile {
+    /// The rules most profiles share, for the struct-update syntax: nothing global, no layers,
+    /// no imports, no budget, front matter kept, blank files dropped.
+    fn base(home: Option<PathBuf>) -> Self {
+        Self {
+            name: "",
+            mirrors: "",
+            candidates: Vec::new(),
+            global: Vec::new(),
+            global_rule: GlobalRule::All(Probe::StatFile),
+            pick: Pick::All(Probe::StatFile),
+            root: Root::GitOrCwd { check_fs_root: false },
+            order: Order::RootFirst,
+            nested: Nested::None,
+            imports: Imports::None,
+            budget: Budget::None,
+            join: Join::CodexInstructions,
+            drop_blank: true,
+            home,
+            layers: Vec::new(),
+            lazy_layers: Vec::new(),
+            global_labels: Vec::new(),
+            strip_front_matter: false,
+        }
+    }
+}
+
 /// Where a file of an agent's chain comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -427,7 +454,7 @@ pub fn profile(name: &str, env: &AgentEnv, o: &Overrides) -> Option<AgentProfile
                 budget: Budget::None,
                 join: Join::ClaudeReminders,
                 drop_blank: true,
-                home: env.home.clone(),
+                ..AgentProfile::base(env.home.clone())
             }
         }
         "gemini" => {
@@ -447,11 +474,7 @@ pub fn profile(name: &str, env: &AgentEnv, o: &Overrides) -> Option<AgentProfile
                 budget: Budget::None,
                 join: Join::GeminiContext,
                 drop_blank: true,
-                home: env.home.clone(),
-                layers: Vec::new(),
-                lazy_layers: Vec::new(),
-                global_labels: Vec::new(),
-                strip_front_matter: false,
+                ..AgentProfile::base(env.home.clone())
             }
         }
         "opencode" => {
@@ -483,11 +506,7 @@ pub fn profile(name: &str, env: &AgentEnv, o: &Overrides) -> Option<AgentProfile
                 budget: Budget::None,
                 join: Join::OpencodeInstructions,
                 drop_blank: false,
-                home: env.home.clone(),
-                layers: Vec::new(),
-                lazy_layers: Vec::new(),
-                global_labels: Vec::new(),
-                strip_front_matter: false,
+                ..AgentProfile::base(env.home.clone())
             }
         }
         "dsh-next" => {
@@ -515,11 +534,7 @@ pub fn profile(name: &str, env: &AgentEnv, o: &Overrides) -> Option<AgentProfile
                 budget: Budget::Block { max_bytes: o.max_bytes.unwrap_or(65536), max_source_bytes: 1024 * 1024 },
                 join: Join::DshReminder { global_display: global_display.into() },
                 drop_blank: false,
-                home: env.home.clone(),
-                layers: Vec::new(),
-                lazy_layers: Vec::new(),
-                global_labels: Vec::new(),
-                strip_front_matter: false,
+                ..AgentProfile::base(env.home.clone())
             }
         }
         _ => return None,
@@ -549,11 +564,7 @@ pub fn codex(codex_home: &Path, max_bytes: Option<u64>, fallbacks: &[String]) ->
         budget: Budget::SharedRootFirst { max_bytes: max_bytes.unwrap_or(32 * 1024) },
         join: Join::CodexInstructions,
         drop_blank: true,
-        home: None,
-        layers: Vec::new(),
-        lazy_layers: Vec::new(),
-        global_labels: Vec::new(),
-        strip_front_matter: false,
+        ..AgentProfile::base(None)
     }
 }
 
