@@ -129,9 +129,7 @@ pub fn agents(path: &Path, sessions: &[(Session, Snapshot)], env: &agents::Agent
             let what = match f.status {
                 agents::Status::Loaded => "loads it".to_string(),
                 agents::Status::Truncated => {
-                    let text = crate::chain::source::read_prefix(path, f.included_bytes);
-                    let line = crate::chain::lint::line_col(&text, f.included_bytes as usize).0;
-                    format!("{} of {} (cut at line {line})", kib(f.included_bytes), kib(f.bytes))
+                    format!("{} of {} (cut at line {})", kib(f.included_bytes), kib(f.bytes), agents::cut_line(f))
                 }
                 agents::Status::Shadowed => {
                     let by = f.by.as_deref().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned());

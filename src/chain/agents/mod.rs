@@ -1190,15 +1190,17 @@ fn codex_budget(cwd: &Path, files: Vec<AgentFile>, max_bytes: u64) -> (Vec<Agent
     (out, parts)
 }
 
+/// The line (1-based) of the first byte an agent does not get of a truncated file, as the file
+/// is on disk now.
+pub fn cut_line(file: &AgentFile) -> usize {
+    let text = crate::chain::source::read_prefix(&file.path, file.included_bytes);
+    crate::chain::lint::line_col(&text, file.included_bytes as usize).0
+}
+
 /// One sentence on what `view`'s agent does with `file` when it does not get it whole, naming
 /// the line where a cut falls; `None` when the agent gets the file whole.
 /// `name` shows a path (relative to the folder, say).
-pub fn explain(
-    view: &AgentView,
-    file: &AgentFile,
-    text: Option<&[u8]>,
-    name: impl Fn(&Path) -> String,
-) -> Option<String> {
+pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> String) -> Option<String> {
     let agent = display_name(view.profile);
     let spent: Vec<String> = view
         .files
@@ -1211,7 +1213,7 @@ pub fn explain(
     let by = if spent.is_empty() { String::new() } else { format!(" spent by {}", spent.join(", ")) };
     match file.status {
         Status::Truncated => {
-            let line = text.map(|t| crate::chain::lint::line_col(t, file.included_bytes as usize).0).unwrap_or(0);
+            let line = cut_line(file);
             Some(format!(
                 "{agent} cuts this file at line {line}, after {} of {} bytes ({budget}{by})",
                 file.included_bytes, file.bytes
@@ -1243,9 +1245,7 @@ pub fn findings(name: &str, env: &AgentEnv, cwd: &Path, touched: &[PathBuf]) -> 
     };
     let mut out = Vec::new();
     for f in &view.files {
-        let text =
-            (f.status == Status::Truncated).then(|| crate::chain::source::read_prefix(&f.path, f.included_bytes));
-        let Some(message) = explain(&view, f, text.as_deref(), show) else { continue };
+        let Some(message) = explain(&view, f, show) else { continue };
         let cut = matches!(f.status, Status::Truncated | Status::Omitted | Status::Oversized);
         out.push(Finding {
             path: f.path.clone(),
