@@ -108,14 +108,27 @@ pub fn ancestor_dirs(root: &Path, folder: &Path) -> Vec<PathBuf> {
 /// to the file's parent, inclusive. Empty for the folder itself, its direct files, and paths
 /// outside it.
 pub fn nested_dirs(folder: &Path, file: &Path) -> Vec<PathBuf> {
+    nested_dirs_while(folder, file, |_| true)
+}
+
+/// [`nested_dirs`], stopping before the first directory for which `keep` is false: a touch of a
+/// made-up path as long as the client likes reaches only the directories that exist, and costs
+/// no more than they do.
+pub fn nested_dirs_while(folder: &Path, file: &Path, mut keep: impl FnMut(&Path) -> bool) -> Vec<PathBuf> {
     let Ok(relative) = file.strip_prefix(folder) else {
         return Vec::new();
     };
-    let parts: Vec<_> = relative.components().collect();
+    let mut parts = relative.components().peekable();
     let mut dirs = Vec::new();
     let mut dir = folder.to_path_buf();
-    for part in parts.iter().take(parts.len().saturating_sub(1)) {
+    while let Some(part) = parts.next() {
+        if parts.peek().is_none() {
+            break;
+        }
         dir.push(part.as_os_str());
+        if !keep(&dir) {
+            break;
+        }
         dirs.push(dir.clone());
     }
     dirs
@@ -130,13 +143,59 @@ pub struct Discovery<'a> {
     pub project_root: PathBuf,
     /// Resolved on first use: only `withinRoot` needs it.
     canonical_root: std::sync::OnceLock<PathBuf>,
+    /// Directories found to lead out of the project through a link, by path (see [`Discovery::escapes`]).
+    escapes: std::sync::Mutex<std::collections::HashMap<PathBuf, Option<PathBuf>>>,
 }
 
 impl<'a> Discovery<'a> {
     pub fn new(settings: &'a Settings, cache: &'a FileCache, buffers: Option<&'a Buffers>, folder: &Path) -> Self {
         let folder = paths::normalize(folder);
         let project_root = project_root(&folder, &settings.root_markers);
-        Self { settings, cache, buffers, folder, project_root, canonical_root: std::sync::OnceLock::new() }
+        Self {
+            settings,
+            cache,
+            buffers,
+            folder,
+            project_root,
+            canonical_root: std::sync::OnceLock::new(),
+            escapes: Default::default(),
+        }
+    }
+
+    fn canonical_root(&self) -> &Path {
+        self.canonical_root
+            .get_or_init(|| fs::canonicalize(&self.project_root).unwrap_or_else(|_| self.project_root.clone()))
+    }
+
+    /// Where `dir` really is, when a directory link on its way from the project root leads out
+    /// of the project; `None` for a directory inside it. Under `skip` and `withinRoot` nothing in
+    /// such a directory loads (`follow` follows it knowingly). One `lstat` per directory, and a
+    /// `realpath` only for links.
+    pub fn escapes(&self, dir: &Path) -> Option<PathBuf> {
+        if dir == self.project_root || !dir.starts_with(&self.project_root) {
+            return None;
+        }
+        if let Some(known) = self.escapes.lock().unwrap_or_else(|e| e.into_inner()).get(dir) {
+            return known.clone();
+        }
+        let via_parent = dir.parent().and_then(|p| self.escapes(p)).map(|real| match dir.file_name() {
+            Some(name) => real.join(name),
+            None => real,
+        });
+        let here = via_parent.or_else(|| {
+            let is_link = fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
+            if !is_link {
+                return None;
+            }
+            match fs::canonicalize(dir) {
+                Ok(real) if real.starts_with(self.canonical_root()) => None,
+                Ok(real) => Some(real),
+                // A dangling or looping link leads nowhere inside.
+                Err(_) => Some(fs::read_link(dir).unwrap_or_default()),
+            }
+        });
+        self.escapes.lock().unwrap_or_else(|e| e.into_inner()).insert(dir.to_path_buf(), here.clone());
+        here
     }
 
     /// The display path of a project or nested file.
@@ -150,11 +209,7 @@ impl<'a> Discovery<'a> {
     fn probe(&self, path: &Path, scope: Scope) -> Probe {
         let symlinks = self.settings.symlinks;
         // The global file is the user's own: root confinement applies to repository files only.
-        let root = (scope != Scope::Global && symlinks == SymlinkPolicy::WithinRoot).then(|| {
-            self.canonical_root
-                .get_or_init(|| fs::canonicalize(&self.project_root).unwrap_or_else(|_| self.project_root.clone()))
-                .as_path()
-        });
+        let root = (scope != Scope::Global && symlinks == SymlinkPolicy::WithinRoot).then(|| self.canonical_root());
         let opts = ProbeOptions { symlinks, max_file_bytes: self.settings.max_file_bytes, root };
         self.cache.probe(path, &opts, self.buffers)
     }
@@ -162,6 +217,18 @@ impl<'a> Discovery<'a> {
     /// The winner and overlays of one directory, with everything that was skipped.
     pub fn scan_dir(&self, dir: &Path, scope: Scope) -> DirScan {
         let mut scan = DirScan::default();
+        if scope != Scope::Global && self.settings.symlinks != SymlinkPolicy::Follow {
+            if let Some(real) = self.escapes(dir) {
+                for name in self.settings.candidates.iter().chain(&self.settings.local_candidates) {
+                    let path = dir.join(name);
+                    if self.exists(&path) {
+                        let detail = SkipDetail::Target(real.join(name));
+                        scan.skipped.push(self.skipped(path, scope, Kind::Main, SkipReason::OutsideRoot, detail, None));
+                    }
+                }
+                return scan;
+            }
+        }
         let mut winner: Option<PathBuf> = None;
         for name in &self.settings.candidates {
             let path = dir.join(name);
@@ -284,9 +351,9 @@ impl<'a> Discovery<'a> {
         chain
     }
 
-    /// The directories a touch of `file` reaches, each scanned, in order.
+    /// The directories a touch of `file` reaches (those that exist), each scanned, in order.
     pub fn nested(&self, file: &Path) -> Vec<(PathBuf, DirScan)> {
-        nested_dirs(&self.folder, &paths::normalize(file))
+        nested_dirs_while(&self.folder, &paths::normalize(file), |d| d.is_dir())
             .into_iter()
             .map(|dir| {
                 let scan = self.scan_dir(&dir, Scope::Nested);

@@ -44,6 +44,8 @@ pub enum Code {
     AgentCut,
     /// An agent profile of `profiles` ignores this file for another one.
     AgentIgnored,
+    /// A link (or a directory link on the way) that leads an agent out of the project.
+    LinkOutside,
 }
 
 impl Code {
@@ -60,12 +62,15 @@ impl Code {
             Self::Duplicate => "duplicate",
             Self::AgentCut => "agentCut",
             Self::AgentIgnored => "agentIgnored",
+            Self::LinkOutside => "linkOutside",
         }
     }
 
     pub fn severity(self) -> Severity {
         match self {
-            Self::Shadowed | Self::Omitted | Self::Truncated | Self::Symlink | Self::AgentCut => Severity::Warning,
+            Self::Shadowed | Self::Omitted | Self::Truncated | Self::Symlink | Self::AgentCut | Self::LinkOutside => {
+                Severity::Warning
+            }
             Self::AgentIgnored => Severity::Information,
             Self::TooLarge | Self::InvalidUtf8 => Severity::Error,
             Self::FrameEscape => Severity::Information,
@@ -175,8 +180,9 @@ pub fn skip_findings(
                 Code::Symlink,
                 Span::FirstLine,
                 format!(
-                    "symlink{}: its target leaves the project root, so `symlinks: withinRoot` does not load it",
-                    target_text(detail)
+                    "symlink{}: its target leaves the project root, so `symlinks: {}` does not load it",
+                    target_text(detail),
+                    settings.symlinks.name()
                 ),
             ),
             (SkipReason::TooLarge, detail) => {

@@ -131,6 +131,10 @@ impl fmt::Display for SettingsProblem {
     }
 }
 
+/// The largest `maxFileBytes` accepted: a workspace cannot make the server read a file of any
+/// size whole.
+pub const MAX_FILE_BYTES_CAP: u64 = 16 * 1024 * 1024;
+
 /// Every key of SPEC section 2.
 pub const KEYS: &[&str] = &[
     "profile",
@@ -252,8 +256,10 @@ impl Settings {
             previous.map(|p| p.budget_bytes),
         );
         let max_file_bytes = pick(
-            r.get("maxFileBytes", |v| {
-                v.as_u64().ok_or_else(|| format!("expected a non-negative integer number of bytes, got {v}"))
+            r.get("maxFileBytes", |v| match v.as_u64() {
+                Some(n) if n <= MAX_FILE_BYTES_CAP => Ok(n),
+                Some(n) => Err(format!("{n} bytes is more than this server reads of one file ({MAX_FILE_BYTES_CAP})")),
+                None => Err(format!("expected a non-negative integer number of bytes, got {v}")),
             }),
             || 1_048_576,
             previous.map(|p| p.max_file_bytes),

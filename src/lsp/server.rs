@@ -19,7 +19,7 @@ use crate::chain::settings::{Env, Settings, SettingsProblem};
 use crate::chain::source::FileCache;
 use crate::paths::{self, uri_to_path};
 use crate::session::ledger::Reason;
-use crate::watch::DirWatcher;
+use crate::watch::{DirWatcher, WatchEvent};
 
 /// Shared between the server and its background tasks.
 pub struct Inner {
@@ -43,13 +43,21 @@ impl Inner {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Watches exactly the directories the sessions need now.
-    fn update_watches(&self) {
+    /// Watches exactly the directories the sessions need now. True when some cannot be watched
+    /// (the inotify limit, say) and the client should report changes instead, once.
+    fn update_watches(&self) -> bool {
         let dirs = self.state().watched_dirs();
         let mut watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(w) = watcher.as_mut() {
-            w.set(dirs);
+        let Some(w) = watcher.as_mut() else { return false };
+        w.set(dirs);
+        if w.is_complete() {
+            return false;
         }
+        drop(watcher);
+        let mut st = self.state();
+        let ask = st.dynamic_watch && !st.registered_watch;
+        st.registered_watch |= ask;
+        ask
     }
 
     /// Something changed: memoized answers are stale.
@@ -141,7 +149,7 @@ impl Server {
         }
         self.report(reports).await;
         if register {
-            self.register_watched_files().await;
+            register_watched_files(&self.client, &self.inner).await;
         }
         announce(&self.client, &self.inner, events).await;
     }
@@ -156,42 +164,6 @@ impl Server {
             })
         } else {
             st.start_session(folder, &self.inner.cache).into_iter().collect()
-        }
-    }
-
-    /// Asks the client to report changes of instruction files and root markers, for sessions
-    /// that do not watch themselves (`watch: false`).
-    async fn register_watched_files(&self) {
-        let names: Vec<String> = {
-            let st = self.inner.state();
-            let mut names: Vec<String> = st
-                .sessions
-                .values()
-                .flat_map(|s| {
-                    s.settings
-                        .all_names()
-                        .chain(s.settings.root_markers.iter().map(String::as_str))
-                        .map(str::to_string)
-                        .collect::<Vec<_>>()
-                })
-                .collect();
-            names.sort();
-            names.dedup();
-            names
-        };
-        let options = DidChangeWatchedFilesRegistrationOptions {
-            watchers: vec![FileSystemWatcher {
-                glob_pattern: GlobPattern::String(format!("**/{{{}}}", names.join(","))),
-                kind: None,
-            }],
-        };
-        let registration = Registration {
-            id: "instructions-watched-files".into(),
-            method: "workspace/didChangeWatchedFiles".into(),
-            register_options: serde_json::to_value(options).ok(),
-        };
-        if let Err(e) = self.client.register_capability(vec![registration]).await {
-            tracing::warn!("cannot register workspace/didChangeWatchedFiles: {e}");
         }
     }
 
@@ -236,7 +208,7 @@ impl Server {
                 }
                 if st.implicit {
                     let folder = implicit_folder(&st, &path);
-                    let problems = st.add_session(&folder);
+                    let problems = st.add_implicit_session(&folder);
                     log_problems(&folder, &problems);
                     return Ok((folder, Some(path)));
                 }
@@ -262,7 +234,7 @@ impl Server {
         let mut st = self.inner.state();
         if st.folder_of(path).is_none() && st.implicit {
             let folder = implicit_folder(&st, path);
-            let problems = st.add_session(&folder);
+            let problems = st.add_implicit_session(&folder);
             log_problems(&folder, &problems);
         }
         let Some(folder) = st.folder_of(path) else { return Vec::new() };
@@ -352,6 +324,42 @@ impl Server {
     }
 }
 
+/// Asks the client to report changes of instruction files and root markers, for sessions that
+/// do not watch themselves (`watch: false`), or when the server's own watching fell short.
+async fn register_watched_files(client: &Client, inner: &Inner) {
+    let names: Vec<String> = {
+        let st = inner.state();
+        let mut names: Vec<String> = st
+            .sessions
+            .values()
+            .flat_map(|s| {
+                s.settings
+                    .all_names()
+                    .chain(s.settings.root_markers.iter().map(String::as_str))
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    };
+    let options = DidChangeWatchedFilesRegistrationOptions {
+        watchers: vec![FileSystemWatcher {
+            glob_pattern: GlobPattern::String(format!("**/{{{}}}", names.join(","))),
+            kind: None,
+        }],
+    };
+    let registration = Registration {
+        id: "instructions-watched-files".into(),
+        method: "workspace/didChangeWatchedFiles".into(),
+        register_options: serde_json::to_value(options).ok(),
+    };
+    if let Err(e) = client.register_capability(vec![registration]).await {
+        tracing::warn!("cannot register workspace/didChangeWatchedFiles: {e}");
+    }
+}
+
 /// Announces new batches (`instructions/didChange`), follows the watched directories, and
 /// republishes diagnostics.
 async fn announce(client: &Client, inner: &Inner, events: Vec<(PathBuf, u64)>) {
@@ -360,25 +368,31 @@ async fn announce(client: &Client, inner: &Inner, events: Vec<(PathBuf, u64)>) {
         let params = DidChangeParams { folder: paths::path_to_uri(&folder), seq };
         client.send_notification::<ext::DidChange>(params).await;
     }
-    inner.update_watches();
+    if inner.update_watches() {
+        register_watched_files(client, inner).await;
+    }
     inner.refresh.notify_one();
 }
 
 /// Paths changed on disk (watcher or `didChangeWatchedFiles`): every session they can affect
-/// reconciles with the disk.
+/// reconciles with the disk. Changes no session cares about (a shell's history in a watched
+/// home directory, say) cost nothing more.
 async fn handle_paths(client: &Client, inner: &Inner, changed: Vec<PathBuf>) {
-    inner.bump();
     let events = {
         let mut st = inner.state();
-        for p in &changed {
-            inner.cache.invalidate(p);
-        }
         let folders: Vec<PathBuf> = st
             .sessions
             .iter()
             .filter(|(_, s)| changed.iter().any(|p| s.is_relevant(p)))
             .map(|(f, _)| f.clone())
             .collect();
+        if folders.is_empty() {
+            return;
+        }
+        inner.bump();
+        for p in &changed {
+            inner.cache.invalidate(p);
+        }
         let mut events = Vec::new();
         for folder in folders {
             events.extend(st.with_session(&folder, &inner.cache, |s, cache| {
@@ -392,22 +406,37 @@ async fn handle_paths(client: &Client, inner: &Inner, changed: Vec<PathBuf>) {
 }
 
 /// Feeds debounced watcher events to the sessions.
-async fn watch_loop(client: Client, inner: Arc<Inner>, mut rx: tokio::sync::mpsc::UnboundedReceiver<Vec<PathBuf>>) {
-    while let Some(mut changed) = rx.recv().await {
+async fn watch_loop(client: Client, inner: Arc<Inner>, mut rx: tokio::sync::mpsc::UnboundedReceiver<WatchEvent>) {
+    while let Some(first) = rx.recv().await {
         // Coalesce whatever else is already queued.
+        let mut events = vec![first];
         while let Ok(more) = rx.try_recv() {
-            changed.extend(more);
+            events.push(more);
         }
         if inner.shut_down() {
             return;
         }
+        let changed = if events.contains(&WatchEvent::Rescan) {
+            // Events were lost: every directory that matters is looked at again.
+            inner.state().watched_dirs().into_iter().collect()
+        } else {
+            events
+                .into_iter()
+                .flat_map(|e| match e {
+                    WatchEvent::Changed(paths) => paths,
+                    WatchEvent::Rescan => Vec::new(),
+                })
+                .collect()
+        };
         handle_paths(&client, &inner, changed).await;
     }
 }
 
-/// The project root of a document when the client opened no folder.
+/// The project root of a document when the client opened no folder: from the nearest directory
+/// that exists, so a made-up path makes no session of its own.
 fn implicit_folder(st: &State, path: &Path) -> PathBuf {
     let dir = if path.is_dir() { path } else { path.parent().unwrap_or(path) };
+    let dir = dir.ancestors().find(|d| d.is_dir()).unwrap_or(dir);
     project_root(dir, &st.defaults.root_markers)
 }
 
@@ -574,7 +603,9 @@ impl LanguageServer for Server {
             match created {
                 Ok(Ok(w)) => {
                     *inner.watcher.lock().unwrap_or_else(|e| e.into_inner()) = Some(w);
-                    inner.update_watches();
+                    if inner.update_watches() {
+                        register_watched_files(&client, &inner).await;
+                    }
                     // What changed before the watches were in place is caught up now.
                     let folders: Vec<PathBuf> = inner
                         .state()
@@ -618,8 +649,11 @@ impl LanguageServer for Server {
         let Some(path) = path_of(&doc.uri) else { return };
         {
             let mut st = self.inner.state();
-            let document = state::Document { uri: doc.uri.clone(), text: Arc::from(doc.text), version: doc.version };
-            st.documents.insert(path.clone(), document);
+            // Only instruction files need their text: any other document (a 100 MB log, say) is
+            // a touch and nothing more.
+            let keep = st.is_candidate(&path) && doc.text.len() <= state::DOCUMENT_TEXT_CAP;
+            let text = keep.then(|| Arc::from(doc.text));
+            st.documents.insert(path.clone(), state::Document { uri: doc.uri.clone(), text, version: doc.version });
         }
         let before: Vec<PathBuf> = self.inner.state().sessions.keys().cloned().collect();
         let events = self.touch(&path);
@@ -637,12 +671,14 @@ impl LanguageServer for Server {
                 tracing::warn!("didChange for a document that is not open: {}", path.display());
                 return;
             };
-            let mut text = doc.text.to_string();
+            doc.version = params.text_document.version;
+            let Some(current) = doc.text.take() else { return };
+            let mut text = current.to_string();
             for change in &params.content_changes {
                 convert::apply_change(&mut text, change, enc);
             }
-            doc.text = Arc::from(text);
-            doc.version = params.text_document.version;
+            // Past the cap the disk stands in for the buffer again (no file that large loads).
+            doc.text = (text.len() <= state::DOCUMENT_TEXT_CAP).then(|| Arc::from(text));
             st.is_candidate(&path)
         };
         if candidate {

@@ -17,11 +17,20 @@ use crate::chain::source::{Buffers, FileCache};
 use crate::session::ledger;
 use crate::session::{Session, Snapshot};
 
+/// The largest open instruction file whose text the server keeps (larger than any file that
+/// can load: `maxFileBytes` is at most this).
+pub const DOCUMENT_TEXT_CAP: usize = crate::chain::settings::MAX_FILE_BYTES_CAP as usize;
+
+/// The most sessions made for projects the client did not open as folders.
+pub const IMPLICIT_SESSIONS_MAX: usize = 64;
+
 /// One open document.
 #[derive(Clone, Debug)]
 pub struct Document {
     pub uri: Uri,
-    pub text: Arc<str>,
+    /// The buffer's text, for instruction files only (and at most [`DOCUMENT_TEXT_CAP`]); other
+    /// documents are only touches.
+    pub text: Option<Arc<str>>,
     pub version: i32,
 }
 
@@ -37,6 +46,8 @@ pub struct State {
     pub pull_config: bool,
     /// No workspace folder and no root: sessions are made per document's project root.
     pub implicit: bool,
+    /// Those sessions, oldest first (at most [`IMPLICIT_SESSIONS_MAX`]).
+    implicit_order: std::collections::VecDeque<PathBuf>,
     pub sessions: BTreeMap<PathBuf, Session>,
     pub documents: HashMap<PathBuf, Document>,
     /// What was last published, per file.
@@ -61,6 +72,7 @@ impl State {
             defaults,
             pull_config: false,
             implicit: false,
+            implicit_order: std::collections::VecDeque::new(),
             sessions: BTreeMap::new(),
             documents: HashMap::new(),
             published: HashMap::new(),
@@ -111,6 +123,22 @@ impl State {
         let (settings, problems) = Settings::parse(&self.settings_value(None), None, &self.env);
         self.sessions.entry(folder.to_path_buf()).or_insert_with(|| Session::new(folder, settings));
         problems
+    }
+
+    /// Adds a session for a project the client did not open as a folder; past
+    /// [`IMPLICIT_SESSIONS_MAX`] the oldest such session is dropped (its ledger stays on disk),
+    /// so a client asking about any number of directories does not grow the server.
+    pub fn add_implicit_session(&mut self, folder: &Path) -> Vec<SettingsProblem> {
+        if !self.sessions.contains_key(folder) {
+            self.implicit_order.push_back(folder.to_path_buf());
+        }
+        while self.implicit_order.len() > IMPLICIT_SESSIONS_MAX {
+            if let Some(old) = self.implicit_order.pop_front() {
+                self.sessions.remove(&old);
+                self.shown_problems.remove(&old);
+            }
+        }
+        self.add_session(folder)
     }
 
     /// Starts a session's lifecycle (once): continue its ledger when there is a usable one,
@@ -182,7 +210,7 @@ impl State {
 
     /// Open documents as buffers that stand in for the disk.
     pub fn buffers(&self) -> Buffers {
-        self.documents.iter().map(|(p, d)| (p.clone(), d.text.clone())).collect()
+        self.documents.iter().filter_map(|(p, d)| Some((p.clone(), d.text.clone()?))).collect()
     }
 
     /// True when the file name is a candidate or overlay of the session that would own it.

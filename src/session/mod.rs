@@ -363,7 +363,9 @@ impl Session {
     /// Whether a changed path can affect this session.
     pub fn is_relevant(&self, path: &Path) -> bool {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let agents_on = self.settings.profiles.iter().any(|p| crate::chain::agents::NAMES.contains(&p.as_str()));
         self.settings.all_names().any(|n| n == name)
+            || (agents_on && crate::chain::agents::FILE_NAMES.contains(&name))
             || self.settings.root_markers.iter().any(|m| m == name)
             || self.settings.global_file.as_ref().is_some_and(|g| g.path.starts_with(path))
             || self.folder.starts_with(path)

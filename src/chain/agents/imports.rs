@@ -19,6 +19,30 @@ use super::{AgentFile, Scope, Status};
 /// The depth limit both agents use.
 pub const MAX_DEPTH: usize = 5;
 
+/// The most text one file's inline expansion may produce. Gemini inlines a file again wherever
+/// it is imported (only the current import chain is checked), so a few small files importing
+/// each other many times grow exponentially: five files of sixteen imports each make a million
+/// copies. Past this cap the file is reported `runaway` instead of expanded.
+pub const EXPANSION_CAP: u64 = 4 * 1024 * 1024;
+/// The most imports one file's expansion may follow.
+pub const EXPANSION_IMPORTS: usize = 10_000;
+
+/// What one file's expansion has spent so far.
+#[derive(Debug, Default)]
+pub struct Work {
+    pub bytes: u64,
+    pub imports: usize,
+}
+
+impl Work {
+    /// Charges one more import of `bytes`; false once past a cap.
+    fn charge(&mut self, bytes: u64) -> bool {
+        self.imports += 1;
+        self.bytes = self.bytes.saturating_add(bytes);
+        self.imports <= EXPANSION_IMPORTS && self.bytes <= EXPANSION_CAP
+    }
+}
+
 /// One `@path` directive: its byte range in the text and the path after `@`.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Directive {
@@ -169,7 +193,8 @@ fn read_text(path: &Path) -> io::Result<String> {
 /// Gemini's tree import: `content` of a file in `base` with every import replaced by the
 /// imported text. `chain` holds the files imported on the way here (not the top file, as in
 /// gemini, so a file can import its importer once before the cycle is cut). Imported files
-/// are appended to `files` with scope `import`.
+/// are appended to `files` with scope `import`. `None` when the expansion runs past
+/// [`EXPANSION_CAP`] or [`EXPANSION_IMPORTS`] (see there).
 pub fn gemini_expand(
     content: &str,
     base: &Path,
@@ -177,9 +202,10 @@ pub fn gemini_expand(
     chain: &[PathBuf],
     depth: usize,
     files: &mut Vec<AgentFile>,
-) -> String {
+    work: &mut Work,
+) -> Option<String> {
     if depth >= MAX_DEPTH {
-        return content.to_string();
+        return Some(content.to_string());
     }
     let root = real_path(&git_root_or(base));
     let regions = code_regions(content);
@@ -208,11 +234,14 @@ pub fn gemini_expand(
         match read_text(&full) {
             Ok(text) => {
                 let bytes = text.len() as u64;
+                if !work.charge(bytes) {
+                    return None;
+                }
                 files.push(AgentFile::new(full.clone(), Scope::Import, Status::Loaded).by(importer).size(bytes, bytes));
                 let mut next = chain.to_vec();
                 next.push(full.clone());
                 let dir = full.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/"));
-                let inner = gemini_expand(&text, &dir, &full, &next, depth + 1, files);
+                let inner = gemini_expand(&text, &dir, &full, &next, depth + 1, files, work)?;
                 out.push_str(&format!(
                     "<!-- Imported from: {p} -->\n{inner}\n<!-- End of import from: {p} -->",
                     p = d.path
@@ -225,7 +254,7 @@ pub fn gemini_expand(
         }
     }
     out.push_str(&content[last..]);
-    out
+    Some(out)
 }
 
 /// How Claude Code resolves imports: `@~/` against `home`; a path outside `boundary` (the
@@ -237,6 +266,8 @@ pub struct ClaudeImports<'a> {
     pub label: Option<&'static str>,
     /// The importer's role: a fallback file's imports fall back with it.
     pub role: super::Role,
+    /// How many directives were looked at, across the recursion (see [`EXPANSION_IMPORTS`]).
+    pub steps: std::cell::Cell<usize>,
 }
 
 /// Observed with Claude Code 2.1.332: a chain CLAUDE.md → a1 → a2 → a3 → a4 loads, a5 does not
@@ -264,6 +295,11 @@ impl ClaudeImports<'_> {
         for d in directives(content, true) {
             if regions.iter().any(|&(s, e)| d.start >= s && d.start < e) {
                 continue;
+            }
+            // Each file is read once, but a file may name any number of imports: bounded.
+            self.steps.set(self.steps.get() + 1);
+            if self.steps.get() > EXPANSION_IMPORTS {
+                break;
             }
             let full = match (d.path.strip_prefix("~/"), self.home) {
                 (Some(rest), Some(h)) => resolve(h, rest),
@@ -366,9 +402,9 @@ mod tests {
         fs::write(dir.path().join("secret.md"), "S").expect("write");
         let top = root.join("GEMINI.md");
         let mut files = Vec::new();
-        let text = gemini_expand("@./a.md @../secret.md", &root, &top, &[], 0, &mut files);
+        let text = gemini_expand("@./a.md @../secret.md", &root, &top, &[], 0, &mut files, &mut Work::default());
         assert_eq!(
-            text,
+            text.as_deref().unwrap_or_default(),
             "<!-- Imported from: ./a.md -->\nA <!-- Imported from: ./b.md -->\nB <!-- File already processed: ./a.md -->\n<!-- End of import from: ./b.md -->\n<!-- End of import from: ./a.md --> <!-- Import failed: ../secret.md - Path traversal attempt -->"
         );
         let statuses: Vec<Status> = files.iter().map(|f| f.status).collect();

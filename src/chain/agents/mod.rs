@@ -8,17 +8,16 @@
 mod codex_config;
 mod dshnext;
 pub mod imports;
+pub mod read;
 
 use std::collections::HashSet;
 use std::fs;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-/// The most any profile without a byte budget reads of one file; above it the file is
-/// reported `oversized` instead of read (an agent would try to read it whole).
-pub const READ_CAP: u64 = 16 * 1024 * 1024;
+pub use read::{READ_CAP, read_capped};
 
 /// How a candidate file counts as present.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -265,6 +264,14 @@ pub enum Status {
     TooDeep,
     /// An import refused because it is outside the project root.
     Outside,
+    /// A link (the file, or a directory on its way) whose target is outside the project: the
+    /// agent would follow it; this tool does not read it.
+    LinkedOutside,
+    /// Not read: the view already read its [`read::VIEW_READ_CAP`].
+    Capped,
+    /// `@imports` that expand past [`imports::EXPANSION_CAP`]: the agent itself would build a
+    /// context this large (or fail); not mirrored.
+    Runaway,
 }
 
 impl Status {
@@ -281,6 +288,9 @@ impl Status {
             Status::Cycle => "cycle",
             Status::TooDeep => "too-deep",
             Status::Outside => "outside",
+            Status::LinkedOutside => "linked-outside",
+            Status::Capped => "capped",
+            Status::Runaway => "runaway",
         }
     }
 
@@ -348,6 +358,19 @@ pub struct AgentView {
 
 /// The agent profile names, in the order `compare` shows them.
 pub const NAMES: &[&str] = &["codex", "claude", "gemini", "opencode", "dsh-next"];
+
+/// Every name an agent profile looks for in a directory (a change to one may change what an
+/// agent loads).
+pub const FILE_NAMES: &[&str] = &[
+    "AGENTS.md",
+    "AGENTS.override.md",
+    "AGENTS.local.md",
+    "CLAUDE.md",
+    "CLAUDE.local.md",
+    "GEMINI.md",
+    "CONTEXT.md",
+    ".claude",
+];
 
 /// Where the agents keep their user-global files, read from the environment once.
 #[derive(Clone, Debug, Default)]
@@ -674,28 +697,48 @@ fn pick_files(profile: &AgentProfile, pick: Pick, dirs: &[PathBuf], scope: Scope
     out
 }
 
+/// The most entries one rules folder walk looks at, and the most rules it takes: a folder of
+/// links to itself, or a huge tree, ends the walk instead of the server.
+const RULES_WALK_ENTRIES: usize = 10_000;
+const RULES_MAX: usize = 1_000;
+/// Rules folders nest at most this deep.
+const RULES_MAX_DEPTH: usize = 16;
+
 /// The rules of a rules folder: every `*.md` below it, sub-folders included, depth first in
 /// directory order (as `readdir` returns them); rules whose front matter names `paths:` apply
-/// only to matching files and are left out.
+/// only to matching files and are left out. Directory links are followed, but every directory
+/// is walked once (by file identity), so links back up the tree add nothing.
 fn rules_files(dir: &Path) -> Vec<PathBuf> {
-    fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    struct Walk {
+        seen: HashSet<(u64, u64)>,
+        entries: usize,
+        out: Vec<PathBuf>,
+    }
+    fn walk(dir: &Path, depth: usize, w: &mut Walk) {
+        let Some(key) = file_key(dir) else { return };
+        if !w.seen.insert(key) {
+            return;
+        }
         let Ok(entries) = fs::read_dir(dir) else { return };
         for entry in entries.flatten() {
+            w.entries += 1;
+            if w.entries > RULES_WALK_ENTRIES || w.out.len() >= RULES_MAX {
+                return;
+            }
             let path = entry.path();
             let Ok(meta) = fs::metadata(&path) else { continue };
             if meta.is_dir() {
-                // Bounded, so that a symlink loop ends.
-                if depth < 16 {
-                    walk(&path, depth + 1, out);
+                if depth < RULES_MAX_DEPTH {
+                    walk(&path, depth + 1, w);
                 }
             } else if meta.is_file() && path.extension().is_some_and(|e| e == "md") && !conditional(&path) {
-                out.push(path);
+                w.out.push(path);
             }
         }
     }
-    let mut out = Vec::new();
-    walk(dir, 0, &mut out);
-    out
+    let mut w = Walk { seen: HashSet::new(), entries: 0, out: Vec::new() };
+    walk(dir, 0, &mut w);
+    w.out
 }
 
 /// A rule whose front matter has a `paths:` key.
@@ -726,22 +769,17 @@ pub fn front_matter(text: &str) -> Option<(&str, &str)> {
     None
 }
 
-/// Reads at most `limit` bytes and the file's full size.
-/// Never blocks: a FIFO or a device is an error, as is a directory.
-pub fn read_capped(path: &Path, limit: u64) -> io::Result<(Vec<u8>, u64)> {
-    if fs::metadata(path)?.is_dir() {
-        return Err(io::Error::from(io::ErrorKind::IsADirectory));
-    }
-    let file = crate::chain::source::open_regular(path)?;
-    let meta = file.metadata()?;
-    let mut data = Vec::new();
-    file.take(limit).read_to_end(&mut data)?;
-    Ok((data, meta.len()))
-}
-
 /// The text of `file` decoded lossily, its size recorded; `None` (and the status `oversized` or
 /// `unreadable`) when it is larger than `cap` or cannot be read.
 fn read_into(file: &mut AgentFile, cap: u64) -> Option<String> {
+    // A file known to be too large is not read at all.
+    if let Ok(meta) = fs::metadata(&file.path) {
+        if meta.is_file() && meta.len() > cap {
+            file.bytes = meta.len();
+            file.status = Status::Oversized;
+            return None;
+        }
+    }
     match read_capped(&file.path, cap.saturating_add(1)) {
         Ok((_, size)) if size > cap => {
             file.bytes = size;
@@ -752,8 +790,8 @@ fn read_into(file: &mut AgentFile, cap: u64) -> Option<String> {
             file.bytes = size;
             Some(String::from_utf8_lossy(&data).into_owned())
         }
-        Err(_) => {
-            file.status = Status::Unreadable;
+        Err(e) => {
+            file.status = if read::is_capped(&e) { Status::Capped } else { Status::Unreadable };
             None
         }
     }
@@ -776,14 +814,63 @@ struct Entry {
     text: String,
 }
 
-fn file_key(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+/// A file's identity (device and inode), links followed; elsewhere than Unix, a hash of its
+/// canonical path.
+pub fn file_key(path: &Path) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        use std::hash::{Hash, Hasher};
+        let real = fs::canonicalize(path).ok()?;
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        real.to_string_lossy().to_lowercase().hash(&mut h);
+        Some((0, h.finish()))
+    }
 }
 
 /// What the agent of `profile` loads working in `cwd`, after reading the `touched` files.
+/// Every read is charged to one budget of [`read::VIEW_READ_CAP`] bytes.
 pub fn load(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentView {
+    read::with_budget(read::VIEW_READ_CAP, || load_within_budget(profile, cwd, touched))
+}
+
+/// The directory the project's links must stay in: the nearest ancestor of `cwd` holding
+/// `.git`, else `cwd` (both real paths).
+fn project_base(cwd: &Path) -> PathBuf {
+    cwd.ancestors().find(|d| has_git(d)).unwrap_or(cwd).to_path_buf()
+}
+
+/// Marks the files of `files[from..]` that are links (or lie below a directory link) whose
+/// target is outside `base`: the agent would read them, but they are not the project's to show
+/// (a rule linked to `~/.ssh/id_rsa`, say). `by` names the target. The user's own global files
+/// are theirs to link anywhere.
+fn mark_linked_outside(files: &mut [AgentFile], from: usize, base: &Path) {
+    for f in files.iter_mut().skip(from) {
+        if f.scope == Scope::Global || f.status != Status::Loaded {
+            continue;
+        }
+        let Ok(real) = fs::canonicalize(&f.path) else { continue };
+        if real != f.path && !real.starts_with(base) {
+            f.status = Status::LinkedOutside;
+            f.by = Some(real);
+        }
+    }
+}
+
+/// Where the walk of a touch starts: the touched directory, or the touched file's directory,
+/// or the nearest of their ancestors that exists, so a made-up path costs nothing.
+fn touch_start(t: &Path) -> Option<PathBuf> {
+    let start = if t.is_dir() { t } else { t.parent()? };
+    start.ancestors().find(|d| d.is_dir()).map(Path::to_path_buf)
+}
+
+fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentView {
     let cwd = fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    let base = project_base(&cwd);
     let mut files: Vec<AgentFile> = Vec::new();
 
     // User-global files.
@@ -837,6 +924,7 @@ pub fn load(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentVie
     let dirs = walk_dirs(&profile.root, &cwd);
     let root = dirs.first().cloned().unwrap_or_else(|| cwd.clone());
     let mut project = pick_files(profile, profile.pick, &dirs, Scope::Project);
+    mark_linked_outside(&mut project, 0, &base);
     hide_fallbacks(&mut project, 0, profile.drop_blank);
     match profile.order {
         Order::RootFirst => {}
@@ -862,7 +950,7 @@ pub fn load(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentVie
             if !t.starts_with(&cwd) || t == cwd {
                 continue;
             }
-            let start = if t.is_dir() { t.clone() } else { t.parent().map(Path::to_path_buf).unwrap_or_default() };
+            let Some(start) = touch_start(&t) else { continue };
             let stop = if upto_root { &root } else { &cwd };
             let mut walk: Vec<PathBuf> = start
                 .ancestors()
@@ -883,6 +971,7 @@ pub fn load(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentVie
                     files.push(f);
                 }
             }
+            mark_linked_outside(&mut files, first_new, &base);
             hide_fallbacks(&mut files, first_new, profile.drop_blank);
         }
     }
@@ -962,7 +1051,14 @@ fn unbudgeted(profile: &AgentProfile, cwd: &Path, files: Vec<AgentFile>) -> (Vec
             Imports::None => entries.push(Entry { file, text }),
             Imports::Inline => {
                 let mut imported = Vec::new();
-                let expanded = imports::gemini_expand(&text, &dir, &file.path, &[], 0, &mut imported);
+                let mut work = imports::Work::default();
+                let Some(expanded) = imports::gemini_expand(&text, &dir, &file.path, &[], 0, &mut imported, &mut work)
+                else {
+                    file.status = Status::Runaway;
+                    file.included_bytes = 0;
+                    entries.push(Entry { file, text: String::new() });
+                    continue;
+                };
                 entries.push(Entry { file, text: expanded });
                 // Listed for the reader; their text is already inside the importer's.
                 entries.extend(imported.into_iter().map(|file| Entry { file, text: String::new() }));
@@ -978,6 +1074,7 @@ fn unbudgeted(profile: &AgentProfile, cwd: &Path, files: Vec<AgentFile>) -> (Vec
                     boundary,
                     label: file.label,
                     role: file.role,
+                    steps: Default::default(),
                 };
                 let imported = ctx.resolve(&text, &dir, &file.path, 0, &mut seen_imports);
                 let batch = file.batch;
@@ -1226,6 +1323,18 @@ pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> Strin
         )),
         Status::Oversized => Some(format!("{agent} does not load this file: it is too large ({} bytes)", file.bytes)),
         Status::Duplicate => Some(format!("{agent} drops this file: its text repeats a file it already loads")),
+        Status::LinkedOutside => Some(format!(
+            "{agent} would load this link's target {}, outside the project; instructions-lsp does not read it",
+            file.by.as_deref().map(|p| p.display().to_string()).unwrap_or_default()
+        )),
+        Status::Capped => Some(format!(
+            "{agent} would load this file, but this view already read {} (instructions-lsp's cap for one agent); not read",
+            size_words(read::VIEW_READ_CAP)
+        )),
+        Status::Runaway => Some(format!(
+            "{agent} inlines this file's @imports again wherever they appear, past {} in all; not mirrored (the agent itself would build a context this large or fail)",
+            size_words(imports::EXPANSION_CAP)
+        )),
         _ => None,
     }
 }
@@ -1246,17 +1355,25 @@ pub fn findings(name: &str, env: &AgentEnv, cwd: &Path, touched: &[PathBuf]) -> 
     let mut out = Vec::new();
     for f in &view.files {
         let Some(message) = explain(&view, f, show) else { continue };
-        let cut = matches!(f.status, Status::Truncated | Status::Omitted | Status::Oversized);
+        let cut = matches!(
+            f.status,
+            Status::Truncated | Status::Omitted | Status::Oversized | Status::Capped | Status::Runaway
+        );
+        let code = match f.status {
+            Status::LinkedOutside => Code::LinkOutside,
+            _ if cut => Code::AgentCut,
+            _ => Code::AgentIgnored,
+        };
         out.push(Finding {
             path: f.path.clone(),
-            code: if cut { Code::AgentCut } else { Code::AgentIgnored },
+            code,
             span: if f.status == Status::Truncated {
                 Span::ToEnd { start: f.included_bytes as usize }
             } else {
                 Span::FirstLine
             },
             message,
-            related: f.by.as_ref().map(|p| Related {
+            related: f.by.as_ref().filter(|_| f.status != Status::LinkedOutside).map(|p| Related {
                 path: p.clone(),
                 message: format!("{} loads this file", display_name(view.profile)),
             }),

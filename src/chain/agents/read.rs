@@ -1,0 +1,113 @@
+//! Every read an agent profile makes goes through here, so that every bound holds for all of
+//! them at once: a file is never read past [`READ_CAP`], one view never reads more than
+//! [`VIEW_READ_CAP`] in all, special files (`/proc`, `/sys`, `/dev`) are never read, and a FIFO
+//! or a device is never opened in a way that blocks.
+
+use std::cell::Cell;
+use std::fs;
+use std::io::{self, Read};
+use std::path::Path;
+
+/// The most any profile reads of one file; a larger file is reported `oversized` instead of
+/// read (an agent would try to read it whole, and an instruction file this large is a mistake).
+pub const READ_CAP: u64 = 4 * 1024 * 1024;
+
+/// The most one agent view reads in all, whatever the number of files (fifty links to one
+/// large file, say): past it, files are reported `capped` and not read.
+pub const VIEW_READ_CAP: u64 = 32 * 1024 * 1024;
+
+thread_local! {
+    /// What the view being computed on this thread may still read; `None` outside a view.
+    static REMAINING: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+/// The marker of the error a read returns once the view's read budget is spent.
+const CAPPED: &str = "the profile's read budget is spent";
+
+/// Runs `f` with a fresh read budget of `cap` bytes for every read on this thread; the budget
+/// before is restored after (views may nest: `compare` inside a test, say).
+pub fn with_budget<T>(cap: u64, f: impl FnOnce() -> T) -> T {
+    struct Restore(Option<u64>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            REMAINING.with(|r| r.set(self.0));
+        }
+    }
+    let _restore = Restore(REMAINING.with(|r| r.replace(Some(cap))));
+    f()
+}
+
+/// Whether a read failed because the view's budget is spent.
+pub fn is_capped(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::Other && e.to_string() == CAPPED
+}
+
+/// A path no profile reads: kernel and device files, whatever their type says (`/proc` files
+/// claim to be empty regular files).
+pub fn is_special(real: &Path) -> bool {
+    ["/proc", "/sys", "/dev"].iter().any(|p| real.starts_with(p))
+}
+
+/// Reads at most `limit` bytes and the file's full size. Never blocks: a FIFO, a device or a
+/// special file is an error, as is a directory. Charges what it reads to the view's budget.
+pub fn read_capped(path: &Path, limit: u64) -> io::Result<(Vec<u8>, u64)> {
+    let meta = fs::metadata(path)?;
+    if meta.is_dir() {
+        return Err(io::Error::from(io::ErrorKind::IsADirectory));
+    }
+    let real = fs::canonicalize(path)?;
+    if is_special(&real) {
+        return Err(io::Error::new(io::ErrorKind::PermissionDenied, "a kernel or device file is never read"));
+    }
+    let file = crate::chain::source::open_regular(&real)?;
+    let size = file.metadata()?.len();
+    let want = size.min(limit);
+    let remaining = REMAINING.with(Cell::get);
+    if let Some(left) = remaining {
+        if want > left {
+            return Err(io::Error::other(CAPPED));
+        }
+    }
+    let mut data = Vec::with_capacity(usize::try_from(want).unwrap_or(0));
+    file.take(limit).read_to_end(&mut data)?;
+    if let Some(left) = remaining {
+        REMAINING.with(|r| r.set(Some(left.saturating_sub(data.len() as u64))));
+    }
+    Ok((data, size))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_view_reads_no_more_than_its_budget() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let a = dir.path().join("a.md");
+        fs::write(&a, "x".repeat(600)).expect("write");
+        let (first, second, third) = with_budget(1000, || {
+            let first = read_capped(&a, READ_CAP).map(|(d, _)| d.len());
+            let second = read_capped(&a, READ_CAP).map_err(|e| is_capped(&e));
+            // A smaller read still fits what is left.
+            let third = read_capped(&a, 100).map(|(d, size)| (d.len(), size));
+            (first, second, third)
+        });
+        assert_eq!(first.ok(), Some(600));
+        assert_eq!(second.err(), Some(true));
+        assert_eq!(third.ok(), Some((100, 600)));
+        // Outside a view there is no budget.
+        assert!(read_capped(&a, READ_CAP).is_ok());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn kernel_files_and_links_to_them_are_never_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let link = dir.path().join("rules.md");
+        std::os::unix::fs::symlink("/proc/self/environ", &link).expect("symlink");
+        assert_eq!(read_capped(&link, READ_CAP).err().map(|e| e.kind()), Some(io::ErrorKind::PermissionDenied));
+        let zero = dir.path().join("zero.md");
+        std::os::unix::fs::symlink("/dev/zero", &zero).expect("symlink");
+        assert!(read_capped(&zero, READ_CAP).is_err());
+    }
+}
