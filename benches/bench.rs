@@ -210,6 +210,17 @@ impl Server {
             .and_then(|v| v.trim().trim_end_matches(" kB").parse().ok())
     }
 
+    /// The CPU time (user and system) the server has used so far.
+    fn cpu_time(&self) -> Option<Duration> {
+        let stat = fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
+        // Fields after the command name (which may hold spaces) are split by spaces.
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let fields: Vec<&str> = rest.split(' ').collect();
+        let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+        // The kernel reports clock ticks of 1/100 s on Linux.
+        Some(Duration::from_millis(ticks * 10))
+    }
+
     fn close(mut self) {
         let _ = self.request("shutdown", Value::Null);
         self.notify("exit", Value::Null);
@@ -513,6 +524,66 @@ fn main() {
         );
     }
     s.close();
+
+    // An idle server does no work: CPU and file opens while nothing happens, in the most common
+    // layout and in a monorepo whose 400 packages were all touched.
+    eprintln!("idle");
+    let window = Duration::from_secs(if smoke { 1 } else { 10 });
+    for (layout, packages) in
+        [("AGENTS.md and a shadowed CLAUDE.md", 0usize), ("400-package monorepo, all touched", 400)]
+    {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("repo");
+        fs::create_dir_all(root.join(".git")).expect("git");
+        fs::write(root.join("AGENTS.md"), "root rules").expect("write");
+        fs::write(root.join("CLAUDE.md"), "shadowed rules").expect("write");
+        let mut watched = vec![root.clone()];
+        for i in 0..packages {
+            let pkg = root.join(format!("packages/p{i:03}"));
+            fs::create_dir_all(&pkg).expect("package");
+            fs::write(pkg.join("AGENTS.md"), format!("package {i} rules")).expect("write");
+            fs::write(pkg.join("CLAUDE.md"), "shadowed").expect("write");
+            watched.push(pkg);
+        }
+        let mut s = Server::spawn(home.path());
+        s.initialize(&[root.as_path()], json!({"stateDir": null}));
+        for pkg in watched.iter().skip(1) {
+            s.notify(
+                "textDocument/didOpen",
+                json!({"textDocument": {"uri": path_to_uri(&pkg.join("index.ts")), "languageId": "typescript", "version": 1, "text": ""}}),
+            );
+        }
+        let _ = s.request("instructions/effective", json!({"uri": path_to_uri(&root)}));
+        // Let the diagnostics passes and the watcher's catch-up settle.
+        std::thread::sleep(Duration::from_millis(1500));
+        let (tx, rx) = mpsc::channel();
+        let mut watcher = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
+            let _ = tx.send(e);
+        })
+        .expect("watcher");
+        for d in &watched {
+            let _ = notify::Watcher::watch(&mut watcher, d, notify::RecursiveMode::NonRecursive);
+        }
+        let before = s.cpu_time();
+        std::thread::sleep(window);
+        let after = s.cpu_time();
+        let opens = rx
+            .try_iter()
+            .flatten()
+            .filter(|e| matches!(e.kind, notify::EventKind::Access(notify::event::AccessKind::Open(_))))
+            .count();
+        if let (Some(b), Some(a)) = (before, after) {
+            let cpu = a.saturating_sub(b);
+            row(
+                &mut rows,
+                &format!("idle {} s, {layout}: CPU, file opens", window.as_secs()),
+                format!("{} ms, {opens} opens", cpu.as_millis()),
+                "~0",
+                Some(opens == 0 && cpu <= Duration::from_millis(20 * window.as_secs())),
+            );
+        }
+        s.close();
+    }
 
     // The cost of a chain does not depend on the tree's size.
     eprintln!("tree sizes");

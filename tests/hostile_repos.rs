@@ -1,0 +1,421 @@
+//! Hostile repositories (issue 13), against the built binary: the server over stdio and the
+//! CLI. Each tree once hung, exhausted or read past the server; now each answers, within a
+//! memory bound read from the kernel (peak resident set), and no outside text reaches an answer.
+//! The time guards only keep a regression from hanging the suite; nothing here times anything.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::lsp::uri;
+use common::tree::Tree;
+use serde_json::{Value, json};
+
+/// Long enough for a debug build on a loaded machine; a regression hangs far longer.
+const GUARD: Duration = Duration::from_secs(90);
+/// The most resident memory any of these trees may cost.
+const MAX_RSS_KB: u64 = 300 * 1024;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
+}
+
+/// The built server on stdio, with a private home.
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    messages: mpsc::Receiver<Value>,
+    seen: Vec<Value>,
+    next_id: u64,
+}
+
+impl Server {
+    fn start(t: &Tree, folders: &[&Path], options: Value) -> Self {
+        Self::start_with_env(t, folders, options, &[])
+    }
+
+    fn start_with_env(t: &Tree, folders: &[&Path], options: Value, env: &[(&str, &str)]) -> Self {
+        let mut cmd = bin();
+        cmd.env("HOME", t.home()).env_remove("DSH_HOME").env_remove("XDG_STATE_HOME");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child =
+            cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("spawn the server");
+        let stdout = child.stdout.take().expect("stdout");
+        let stdin = child.stdin.take().expect("stdin");
+        let (tx, messages) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let line = line.trim_end();
+                    if line.is_empty() {
+                        break;
+                    }
+                    if let Some(v) = line.strip_prefix("Content-Length: ") {
+                        length = v.parse().unwrap_or(0);
+                    }
+                }
+                let mut body = vec![0; length];
+                if reader.read_exact(&mut body).is_err() {
+                    return;
+                }
+                if let Ok(v) = serde_json::from_slice(&body) {
+                    if tx.send(v).is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        let mut s = Self { child, stdin, messages, seen: Vec::new(), next_id: 1 };
+        let folders: Vec<Value> = folders.iter().map(|f| json!({"uri": uri(f), "name": "f"})).collect();
+        s.request(
+            "initialize",
+            json!({"capabilities": {}, "workspaceFolders": folders, "initializationOptions": options}),
+        );
+        s.notify("initialized", json!({}));
+        s
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.write(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    fn write(&mut self, msg: &Value) {
+        let body = msg.to_string();
+        let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
+        self.stdin.write_all(frame.as_bytes()).and_then(|()| self.stdin.flush()).expect("write to the server");
+    }
+
+    /// Sends a request and waits for its answer (the result, or the error object).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.write(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let deadline = std::time::Instant::now() + GUARD;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let msg = self
+                .messages
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no answer to {method} within the guard: the server hangs or died"));
+            if msg.get("id") == Some(&json!(id)) && msg.get("method").is_none() {
+                return msg.get("result").cloned().unwrap_or_else(|| msg["error"].clone());
+            }
+            self.seen.push(msg);
+        }
+    }
+
+    /// The server's peak resident memory so far, in KiB.
+    fn peak_rss_kb(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Asserts the memory bound, then shuts down cleanly.
+    fn finish(mut self) {
+        let peak = self.peak_rss_kb();
+        assert!(peak < MAX_RSS_KB, "the server's peak resident memory was {peak} KiB");
+        self.request("shutdown", Value::Null);
+        self.notify("exit", Value::Null);
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs the CLI with a private home, under the guard; returns (exit code, stdout, stderr). The
+/// address space is limited so that a blowup fails instead of swapping.
+fn cli(t: &Tree, args: &[&str]) -> (Option<i32>, String, String) {
+    let mut cmd = Command::new("prlimit");
+    cmd.arg(format!("--as={}", 2u64 << 30)).arg("--").arg(env!("CARGO_BIN_EXE_instructions-lsp"));
+    let mut child = cmd
+        .args(args)
+        .env("HOME", t.home())
+        .env_remove("DSH_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the CLI under prlimit");
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let reader = std::thread::spawn(move || {
+        let (mut o, mut e) = (String::new(), String::new());
+        let _ = out.read_to_string(&mut o);
+        let _ = err.read_to_string(&mut e);
+        (o, e)
+    });
+    let deadline = std::time::Instant::now() + GUARD;
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("`instructions-lsp {}` did not finish within the guard", args.join(" "));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (o, e) = reader.join().expect("reader");
+    (status.code(), o, e)
+}
+
+fn files_of(r: &Value) -> Vec<(String, String)> {
+    r["files"]
+        .as_array()
+        .map(|fs| {
+            fs.iter()
+                .map(|f| (f["path"].as_str().unwrap_or("").to_string(), f["status"].as_str().unwrap_or("").to_string()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(unix)]
+#[test]
+fn rules_folders_that_link_to_themselves_are_walked_once() {
+    let t = Tree::new();
+    let root = t.root();
+    t.write("r/CLAUDE.md", "project rules");
+    t.write("r/.claude/rules/style.md", "rule A");
+    for l in ["l0", "l1", "l2"] {
+        t.symlink(".", &format!("r/.claude/rules/{l}"));
+    }
+    let mut s = Server::start(&t, &[&root], json!({"stateDir": null}));
+    let claude = s.request("instructions/effective", json!({"uri": uri(&root), "profile": "claude"}));
+    let text = claude["text"].as_str().unwrap_or("");
+    assert_eq!(text.matches("rule A").count(), 1, "{claude}");
+    let all = s.request("instructions/effective", json!({"uri": uri(&root), "profile": "all"}));
+    assert!(all["profiles"].as_array().is_some_and(|p| p.len() >= 7), "{all}");
+    s.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri(&t.path("r/CLAUDE.md")), "languageId": "markdown", "version": 1, "text": "project rules"}}),
+    );
+    let hover = s.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri(&t.path("r/CLAUDE.md"))}, "position": {"line": 0, "character": 0}}),
+    );
+    assert!(hover["contents"]["value"].as_str().is_some_and(|v| v.contains("claude: loads it")), "{hover}");
+    s.finish();
+
+    let (code, out, _) = cli(&t, &["check", "--profile", "claude", root.to_str().unwrap_or_default()]);
+    assert!(matches!(code, Some(0 | 1)), "check --profile claude: {code:?} {out}");
+    let (code, out, _) = cli(&t, &["compare", root.to_str().unwrap_or_default()]);
+    assert_eq!(code, Some(0), "compare: {out}");
+}
+
+/// Five files, each importing the next one sixteen times: Gemini inlines every import again, so
+/// the last file would be copied 16^5 times.
+#[test]
+fn an_import_fan_out_is_reported_not_expanded() {
+    let t = Tree::new();
+    let root = t.root();
+    let filler = "Some guidance that takes a line or two of text in every file. ".repeat(3);
+    for i in 0..5 {
+        let imports = format!("@./f{}.md\n", i + 1).repeat(16);
+        let name = if i == 0 { "r/GEMINI.md".to_string() } else { format!("r/f{i}.md") };
+        t.write(&name, format!("{filler}\n{imports}"));
+    }
+    t.write("r/f5.md", &filler);
+    let mut s = Server::start(&t, &[&root], json!({"stateDir": null, "profiles": ["gemini"]}));
+    let gemini = s.request("instructions/effective", json!({"uri": uri(&root), "profile": "gemini"}));
+    let files = files_of(&gemini);
+    assert_eq!(files.first(), Some(&("GEMINI.md".to_string(), "runaway".to_string())), "{files:?}");
+    assert!(gemini["bytes"].as_u64().is_some_and(|b| b < 1024 * 1024), "{}", gemini["bytes"]);
+    s.finish();
+
+    let (code, out, _) = cli(&t, &["check", "--profile", "gemini", root.to_str().unwrap_or_default()]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("GEMINI.md:1:1: warning[agentCut]: Gemini CLI inlines this file's @imports again"), "{out}");
+}
+
+#[cfg(unix)]
+#[test]
+fn many_links_to_large_rule_files_cost_no_more_than_the_view_cap() {
+    let t = Tree::new();
+    let root = t.root();
+    t.write("r/CLAUDE.md", "project rules");
+    // Over the per-file cap: never read, however many links.
+    let big = t.write("r/big.md", "b".repeat(16 * 1024 * 1024));
+    // Under it: read until the view's cap is spent.
+    let medium = t.write("r/medium.md", "m".repeat(3 * 1024 * 1024));
+    t.mkdir("r/.claude/rules");
+    for i in 0..50 {
+        t.symlink(&big, &format!("r/.claude/rules/big{i:02}.md"));
+        t.symlink(&medium, &format!("r/.claude/rules/medium{i:02}.md"));
+    }
+    let mut s = Server::start(&t, &[&root], json!({"stateDir": null}));
+    let claude = s.request("instructions/effective", json!({"uri": uri(&root), "profile": "claude"}));
+    let statuses: Vec<String> = files_of(&claude).into_iter().map(|(_, st)| st).collect();
+    let count = |s: &str| statuses.iter().filter(|x| *x == s).count();
+    assert_eq!(count("oversized"), 50, "{statuses:?}");
+    assert!(count("loaded") <= 11 && count("capped") >= 40, "{statuses:?}");
+    let _ = s.request("instructions/effective", json!({"uri": uri(&root), "profile": "all"}));
+    s.finish();
+}
+
+/// The most common layout, idle: nothing may open the instruction files once the server has
+/// said what it has to say (the server's own reads used to come back as changes, forever).
+#[cfg(target_os = "linux")]
+#[test]
+fn an_idle_server_opens_no_file() {
+    use notify::event::AccessKind;
+    use notify::{EventKind, RecursiveMode, Watcher};
+    let t = Tree::new();
+    let root = t.root();
+    t.write("r/AGENTS.md", "root rules\n</workspace-context>\n".repeat(3000));
+    t.write("r/CLAUDE.md", "shadowed rules");
+    let mut s = Server::start(&t, &[&root], json!({"stateDir": null, "profiles": ["dsh", "claude", "codex"]}));
+    let _ = s.request("instructions/effective", json!({"uri": uri(&root)}));
+    // Let the first diagnostics passes and the watcher's catch-up finish.
+    std::thread::sleep(Duration::from_millis(1500));
+    let (tx, rx) = mpsc::channel();
+    let mut w = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
+        let _ = tx.send(e);
+    })
+    .expect("watcher");
+    w.watch(&root, RecursiveMode::NonRecursive).expect("watch");
+    std::thread::sleep(Duration::from_millis(1500));
+    let opens: Vec<PathBuf> = rx
+        .try_iter()
+        .flatten()
+        .filter(|e| matches!(e.kind, EventKind::Access(AccessKind::Open(_))))
+        .flat_map(|e| e.paths)
+        .collect();
+    assert!(opens.is_empty(), "an idle server opened {} files: {opens:?}", opens.len());
+    s.finish();
+}
+
+/// A touch of a made-up path tens of thousands of bytes long reaches only the directories that
+/// exist, and costs nothing later.
+#[test]
+fn a_long_touch_reaches_only_directories_that_exist() {
+    let t = Tree::new();
+    let root = t.root();
+    let state = t.path("state");
+    t.write("r/AGENTS.md", "root rules");
+    t.write("r/pkg/AGENTS.md", "package rules");
+    let mut long = t.path("r/pkg");
+    for i in 0..3000 {
+        long.push(format!("d{i:05}"));
+    }
+    long.push("x.rs");
+    assert!(long.as_os_str().len() > 20_000);
+    let mut s = Server::start(&t, &[&root], json!({"stateDir": state}));
+    s.notify("instructions/touch", json!({"uri": uri(&long), "kind": "read"}));
+    for _ in 0..20 {
+        let e = s.request("instructions/effective", json!({"uri": uri(&root)}));
+        let nested: Vec<&str> = e["nested"][0]["files"]
+            .as_array()
+            .map(|f| f.iter().filter_map(|f| f["path"].as_str()).collect())
+            .unwrap_or_default();
+        assert_eq!(nested, ["pkg/AGENTS.md"], "{e}");
+    }
+    s.finish();
+    let ledgers: Vec<PathBuf> = std::fs::read_dir(&state)
+        .map(|d| d.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect())
+        .unwrap_or_default();
+    assert_eq!(ledgers.len(), 1);
+    let ledger: Value = serde_json::from_slice(&std::fs::read(&ledgers[0]).expect("ledger")).expect("json");
+    assert_eq!(ledger["reached"], json!([t.path("r/pkg")]), "only the directory that exists is reached");
+}
+
+/// A directory linked out of the project: nothing in it reaches any answer or the ledger, under
+/// `skip`, `withinRoot` and `ds4` alike; `follow` follows it knowingly.
+#[cfg(unix)]
+#[test]
+fn directories_linked_out_of_the_project_load_nothing() {
+    let t = Tree::new();
+    let root = t.root();
+    t.write("r/AGENTS.md", "root rules");
+    t.write("outside/AGENTS.md", "OUTSIDE SECRET");
+    t.write("outside/deeper/AGENTS.md", "DEEPER SECRET");
+    t.symlink(t.path("outside"), "r/pkg");
+    for options in [
+        json!({"symlinks": "skip"}),
+        json!({"symlinks": "withinRoot"}),
+        json!({"profile": "ds4"}),
+        json!({"symlinks": "follow"}),
+    ] {
+        let state = t.path("state");
+        let _ = std::fs::remove_dir_all(&state);
+        let mut opts = options.clone();
+        opts["stateDir"] = json!(state);
+        let mut s = Server::start(&t, &[&root], opts);
+        s.notify("instructions/touch", json!({"uri": uri(&t.path("r/pkg/deeper/x.rs")), "kind": "read"}));
+        let effective = s.request("instructions/effective", json!({"uri": uri(&t.path("r/pkg/deeper/y.rs"))}));
+        let transitions = s.request("instructions/transitions", json!({"uri": uri(&root), "since": 0}));
+        let skipped: Vec<String> = effective["skipped"]
+            .as_array()
+            .map(|s| {
+                s.iter()
+                    .map(|s| format!("{} {}", s["path"].as_str().unwrap_or(""), s["reason"].as_str().unwrap_or("")))
+                    .collect()
+            })
+            .unwrap_or_default();
+        s.finish();
+        let ledger: String = std::fs::read_dir(&state)
+            .map(|d| d.flatten().map(|e| std::fs::read_to_string(e.path()).unwrap_or_default()).collect())
+            .unwrap_or_default();
+        let everything = format!("{effective}{transitions}{ledger}");
+        if options["symlinks"] == "follow" {
+            assert!(everything.contains("OUTSIDE SECRET"), "follow follows the link: {effective}");
+            continue;
+        }
+        assert!(!everything.contains("SECRET"), "{options}: outside text reached an answer: {everything}");
+        assert!(skipped.contains(&"pkg/AGENTS.md outsideRoot".to_string()), "{options}: {skipped:?}");
+        assert!(skipped.contains(&"pkg/deeper/AGENTS.md outsideRoot".to_string()), "{options}: {skipped:?}");
+    }
+}
+
+/// Rule files linked to a private key or to the process's environment: an agent would read
+/// them; this tool shows the link as a finding and never reads the target.
+#[cfg(target_os = "linux")]
+#[test]
+fn agent_rules_linked_outside_are_shown_not_read() {
+    let t = Tree::new();
+    let root = t.root();
+    t.write("r/CLAUDE.md", "project rules");
+    let key = t.write("home/.ssh/id_rsa", "-----BEGIN PRIVATE KEY-----");
+    t.mkdir("r/.claude/rules");
+    t.symlink(&key, "r/.claude/rules/key.md");
+    t.symlink("/proc/self/environ", "r/.claude/rules/env.md");
+    let mut s = Server::start_with_env(
+        &t,
+        &[&root],
+        json!({"stateDir": null, "profiles": ["claude"]}),
+        &[("HOSTILE_PROBE", "hunter2-in-the-environment")],
+    );
+    for profile in ["claude", "all"] {
+        let r = s.request("instructions/effective", json!({"uri": uri(&root), "profile": profile}));
+        let text = r.to_string();
+        assert!(!text.contains("PRIVATE KEY"), "{profile}: {text}");
+        assert!(!text.contains("hunter2"), "{profile}: {text}");
+        if profile == "claude" {
+            let files = files_of(&r);
+            assert!(files.contains(&(".claude/rules/key.md".into(), "linked-outside".into())), "{files:?}");
+            assert!(files.contains(&(".claude/rules/env.md".into(), "linked-outside".into())), "{files:?}");
+        }
+    }
+    s.finish();
+    let (code, out, _) = cli(&t, &["check", "--profile", "claude", root.to_str().unwrap_or_default()]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains(".claude/rules/key.md:1:1: warning[linkOutside]: Claude Code would load this link's target"),
+        "{out}"
+    );
+    assert!(!out.contains("PRIVATE KEY"));
+}
