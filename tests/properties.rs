@@ -218,3 +218,73 @@ async fn the_server_survives_arbitrary_params_of_every_method() {
     assert_eq!(e["baseline"]["files"][0]["path"], "AGENTS.md");
     c.finish().await;
 }
+
+/// A hostile tree from a few numbers: rule folders with links back up the tree, and files that
+/// import each other any number of times.
+#[derive(Debug, Clone)]
+struct HostileTree {
+    /// For each rules sub-folder, the folder a link in it points back to (0: the rules folder).
+    links: Vec<usize>,
+    /// For each of the import files, the files it imports, with repetitions.
+    imports: Vec<Vec<usize>>,
+}
+
+fn hostile_tree() -> impl Strategy<Value = HostileTree> {
+    let links = prop::collection::vec(0usize..4, 0..6);
+    let imports = prop::collection::vec(prop::collection::vec(0usize..6, 0..24), 1..6);
+    (links, imports).prop_map(|(links, imports)| HostileTree { links, imports })
+}
+
+#[cfg(unix)]
+fn build_hostile(root: &std::path::Path, t: &HostileTree) {
+    use std::fs;
+    fs::create_dir_all(root.join(".git")).expect("git");
+    let rules = root.join(".claude/rules");
+    let mut folders = vec![rules.clone()];
+    for (i, target) in t.links.iter().enumerate() {
+        let dir = folders[i % folders.len()].join(format!("d{i}"));
+        fs::create_dir_all(&dir).expect("dir");
+        fs::write(dir.join(format!("rule{i}.md")), format!("rule {i}")).expect("rule");
+        let back = folders[*target % folders.len()].clone();
+        std::os::unix::fs::symlink(&back, dir.join(format!("up{i}"))).expect("link");
+        folders.push(dir);
+    }
+    fs::create_dir_all(&rules).expect("rules");
+    fs::write(rules.join("top.md"), "top rule").expect("rule");
+    let n = t.imports.len();
+    for (i, targets) in t.imports.iter().enumerate() {
+        let body: String = targets.iter().map(|j| format!("@./f{}.md\n", j % n)).collect();
+        let name = if i == 0 { "GEMINI.md".to_string() } else { format!("f{i}.md") };
+        fs::write(root.join(&name), format!("file {i}\n{body}")).expect("import file");
+        if i == 0 {
+            fs::write(root.join("f0.md"), format!("file 0\n{body}")).expect("import file");
+            fs::write(root.join("CLAUDE.md"), format!("claude\n{body}")).expect("claude");
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Whatever the links and imports, every agent's view is computed, each rule file appears
+    /// once, and no text grows past the caps.
+    #[cfg(unix)]
+    #[test]
+    fn hostile_trees_give_bounded_views(t in hostile_tree()) {
+        use instructions_lsp::chain::agents::{self, AgentEnv, Overrides};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("r");
+        build_hostile(&root, &t);
+        let env = AgentEnv { home: Some(dir.path().join("home")), ..AgentEnv::default() };
+        for name in agents::NAMES {
+            let profile = agents::profile(name, &env, &Overrides::default()).expect("profile");
+            let view = agents::load(&profile, &root, &[root.join(".claude/rules/d0/x.md")]);
+            prop_assert!(view.text.len() as u64 <= agents::imports::EXPANSION_CAP + 64 * 1024, "{name}: {}", view.text.len());
+            let mut rules: Vec<_> = view.files.iter().filter(|f| f.path.to_string_lossy().contains("/rule")).map(|f| std::fs::canonicalize(&f.path).unwrap_or_else(|_| f.path.clone())).collect();
+            let all = rules.len();
+            rules.sort();
+            rules.dedup();
+            prop_assert_eq!(all, rules.len(), "{}: a rule file appears twice", name);
+        }
+    }
+}
