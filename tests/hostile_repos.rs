@@ -39,7 +39,10 @@ impl Server {
     }
 
     fn start_with_env(t: &Tree, folders: &[&Path], options: Value, env: &[(&str, &str)]) -> Self {
-        let mut cmd = bin();
+        Self::spawn(t, bin(), folders, options, env, json!({}))
+    }
+
+    fn spawn(t: &Tree, mut cmd: Command, folders: &[&Path], options: Value, env: &[(&str, &str)], caps: Value) -> Self {
         cmd.env("HOME", t.home()).env_remove("DSH_HOME").env_remove("XDG_STATE_HOME");
         for (k, v) in env {
             cmd.env(k, v);
@@ -81,7 +84,7 @@ impl Server {
         let folders: Vec<Value> = folders.iter().map(|f| json!({"uri": uri(f), "name": "f"})).collect();
         s.request(
             "initialize",
-            json!({"capabilities": {}, "workspaceFolders": folders, "initializationOptions": options}),
+            json!({"capabilities": caps, "workspaceFolders": folders, "initializationOptions": options}),
         );
         s.notify("initialized", json!({}));
         s
@@ -111,6 +114,11 @@ impl Server {
                 .unwrap_or_else(|_| panic!("no answer to {method} within the guard: the server hangs or died"));
             if msg.get("id") == Some(&json!(id)) && msg.get("method").is_none() {
                 return msg.get("result").cloned().unwrap_or_else(|| msg["error"].clone());
+            }
+            // The server's own requests (registrations, say) get an empty answer.
+            if let (Some(sid), Some(_)) = (msg.get("id"), msg.get("method")) {
+                let answer = json!({"jsonrpc": "2.0", "id": sid, "result": null});
+                self.write(&answer);
             }
             self.seen.push(msg);
         }
@@ -418,4 +426,70 @@ fn agent_rules_linked_outside_are_shown_not_read() {
         "{out}"
     );
     assert!(!out.contains("PRIVATE KEY"));
+}
+
+/// With no folder open, every project asked about used to become a permanent session.
+#[test]
+fn sessions_for_projects_the_client_did_not_open_are_bounded() {
+    let t = Tree::new();
+    let mut s = Server::start(&t, &[], json!({"stateDir": null}));
+    for i in 0..100 {
+        let p = t.write(&format!("p{i}/.git/HEAD"), "ref").parent().and_then(Path::parent).map(Path::to_path_buf);
+        let p = p.expect("project");
+        std::fs::write(p.join("AGENTS.md"), format!("rules {i}")).expect("write");
+        let e = s.request("instructions/effective", json!({"uri": uri(&p.join("src/x.rs"))}));
+        assert_eq!(e["baseline"]["files"][0]["path"], "AGENTS.md", "{e}");
+    }
+    // Made-up paths make no session of their own: they belong to the nearest directory that exists.
+    let e = s.request("instructions/effective", json!({"uri": uri(&t.path("p99/no/such/dir/x.rs"))}));
+    assert_eq!(e["folder"], json!(uri(&t.path("p99"))), "{e}");
+    let err = s.request("instructions/effective", json!({}));
+    let listed = err["message"].as_str().unwrap_or("").matches("file://").count();
+    assert!((1..=64).contains(&listed), "{listed} sessions: {err}");
+    s.finish();
+}
+
+/// A directory the server cannot watch (here: one it may not read) makes it ask the client to
+/// report changes, instead of missing them.
+#[cfg(target_os = "linux")]
+#[test]
+fn directories_that_cannot_be_watched_are_left_to_the_client() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = Tree::new();
+    let root = t.root();
+    t.write("r/AGENTS.md", "root rules");
+    t.write("r/pkg/AGENTS.md", "package rules");
+    let mode = |p: &Path, m| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).expect("chmod");
+    for p in [t.dir.path(), &root, &t.home(), &t.path("r/.git")] {
+        mode(p, 0o755);
+    }
+    mode(&t.path("r/AGENTS.md"), 0o644);
+    mode(&t.path("r/pkg/AGENTS.md"), 0o644);
+    // Searchable but not readable by others: stat works, a watch does not.
+    mode(&t.path("r/pkg"), 0o711);
+    let server = t.path("instructions-lsp");
+    std::fs::copy(env!("CARGO_BIN_EXE_instructions-lsp"), &server).expect("copy the binary");
+    mode(&server, 0o755);
+    let mut cmd = Command::new("setpriv");
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(&server);
+    let caps = json!({"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": true}}});
+    let mut s = Server::spawn(&t, cmd, &[&root], json!({"stateDir": null}), &[], caps);
+    let _ = s.request("instructions/effective", json!({"uri": uri(&root)}));
+    s.notify("instructions/touch", json!({"uri": uri(&t.path("r/pkg/x.rs")), "kind": "read"}));
+    let e = s.request("instructions/effective", json!({"uri": uri(&root)}));
+    assert_eq!(e["nested"][0]["files"][0]["path"], "pkg/AGENTS.md", "{e}");
+    let mut registered = false;
+    for _ in 0..50 {
+        let _ = s.request("instructions/effective", json!({"uri": uri(&root)}));
+        registered = s.seen.iter().any(|m| {
+            m["method"] == "client/registerCapability"
+                && m["params"]["registrations"][0]["method"] == "workspace/didChangeWatchedFiles"
+        });
+        if registered {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(registered, "the server never asked the client to watch: {:?}", s.seen);
+    s.finish();
 }

@@ -44,20 +44,13 @@ impl Inner {
     }
 
     /// Watches exactly the directories the sessions need now. True when some cannot be watched
-    /// (the inotify limit, say) and the client should report changes instead, once.
+    /// (the inotify limit, say), so the client should report changes instead.
     fn update_watches(&self) -> bool {
         let dirs = self.state().watched_dirs();
         let mut watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
         let Some(w) = watcher.as_mut() else { return false };
         w.set(dirs);
-        if w.is_complete() {
-            return false;
-        }
-        drop(watcher);
-        let mut st = self.state();
-        let ask = st.dynamic_watch && !st.registered_watch;
-        st.registered_watch |= ask;
-        ask
+        !w.is_complete()
     }
 
     /// Something changed: memoized answers are stale.
@@ -132,7 +125,7 @@ impl Server {
         };
         let mut reports = Vec::new();
         let mut events = Vec::new();
-        let register;
+        let unwatched;
         {
             let mut st = self.inner.state();
             for (i, folder) in folders.iter().enumerate() {
@@ -142,13 +135,10 @@ impl Server {
                 }
                 events.extend(self.settle(&mut st, folder));
             }
-            register = st.dynamic_watch && !st.registered_watch && st.sessions.values().any(|s| !s.settings.watch);
-            if register {
-                st.registered_watch = true;
-            }
+            unwatched = st.sessions.values().any(|s| !s.settings.watch);
         }
         self.report(reports).await;
-        if register {
+        if unwatched {
             register_watched_files(&self.client, &self.inner).await;
         }
         announce(&self.client, &self.inner, events).await;
@@ -325,10 +315,14 @@ impl Server {
 }
 
 /// Asks the client to report changes of instruction files and root markers, for sessions that
-/// do not watch themselves (`watch: false`), or when the server's own watching fell short.
+/// do not watch themselves (`watch: false`), or when the server's own watching fell short; once,
+/// when the client can register dynamically (a failed registration is tried again next time).
 async fn register_watched_files(client: &Client, inner: &Inner) {
     let names: Vec<String> = {
         let st = inner.state();
+        if !st.dynamic_watch || st.registered_watch {
+            return;
+        }
         let mut names: Vec<String> = st
             .sessions
             .values()
@@ -355,8 +349,9 @@ async fn register_watched_files(client: &Client, inner: &Inner) {
         method: "workspace/didChangeWatchedFiles".into(),
         register_options: serde_json::to_value(options).ok(),
     };
-    if let Err(e) = client.register_capability(vec![registration]).await {
-        tracing::warn!("cannot register workspace/didChangeWatchedFiles: {e}");
+    match client.register_capability(vec![registration]).await {
+        Ok(()) => inner.state().registered_watch = true,
+        Err(e) => tracing::warn!("cannot register workspace/didChangeWatchedFiles: {e}"),
     }
 }
 
