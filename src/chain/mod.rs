@@ -7,3 +7,4 @@ pub mod lint;
 pub mod render;
 pub mod settings;
 pub mod source;
+pub mod targets;

@@ -1,0 +1,295 @@
+//! The agents a repository is written for: named in a checked-in `instructions-lsp.toml`, else
+//! detected from the instruction files it holds. `check`, `compare`, the editor's diagnostics
+//! and hovers follow them unless a flag or a setting names profiles explicitly.
+//!
+//! The file is found as `typos`, `ruff` or `rust-analyzer` find theirs: in the directory asked
+//! about or the nearest ancestor, stopping at the project root (the nearest directory holding
+//! `.git`). `.instructions-lsp.toml` is accepted too, for repositories that hide tool files.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::agents::{self, Overrides};
+
+/// The names of the project configuration file, in the order they are looked for.
+pub const CONFIG_NAMES: &[&str] = &["instructions-lsp.toml", ".instructions-lsp.toml"];
+
+/// The largest configuration file read.
+const CONFIG_MAX_BYTES: u64 = 256 * 1024;
+
+/// One agent's table in the configuration file.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct AgentConfig {
+    /// The agent's byte budget (Codex's `project_doc_max_bytes`, dsh-agent-instructions'
+    /// `maxBytes`).
+    pub max_bytes: Option<u64>,
+    /// The agent's file names (Codex: its fallback names; Gemini CLI: `context.fileName`;
+    /// dsh-agent-instructions: `instructionFileCandidates`).
+    pub file_names: Option<Vec<String>>,
+}
+
+/// Every key but `agents` is an agent's table (checked after parsing).
+#[derive(Debug, Deserialize)]
+struct RawConfig {
+    agents: Option<Vec<String>>,
+    #[serde(flatten)]
+    tables: BTreeMap<String, toml::Value>,
+}
+
+/// A parsed `instructions-lsp.toml`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProjectConfig {
+    pub path: PathBuf,
+    /// The agents named by `agents = [...]`, in the order given; `None` when the key is absent
+    /// (the agents are then detected, with the tables' settings applied).
+    pub agents: Option<Vec<String>>,
+    pub settings: BTreeMap<String, AgentConfig>,
+}
+
+impl ProjectConfig {
+    /// The overrides the configuration gives one agent.
+    pub fn overrides(&self, agent: &str) -> Overrides {
+        let c = self.settings.get(agent).cloned().unwrap_or_default();
+        Overrides { max_bytes: c.max_bytes, candidates: c.file_names }
+    }
+}
+
+/// The nearest configuration file from `dir` upwards, stopping at the project root (the nearest
+/// directory holding `.git`, included); `None` when there is none on the way.
+pub fn find_config(dir: &Path) -> Option<PathBuf> {
+    for d in dir.ancestors() {
+        for name in CONFIG_NAMES {
+            let p = d.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+        if std::fs::symlink_metadata(d.join(".git")).is_ok() {
+            return None;
+        }
+    }
+    None
+}
+
+/// Reads and checks a configuration file; the error says what was wrong, and where.
+pub fn load_config(path: &Path) -> Result<ProjectConfig, String> {
+    let shown = path.display();
+    let (data, size) =
+        agents::read_capped(path, CONFIG_MAX_BYTES + 1).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if size > CONFIG_MAX_BYTES {
+        return Err(format!("{shown} is {size} bytes; a configuration file is at most {CONFIG_MAX_BYTES}"));
+    }
+    let text = String::from_utf8(data).map_err(|_| format!("{shown} is not UTF-8"))?;
+    let raw: RawConfig = toml::from_str(&text).map_err(|e| format!("{shown}: {}", e.to_string().trim_end()))?;
+    let known = |n: &str| agents::NAMES.contains(&n);
+    let expected = agents::NAMES.join(", ");
+    if let Some(list) = &raw.agents {
+        if let Some(bad) = list.iter().find(|n| !known(n)) {
+            return Err(format!("{shown}: `agents` names `{bad}`, which is not an agent; expected some of {expected}"));
+        }
+    }
+    let mut settings = BTreeMap::new();
+    for (name, value) in raw.tables {
+        if !known(&name) {
+            return Err(format!(
+                "{shown}: unknown key `{name}`; expected `agents = [...]` and tables named after agents ({expected})"
+            ));
+        }
+        let table: AgentConfig = value
+            .try_into()
+            .map_err(|e: toml::de::Error| format!("{shown}: [{name}]: {}", e.to_string().trim_end()))?;
+        if let Some(bad) = table.file_names.iter().flatten().find(|n| !is_file_name(n)) {
+            return Err(format!(
+                "{shown}: [{name}] file-names: `{bad}` is not a file name (no `/`, `\\`, `.` or `..`)"
+            ));
+        }
+        settings.insert(name, table);
+    }
+    Ok(ProjectConfig { path: path.to_path_buf(), agents: raw.agents, settings })
+}
+
+/// A plain file name: what a repository may name as an instruction file, never a path that
+/// leads elsewhere.
+fn is_file_name(n: &str) -> bool {
+    !matches!(n, "" | "." | "..") && !n.contains(['/', '\\'])
+}
+
+/// The agents whose files these names are (in the order of [`agents::NAMES`]), with the names
+/// that gave each away. `names` are file or directory names found in the repository.
+pub fn detect<'a>(names: impl IntoIterator<Item = &'a str>) -> (Vec<&'static str>, Vec<String>) {
+    let mut agents_found: Vec<&'static str> = Vec::new();
+    let mut evidence: Vec<String> = Vec::new();
+    for name in names {
+        let agents: &[&'static str] = match name {
+            "AGENTS.md" | "AGENTS.override.md" => &["codex", "opencode"],
+            "CLAUDE.md" | "CLAUDE.local.md" | ".claude" => &["claude"],
+            "GEMINI.md" => &["gemini"],
+            _ => &[],
+        };
+        if agents.is_empty() {
+            continue;
+        }
+        let shown = if name == ".claude" { ".claude/".to_string() } else { name.to_string() };
+        if !evidence.contains(&shown) {
+            evidence.push(shown);
+        }
+        for a in agents {
+            if !agents_found.contains(a) {
+                agents_found.push(a);
+            }
+        }
+    }
+    agents_found.sort_by_key(|a| agents::NAMES.iter().position(|n| n == a));
+    evidence.sort();
+    (agents_found, evidence)
+}
+
+/// Where the selected agents come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// Named by a configuration file.
+    Config(PathBuf),
+    /// Detected from these instruction file names.
+    Detected(Vec<String>),
+    /// Named by a flag or a setting (the text says which).
+    Explicit(String),
+}
+
+/// The agents to check for, with their settings and where they come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Targets {
+    pub agents: Vec<String>,
+    pub config: Option<ProjectConfig>,
+    pub source: Source,
+}
+
+impl Targets {
+    /// The configuration of `dir` (see [`find_config`]) or, without one, the agents whose files
+    /// `names` holds. A configuration that cannot be used is an error.
+    pub fn resolve<'a>(dir: &Path, names: impl IntoIterator<Item = &'a str>) -> Result<Self, String> {
+        let config = find_config(dir).map(|p| load_config(&p)).transpose()?;
+        let (detected, evidence) = detect(names);
+        Ok(match config {
+            Some(c) if c.agents.is_some() => {
+                let agents = c.agents.clone().unwrap_or_default();
+                Self { agents, source: Source::Config(c.path.clone()), config: Some(c) }
+            }
+            config => Self {
+                agents: detected.iter().map(|s| s.to_string()).collect(),
+                source: Source::Detected(evidence),
+                config,
+            },
+        })
+    }
+
+    /// The overrides the configuration gives `agent` (none without a configuration).
+    pub fn overrides(&self, agent: &str) -> Overrides {
+        self.config.as_ref().map(|c| c.overrides(agent)).unwrap_or_default()
+    }
+
+    /// One line for every output: which agents, and why ("checking for Claude Code, Codex:
+    /// detected from AGENTS.md, CLAUDE.md; set them in instructions-lsp.toml").
+    pub fn describe(&self, verb: &str) -> String {
+        let names: Vec<&str> = self.agents.iter().map(|a| agents::display_name(a)).collect();
+        let mut out = String::new();
+        if names.is_empty() {
+            let _ = write!(out, "no agent to {verb} for: no instruction file of an agent was found");
+        } else {
+            let _ = write!(out, "{verb}ing for {}", names.join(", "));
+        }
+        match &self.source {
+            Source::Config(path) => {
+                let _ = write!(out, ": named in {}", path.display());
+            }
+            Source::Detected(evidence) => {
+                if !evidence.is_empty() {
+                    let _ = write!(out, ": detected from {}", evidence.join(", "));
+                }
+                let _ = write!(out, "; set them in {}", CONFIG_NAMES[0]);
+            }
+            Source::Explicit(how) => {
+                let _ = write!(out, " ({how})");
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detection_maps_files_to_the_agents_that_read_them() {
+        let (agents, evidence) = detect(["AGENTS.md", "README.md", "CLAUDE.md", "AGENTS.md"]);
+        assert_eq!(agents, ["codex", "claude", "opencode"]);
+        assert_eq!(evidence, ["AGENTS.md", "CLAUDE.md"]);
+        let (agents, evidence) = detect([".claude", "GEMINI.md"]);
+        assert_eq!(agents, ["claude", "gemini"]);
+        assert_eq!(evidence, [".claude/", "GEMINI.md"]);
+        assert!(detect(["README.md"]).0.is_empty());
+    }
+
+    #[test]
+    fn the_nearest_config_wins_and_the_search_stops_at_the_project_root() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(root.join(".git")).expect("git");
+        std::fs::create_dir_all(root.join("crates/x/src")).expect("dirs");
+        std::fs::write(dir.path().join("instructions-lsp.toml"), "agents = [\"gemini\"]").expect("outside");
+        assert_eq!(find_config(&root.join("crates/x/src")), None, "the search stops at the project root");
+        std::fs::write(root.join(".instructions-lsp.toml"), "agents = [\"codex\"]").expect("root");
+        std::fs::write(root.join("crates/instructions-lsp.toml"), "agents = [\"claude\"]").expect("crates");
+        assert_eq!(find_config(&root.join("crates/x/src")), Some(root.join("crates/instructions-lsp.toml")));
+        assert_eq!(find_config(&root), Some(root.join(".instructions-lsp.toml")));
+        let t = Targets::resolve(&root.join("crates/x"), ["AGENTS.md"]).expect("targets");
+        assert_eq!(t.agents, ["claude"]);
+        assert_eq!(
+            t.describe("check"),
+            format!("checking for Claude Code: named in {}", root.join("crates/instructions-lsp.toml").display())
+        );
+    }
+
+    #[test]
+    fn a_config_gives_agents_their_settings_and_bad_ones_say_what_and_where() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("instructions-lsp.toml");
+        std::fs::write(
+            &p,
+            "agents = [\"codex\", \"gemini\"]\n\n[codex]\nmax-bytes = 4096\nfile-names = [\"CLAUDE.md\"]\n",
+        )
+        .expect("write");
+        let c = load_config(&p).expect("config");
+        assert_eq!(c.agents.as_deref(), Some(&["codex".to_string(), "gemini".to_string()][..]));
+        assert_eq!(c.overrides("codex").max_bytes, Some(4096));
+        assert_eq!(c.overrides("codex").candidates, Some(vec!["CLAUDE.md".to_string()]));
+        assert_eq!(c.overrides("gemini").max_bytes, None);
+        let bad = |text: &str| {
+            std::fs::write(&p, text).expect("write");
+            load_config(&p).expect_err("a bad config")
+        };
+        assert!(bad("agents = [\"copilot-x\"]").contains("`agents` names `copilot-x`, which is not an agent"));
+        assert!(bad("[claud]\nmax-bytes = 1").contains("unknown key `claud`"));
+        assert!(bad("[codex]\nmax_bytes = 1").contains("[codex]"));
+        assert!(bad("[gemini]\nfile-names = [\"../../.ssh/id_rsa\"]").contains("is not a file name"));
+        assert!(bad("agents = [").contains("line 1"));
+    }
+
+    #[test]
+    fn without_agents_a_config_still_gives_settings_to_detected_agents() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join(".git")).expect("git");
+        std::fs::write(dir.path().join("instructions-lsp.toml"), "[codex]\nmax-bytes = 100\n").expect("write");
+        let t = Targets::resolve(dir.path(), ["AGENTS.md"]).expect("targets");
+        assert_eq!(t.agents, ["codex", "opencode"]);
+        assert_eq!(t.overrides("codex").max_bytes, Some(100));
+        assert_eq!(
+            t.describe("check"),
+            "checking for Codex, opencode: detected from AGENTS.md; set them in instructions-lsp.toml"
+        );
+    }
+}
