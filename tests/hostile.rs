@@ -110,7 +110,7 @@ async fn a_sparse_10_gb_agents_md_is_never_read() {
     let f = std::fs::File::create(t.path("r/AGENTS.md")).expect("create");
     f.set_len(10 * 1024 * 1024 * 1024).expect("a sparse 10 GB file");
     t.write("r/CLAUDE.md", "claude rules");
-    survive(&t, &root, json!({"stateDir": null}), async |c: &mut Client| {
+    survive(&t, &root, json!({"stateDir": null, "profile": "dsh"}), async |c: &mut Client| {
         let e = c.effective(json!({"uri": uri(&root)})).await;
         assert_eq!(paths(&e["baseline"]), ["CLAUDE.md"]);
         assert_eq!(skipped(&e)[0], ("AGENTS.md".to_string(), "tooLarge".to_string()));

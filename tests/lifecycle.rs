@@ -349,7 +349,7 @@ async fn diagnostics_follow_changes_on_disk() {
     let t = Tree::new();
     t.write("r/AGENTS.md", "rules");
     let root = t.root();
-    let mut c = Client::start(&t.home(), &[&root], json!({"stateDir": null})).await;
+    let mut c = Client::start(&t.home(), &[&root], json!({"stateDir": null, "profile": "dsh"})).await;
     c.wait_seq(&root, 1).await;
     let claude = t.write("r/CLAUDE.md", "written by another process");
     c.diagnostic(&claude, "shadowed").await;

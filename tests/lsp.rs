@@ -181,7 +181,7 @@ async fn shadowed_claude_md_gets_a_tagged_warning_pointing_at_the_winner() {
     let t = Tree::new();
     let winner = t.write("r/AGENTS.md", "root");
     let shadowed = t.write("r/CLAUDE.md", "claude rules\n");
-    let mut c = Client::start(&t.home(), &[&t.root()], json!({})).await;
+    let mut c = Client::start(&t.home(), &[&t.root()], json!({"profile": "dsh"})).await;
     c.open(&shadowed, "claude rules\n").await;
     let d = c.diagnostic(&shadowed, "shadowed").await;
     assert_eq!(d["severity"], 2);
@@ -220,7 +220,7 @@ async fn typing_changes_diagnostics_live_without_saving() {
     let child_text = format!("{}\n{}", "a".repeat(100), "b".repeat(400));
     let child = t.write("r/app/AGENTS.md", &child_text);
     let app = t.path("r/app");
-    let mut c = Client::start(&t.home(), &[&app], json!({"baselineMaxBytes": 1200})).await;
+    let mut c = Client::start(&t.home(), &[&app], json!({"baselineMaxBytes": 1200, "profile": "dsh"})).await;
     c.sync().await;
     c.diagnostics_until(&root_file, "nothing on the root", <[Value]>::is_empty).await;
     c.open(&root_file, "short").await;
@@ -259,7 +259,7 @@ async fn a_truncated_range_starts_at_the_exact_column_in_utf16_and_utf8() {
         let content = format!("first line\n{line2}\n");
         let file = t.write("r/AGENTS.md", &content);
         let mut c = Client::spawn_only(&t.home()).await;
-        let init = c.initialize(&[&t.root()], json!({"baselineMaxBytes": 700}), caps).await;
+        let init = c.initialize(&[&t.root()], json!({"baselineMaxBytes": 700, "profile": "dsh"}), caps).await;
         assert_eq!(init["capabilities"]["positionEncoding"], if utf8 { "utf-8" } else { "utf-16" });
         let e = c.effective(json!({})).await;
         let included = e["baseline"]["truncated"][0]["includedBytes"].as_u64().expect("truncated") as usize;
@@ -280,7 +280,7 @@ async fn hover_and_code_lens_tell_position_status_and_overrides() {
     let mid = t.write("r/app/CLAUDE.md", "app rules");
     t.write("r/app/AGENTS.local.md", "mine");
     let app = t.path("r/app");
-    let mut c = Client::start(&t.home(), &[&app], json!({"localInstructionFileCandidates": ["AGENTS.local.md"]})).await;
+    let mut c = Client::start(&t.home(), &[&app], json!({"localInstructionFileCandidates": ["AGENTS.local.md"], "profiles": ["dsh", "codex", "claude", "gemini", "opencode", "dsh-next"]})).await;
     c.open(&mid, "app rules").await;
     let hover = c
         .request(
@@ -295,7 +295,7 @@ async fn hover_and_code_lens_tell_position_status_and_overrides() {
     assert!(text.contains("overrides `AGENTS.md`") && text.contains("overridden by `app/AGENTS.local.md`"), "{text}");
     assert!(text.contains("sha256 `") && text.contains("scope `project`"), "{text}");
     assert!(
-        text.contains("**Agents** working in app: codex: not read · claude: loads it · gemini: not read · opencode: ignores it for `AGENTS.md` · dsh-next: loads it"),
+        text.contains("**Agents** working in app: Codex: not read · Claude Code: loads it · Gemini CLI: not read · opencode: ignores it for `AGENTS.md` · DeepSeek Harness (next): loads it"),
         "each agent's view of the file: {text}"
     );
     let lenses = c.request("textDocument/codeLens", json!({"textDocument": {"uri": uri(&mid)}})).await.expect("lens");
@@ -356,7 +356,7 @@ async fn removing_a_folder_clears_only_its_diagnostics() {
     let b_claude = t.write("r/b/CLAUDE.md", "b");
     t.write("r/b/AGENTS.md", "b");
     let (a, b) = (t.path("r/a"), t.path("r/b"));
-    let mut c = Client::start(&t.home(), &[&a], json!({})).await;
+    let mut c = Client::start(&t.home(), &[&a], json!({"profile": "dsh"})).await;
     c.diagnostic(&a_claude, "shadowed").await;
     c.notify(
         "workspace/didChangeWorkspaceFolders",

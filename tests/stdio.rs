@@ -146,7 +146,7 @@ fn a_full_session_over_stdio() {
     t.write("r/AGENTS.md", "root rules");
     let shadowed = t.write("r/CLAUDE.md", "claude");
     let mut p = Proc::start(&t, &["--stdio", "--log-level", "debug"]);
-    p.initialize(&t.root());
+    p.initialize_with(&t.root(), json!({"profile": "dsh"}));
     p.send(json!({"jsonrpc": "2.0", "id": 2, "method": "instructions/effective", "params": {}}));
     let e = p.response(2);
     assert_eq!(e["result"]["baseline"]["files"][0]["path"], "AGENTS.md");

@@ -112,6 +112,9 @@ pub struct Settings {
     /// The profiles whose diagnostics are published (issue 9): this session's own `profile`
     /// (its engine findings) and any agent profile of `agents::NAMES`.
     pub profiles: Vec<String>,
+    /// Neither `profile` nor `profiles` was set: the agents the repository targets (see
+    /// [`crate::chain::targets`]) stand in for `profiles`.
+    pub targeted: bool,
     /// Candidate entries that were dropped as invalid (empty, `.`, `..`, path separators).
     pub ignored_candidates: Vec<String>,
 }
@@ -193,6 +196,8 @@ impl Settings {
                 });
             }
         }
+        let set = |k: &str| obj.get(k).is_some_and(|v| !v.is_null());
+        let targeted = !set("profile") && !set("profiles");
         let mut r = Reader { obj, problems: &mut problems };
 
         let profile = pick(
@@ -318,6 +323,7 @@ impl Settings {
         let settings = Self {
             profile,
             profiles,
+            targeted,
             candidates,
             local_candidates,
             dsh_home,

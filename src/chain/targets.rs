@@ -148,6 +148,29 @@ pub fn detect<'a>(names: impl IntoIterator<Item = &'a str>) -> (Vec<&'static str
     (agents_found, evidence)
 }
 
+/// The most entries [`names_below`] looks at.
+pub const WALK_ENTRIES: usize = 20_000;
+
+/// The names of the instruction files (and `.claude` folders) below `root`, honouring
+/// `.gitignore`, looking at [`WALK_ENTRIES`] entries at most: what [`detect`] reads in a
+/// repository.
+pub fn names_below(root: &Path) -> std::collections::BTreeSet<String> {
+    let mut names = std::collections::BTreeSet::new();
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(|e| e.file_name() != ".git" && e.file_name() != "node_modules")
+        .build();
+    for entry in walker.take(WALK_ENTRIES).flatten() {
+        if let Some(name) = entry.file_name().to_str() {
+            if !detect([name]).0.is_empty() {
+                names.insert(name.to_string());
+            }
+        }
+    }
+    names
+}
+
 /// Where the selected agents come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {

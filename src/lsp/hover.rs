@@ -37,10 +37,14 @@ fn share(bytes: u64, budget: i64) -> String {
     }
 }
 
-/// How each session that knows `path` sees it.
+/// How each session that knows `path` sees it, for the sessions whose own profile (`dsh`,
+/// `ds4`) is selected; the agents' view is [`agents`].
 pub fn describe(path: &Path, sessions: &[(Session, Snapshot)]) -> Vec<Description> {
     let mut out = Vec::new();
     for (session, snap) in sessions {
+        if !session.profiles().iter().any(|p| p == session.settings.profile.name()) {
+            continue;
+        }
         let name = folder_name(session);
         let blocks = std::iter::once(("baseline", &snap.baseline)).chain(snap.nested.iter().map(|n| ("nested", n)));
         let mut found = false;
@@ -110,19 +114,22 @@ fn loaded(session: &Session, name: &str, which: &str, block: &RenderedFiles, i: 
     Description { line, markdown: md }
 }
 
-/// What each agent profile does with `path`, for the sessions whose agents meet it: one
-/// Markdown paragraph per session, e.g. "codex: 32 KiB of 68.4 KiB (cut at line 575) · claude:
-/// not read · …". Empty when no agent meets the file.
-pub fn agents(path: &Path, sessions: &[(Session, Snapshot)], env: &agents::AgentEnv) -> Vec<String> {
+/// What each selected agent does with `path` (those the repository targets, or those named by
+/// `profiles`), side by side, for the sessions whose agents meet it: e.g. "Codex: 32 KiB of
+/// 68.4 KiB (cut at line 575) · Claude Code: loads it". Nothing when no agent meets the file.
+pub fn agents(path: &Path, sessions: &[(Session, Snapshot)], env: &agents::AgentEnv) -> Vec<Description> {
     let mut out = Vec::new();
     for (session, _) in sessions {
         let mut parts = Vec::new();
         let mut met = false;
-        for name in agents::NAMES {
-            let Some(profile) = agents::profile(name, env, &agents::Overrides::default()) else { continue };
+        let selected: Vec<String> =
+            session.profiles().into_iter().filter(|n| agents::NAMES.contains(&n.as_str())).collect();
+        for name in &selected {
+            let Some(profile) = agents::profile(name, env, &session.overrides(name)) else { continue };
+            let agent = agents::display_name(name);
             let view = agents::load(&profile, &session.folder, &session.touched_paths());
             let Some(f) = view.files.iter().find(|f| f.path == path) else {
-                parts.push(format!("{name}: not read"));
+                parts.push(format!("{agent}: not read"));
                 continue;
             };
             met = true;
@@ -137,10 +144,14 @@ pub fn agents(path: &Path, sessions: &[(Session, Snapshot)], env: &agents::Agent
                 }
                 other => other.as_str().to_string(),
             };
-            parts.push(format!("{name}: {what}"));
+            parts.push(format!("{agent}: {what}"));
         }
         if met {
-            out.push(format!("**Agents** working in {}: {}", folder_name(session), parts.join(" · ")));
+            let name = folder_name(session);
+            out.push(Description {
+                line: format!("{name}: {}", parts.join(" · ")),
+                markdown: format!("**Agents** working in {name}: {}", parts.join(" · ")),
+            });
         }
     }
     out

@@ -307,6 +307,16 @@ impl Server {
         }
     }
 
+    /// What the hover and the code lens say of `path`: the session's own profile's view when it
+    /// is selected, then each selected agent's.
+    fn describe(&self, path: &Path) -> Vec<hover::Description> {
+        let snapshots = self.snapshots();
+        let env = crate::chain::agents::AgentEnv::with_home(&self.inner.state().env);
+        let mut out = hover::describe(path, &snapshots);
+        out.extend(hover::agents(path, &snapshots, &env));
+        out
+    }
+
     fn snapshots(&self) -> Vec<(crate::session::Session, crate::session::Snapshot)> {
         let st = self.inner.state();
         let buffers = st.buffers();
@@ -391,6 +401,11 @@ async fn handle_paths(client: &Client, inner: &Inner, changed: Vec<PathBuf>) {
         let mut events = Vec::new();
         for folder in folders {
             events.extend(st.with_session(&folder, &inner.cache, |s, cache| {
+                if changed.iter().any(|p| s.changes_targets(p)) {
+                    if let Some(e) = s.refresh_targets() {
+                        tracing::warn!("{}: {e}; the agents are detected from the files instead", s.folder.display());
+                    }
+                }
                 s.reconcile(cache, Reason::Change);
             }));
         }
@@ -454,10 +469,19 @@ fn apply_settings(st: &mut State, folder: &Path, value: &Value) -> Option<String
     );
     let ignored = settings.ignored_candidates.clone();
     session.settings = settings;
+    let config_problem = session.refresh_targets();
     if !ignored.is_empty() && st.logged_ignored.insert(ignored.clone()) {
         tracing::warn!(
             "ignored candidate entries {ignored:?}: a candidate is a file name without `/` or `\\`, not empty, `.` or `..`"
         );
+    }
+    let mut problems = problems;
+    if let Some(e) = config_problem {
+        problems.push(SettingsProblem {
+            key: crate::chain::targets::CONFIG_NAMES[0].into(),
+            message: format!("{e}; the agents are detected from the files instead"),
+            unknown_key: false,
+        });
     }
     let shown = st.shown_problems.entry(folder.to_path_buf()).or_default();
     if *shown == problems {
@@ -755,15 +779,11 @@ impl LanguageServer for Server {
         if pos.line != 0 && !in_diagnostic {
             return Ok(None);
         }
-        let snapshots = self.snapshots();
-        let descriptions = hover::describe(&path, &snapshots);
+        let descriptions = self.describe(&path);
         if descriptions.is_empty() {
             return Ok(None);
         }
-        let env = crate::chain::agents::AgentEnv::with_home(&self.inner.state().env);
-        let agents = hover::agents(&path, &snapshots, &env);
-        let markdown =
-            descriptions.iter().map(|d| d.markdown.clone()).chain(agents).collect::<Vec<_>>().join("\n\n---\n\n");
+        let markdown = descriptions.iter().map(|d| d.markdown.clone()).collect::<Vec<_>>().join("\n\n---\n\n");
         Ok(Some(Hover {
             contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: markdown }),
             range: None,
@@ -775,7 +795,8 @@ impl LanguageServer for Server {
         if !self.inner.state().is_candidate(&path) {
             return Ok(None);
         }
-        let lenses = hover::describe(&path, &self.snapshots())
+        let lenses = self
+            .describe(&path)
             .into_iter()
             .map(|d| CodeLens {
                 range: Range::new(Position::new(0, 0), Position::new(0, 0)),

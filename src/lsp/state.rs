@@ -121,7 +121,13 @@ impl State {
     /// Adds a session for a folder (settings from the init options until a pull answers).
     pub fn add_session(&mut self, folder: &Path) -> Vec<SettingsProblem> {
         let (settings, problems) = Settings::parse(&self.settings_value(None), None, &self.env);
-        self.sessions.entry(folder.to_path_buf()).or_insert_with(|| Session::new(folder, settings));
+        if !self.sessions.contains_key(folder) {
+            let mut session = Session::new(folder, settings);
+            if let Some(e) = session.refresh_targets() {
+                tracing::warn!("{}: {e}; the agents are detected from the files instead", folder.display());
+            }
+            self.sessions.insert(folder.to_path_buf(), session);
+        }
         problems
     }
 
@@ -227,8 +233,9 @@ impl State {
 pub struct DiagnosticsInput {
     pub sessions: Vec<Session>,
     pub buffers: Buffers,
-    /// Open documents that are instruction candidates, with the settings that judge them.
-    pub open_candidates: Vec<(PathBuf, Settings, PathBuf)>,
+    /// Open documents that are instruction candidates, with the settings that judge them, their
+    /// session's folder, and whether the engine's own findings are published for them.
+    pub open_candidates: Vec<(PathBuf, Settings, PathBuf, bool)>,
     pub encoding: Encoding,
     pub agent_env: agents::AgentEnv,
 }
@@ -241,11 +248,16 @@ impl State {
             .keys()
             .filter(|p| self.is_candidate(p))
             .map(|p| {
-                let (settings, folder) = match self.session_of(p) {
-                    Some(s) => (s.settings.clone(), s.folder.clone()),
-                    None => (default.clone(), p.parent().map(Path::to_path_buf).unwrap_or_default()),
+                let (settings, folder, profiles) = match self.session_of(p) {
+                    Some(s) => (s.settings.clone(), s.folder.clone(), s.profiles()),
+                    None => (
+                        default.clone(),
+                        p.parent().map(Path::to_path_buf).unwrap_or_default(),
+                        default.profiles.clone(),
+                    ),
                 };
-                (p.clone(), settings, folder)
+                let own = profiles.iter().any(|n| n == settings.profile.name());
+                (p.clone(), settings, folder, own)
             })
             .collect();
         DiagnosticsInput {
@@ -266,7 +278,8 @@ pub fn findings(input: &DiagnosticsInput, cache: &FileCache) -> (Vec<Finding>, V
     let agent_env = &input.agent_env;
     for session in &input.sessions {
         let snap = session.snapshot(cache, buffers);
-        if session.settings.profiles.iter().any(|p| p == session.settings.profile.name()) {
+        let profiles = session.profiles();
+        if profiles.iter().any(|p| p == session.settings.profile.name()) {
             let disc = session.discovery(cache, buffers);
             let skipped: Vec<_> = snap.skipped().cloned().collect();
             out.extend(lint::skip_findings(&skipped, &session.settings, |p| disc.heading(p)));
@@ -275,14 +288,14 @@ pub fn findings(input: &DiagnosticsInput, cache: &FileCache) -> (Vec<Finding>, V
             }
             out.extend(session.chain_findings(&snap));
         }
-        for name in &session.settings.profiles {
+        for name in &profiles {
             out.extend(agents::findings(name, agent_env, &session.folder, &session.touched_paths()));
         }
         snapshots.push((session.clone(), snap));
     }
     // Open candidates judged in their own directory, whether or not a chain reaches them.
-    for (path, settings, folder) in &input.open_candidates {
-        if !settings.profiles.iter().any(|p| p == settings.profile.name()) {
+    for (path, settings, folder, own) in &input.open_candidates {
+        if !own {
             continue;
         }
         let Some(dir) = path.parent() else { continue };

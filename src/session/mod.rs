@@ -93,6 +93,8 @@ pub struct Session {
     pending: BTreeMap<PathBuf, String>,
     /// The lifecycle runs (the language server); the CLI computes views only.
     started: bool,
+    /// The agents the repository targets (see [`Session::refresh_targets`]).
+    targets: Option<crate::chain::targets::Targets>,
 }
 
 /// Indices of files that reach the agent with at least one byte (or are empty and shown).
@@ -118,7 +120,66 @@ impl Session {
             log: VecDeque::new(),
             pending: BTreeMap::new(),
             started: false,
+            targets: None,
         }
+    }
+
+    /// Finds the agents the repository targets again: its `instructions-lsp.toml`, else what its
+    /// files show (a bounded walk from the project root). A configuration that cannot be used is
+    /// reported and detection stands in for it.
+    pub fn refresh_targets(&mut self) -> Option<String> {
+        use crate::chain::targets::{self, Targets};
+        let root = crate::chain::discover::project_root(&self.folder, &self.settings.root_markers);
+        let names = targets::names_below(&root);
+        let (targets, problem) = match Targets::resolve(&self.folder, names.iter().map(String::as_str)) {
+            Ok(t) => (t, None),
+            Err(e) => {
+                let (agents, evidence) = targets::detect(names.iter().map(String::as_str));
+                let t = Targets {
+                    agents: agents.iter().map(|a| a.to_string()).collect(),
+                    config: None,
+                    source: targets::Source::Detected(evidence),
+                };
+                (t, Some(e))
+            }
+        };
+        self.targets = Some(targets);
+        problem
+    }
+
+    /// Whether a change at `path` may change which agents the repository targets: its
+    /// configuration, an instruction file of an agent not targeted yet, or one that is gone.
+    pub fn changes_targets(&self, path: &Path) -> bool {
+        use crate::chain::targets;
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return false };
+        if targets::CONFIG_NAMES.contains(&name) {
+            return true;
+        }
+        let (agents, _) = targets::detect([name]);
+        if agents.is_empty() {
+            return false;
+        }
+        let known = self.targets.as_ref().map(|t| &t.agents);
+        !path.exists() || agents.iter().any(|a| !known.is_some_and(|k| k.iter().any(|x| x == a)))
+    }
+
+    /// The agents the repository targets, once found.
+    pub fn targets(&self) -> Option<&crate::chain::targets::Targets> {
+        self.targets.as_ref()
+    }
+
+    /// The profiles whose findings this session publishes: `profiles` when set (or `profile`'s),
+    /// else the agents the repository targets.
+    pub fn profiles(&self) -> Vec<String> {
+        match (&self.targets, self.settings.targeted) {
+            (Some(t), true) => t.agents.clone(),
+            _ => self.settings.profiles.clone(),
+        }
+    }
+
+    /// The overrides the repository's configuration gives `agent`.
+    pub fn overrides(&self, agent: &str) -> crate::chain::agents::Overrides {
+        self.targets.as_ref().map(|t| t.overrides(agent)).unwrap_or_default()
     }
 
     pub fn discovery<'a>(&'a self, cache: &'a FileCache, buffers: Option<&'a Buffers>) -> Discovery<'a> {
@@ -363,9 +424,11 @@ impl Session {
     /// Whether a changed path can affect this session.
     pub fn is_relevant(&self, path: &Path) -> bool {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let agents_on = self.settings.profiles.iter().any(|p| crate::chain::agents::NAMES.contains(&p.as_str()));
+        let agents_on = self.profiles().iter().any(|p| crate::chain::agents::NAMES.contains(&p.as_str()));
+        let config = crate::chain::targets::CONFIG_NAMES.contains(&name);
         self.settings.all_names().any(|n| n == name)
-            || (agents_on && crate::chain::agents::FILE_NAMES.contains(&name))
+            || ((agents_on || self.settings.targeted) && crate::chain::agents::FILE_NAMES.contains(&name))
+            || config
             || self.settings.root_markers.iter().any(|m| m == name)
             || self.settings.global_file.as_ref().is_some_and(|g| g.path.starts_with(path))
             || self.folder.starts_with(path)
