@@ -2,11 +2,16 @@
 //! generation of the seed plugin: every present candidate of a directory loads (not the first
 //! one), a later file repeating the trimmed text of an earlier one of its directory is dropped,
 //! and the block is fitted to its budget by dropping broader files first, then cutting the most
-//! specific one at the longest UTF-8 prefix that fits (found by the same binary search).
+//! specific one at the longest UTF-8 prefix that fits (found by the same binary search). The
+//! dsh-next profile, the data that selects this block, is here too.
 
 use std::path::Path;
 
-use super::{AgentFile, Scope, Status, js_trim, read_into};
+use super::env::{AgentEnv, Overrides};
+use super::imports;
+use super::profile::{AgentProfile, Budget, GlobalRule, Imports, Join, Nested, Order, Pick, Probe, Root};
+use super::read::{js_trim, read_into};
+use super::view::{AgentFile, Scope, Status};
 use crate::paths;
 
 const OPEN: &str = "<system-reminder>";
@@ -202,6 +207,36 @@ pub fn load(
         }
     }
     (files, texts)
+}
+
+/// The dsh-next profile for `env`; `o` sets `maxBytes` and `instructionFileCandidates`.
+pub(super) fn profile(env: &AgentEnv, o: &Overrides) -> AgentProfile {
+    let default_home = env.home_join(".dsh");
+    let home = env.dsh_home.clone().map(|h| imports::resolve(Path::new("/"), &h.to_string_lossy()));
+    let home = match home {
+        Some(h) if h.is_absolute() => h,
+        _ => default_home.clone(),
+    };
+    let global_display = if home == default_home { "~/.dsh/AGENTS.md" } else { "$DSH_HOME/AGENTS.md" };
+    let mut candidates = o.candidates_or(&["AGENTS.md", "CLAUDE.md"]);
+    candidates.retain(|c| !matches!(c.as_str(), "" | "." | "..") && !c.contains(['/', '\\']));
+    candidates.extend(["AGENTS.local.md".to_string(), "CLAUDE.local.md".to_string()]);
+    AgentProfile {
+        name: "dsh-next",
+        mirrors: "dsh-agent-instructions 0.1.0-rc.8",
+        candidates,
+        global: vec![vec![home.join("AGENTS.md")]],
+        global_rule: GlobalRule::All(Probe::StatFile),
+        pick: Pick::All(Probe::StatFile),
+        root: Root::Markers(vec![".git".into()]),
+        order: Order::RootFirst,
+        nested: Nested::Walk { pick: Pick::All(Probe::StatFile), upto_root: false, deepest_first: false },
+        imports: Imports::None,
+        budget: Budget::Block { max_bytes: o.max_bytes.unwrap_or(65536), max_source_bytes: 1024 * 1024 },
+        join: Join::DshReminder { global_display: global_display.into() },
+        drop_blank: false,
+        ..AgentProfile::base(env.home.clone())
+    }
 }
 
 #[cfg(test)]

@@ -1,12 +1,15 @@
 //! Every read an agent profile makes goes through here, so that every bound holds for all of
 //! them at once: a file is never read past [`READ_CAP`], one view never reads more than
 //! [`VIEW_READ_CAP`] in all, special files (`/proc`, `/sys`, `/dev`) are never read, and a FIFO
-//! or a device is never opened in a way that blocks.
+//! or a device is never opened in a way that blocks. Here too: reading a file of the chain into
+//! its [`AgentFile`] (its size, `oversized`, `unreadable`, `capped`), and JavaScript's trim.
 
 use std::cell::Cell;
 use std::fs;
 use std::io::{self, Read};
 use std::path::Path;
+
+use super::view::{AgentFile, Status};
 
 /// The most any profile reads of one file; a larger file is reported `oversized` instead of
 /// read (an agent would try to read it whole, and an instruction file this large is a mistake).
@@ -74,6 +77,45 @@ pub fn read_capped(path: &Path, limit: u64) -> io::Result<(Vec<u8>, u64)> {
         REMAINING.with(|r| r.set(Some(left.saturating_sub(data.len() as u64))));
     }
     Ok((data, size))
+}
+
+/// The text of `file` decoded lossily, its size recorded; `None` (and the status `oversized` or
+/// `unreadable`) when it is larger than `cap` or cannot be read.
+pub(super) fn read_into(file: &mut AgentFile, cap: u64) -> Option<String> {
+    // A file known to be too large is not read at all.
+    if let Ok(meta) = fs::metadata(&file.path) {
+        if meta.is_file() && meta.len() > cap {
+            file.bytes = meta.len();
+            file.status = Status::Oversized;
+            return None;
+        }
+    }
+    match read_capped(&file.path, cap.saturating_add(1)) {
+        Ok((_, size)) if size > cap => {
+            file.bytes = size;
+            file.status = Status::Oversized;
+            None
+        }
+        Ok((data, size)) => {
+            file.bytes = size;
+            Some(String::from_utf8_lossy(&data).into_owned())
+        }
+        Err(e) => {
+            file.status = if is_capped(&e) { Status::Capped } else { Status::Unreadable };
+            None
+        }
+    }
+}
+
+/// A whole file as UTF-8 (up to [`READ_CAP`]), as Rust's `read_to_string` reads it.
+pub(super) fn read_string(path: &Path) -> io::Result<String> {
+    let (data, _) = read_capped(path, READ_CAP)?;
+    String::from_utf8(data).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+/// JavaScript's `String.prototype.trim`: Unicode white space and U+FEFF, but not U+0085.
+pub fn js_trim(s: &str) -> &str {
+    s.trim_matches(|c: char| (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}')
 }
 
 #[cfg(test)]

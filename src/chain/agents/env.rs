@@ -1,0 +1,96 @@
+//! Which profile: the names of the agents, where they keep their user-global files
+//! ([`AgentEnv`]), what a caller may change ([`Overrides`]), and [`profile`], which hands the
+//! name to the agent's own file.
+
+use std::path::{Path, PathBuf};
+
+use super::profile::AgentProfile;
+use super::{claude, codex, dshnext, gemini, opencode};
+
+/// The agent profile names, in the order `compare` shows them.
+pub const NAMES: &[&str] = &["codex", "claude", "gemini", "opencode", "dsh-next"];
+
+/// Every name an agent profile looks for in a directory (a change to one may change what an
+/// agent loads).
+pub const FILE_NAMES: &[&str] = &[
+    "AGENTS.md",
+    "AGENTS.override.md",
+    "AGENTS.local.md",
+    "CLAUDE.md",
+    "CLAUDE.local.md",
+    "GEMINI.md",
+    "CONTEXT.md",
+    ".claude",
+];
+
+/// Where the agents keep their user-global files, read from the environment once.
+#[derive(Clone, Debug, Default)]
+pub struct AgentEnv {
+    pub home: Option<PathBuf>,
+    pub codex_home: Option<PathBuf>,
+    pub dsh_home: Option<PathBuf>,
+    pub xdg_config_home: Option<PathBuf>,
+    pub opencode_config_dir: Option<PathBuf>,
+    pub opencode_no_claude: bool,
+}
+
+impl AgentEnv {
+    pub fn from_process() -> Self {
+        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let flag = |k: &str| std::env::var(k).is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
+        Self {
+            home: var("HOME"),
+            codex_home: var("CODEX_HOME"),
+            dsh_home: std::env::var("DSH_HOME").ok().filter(|v| !v.trim().is_empty()).map(PathBuf::from),
+            xdg_config_home: var("XDG_CONFIG_HOME"),
+            opencode_config_dir: var("OPENCODE_CONFIG_DIR"),
+            opencode_no_claude: flag("OPENCODE_DISABLE_CLAUDE_CODE_PROMPT"),
+        }
+    }
+
+    /// The process's variables, but the home directories of `env` (the server's, which tests
+    /// point at a private home).
+    pub fn with_home(env: &crate::chain::settings::Env) -> Self {
+        Self {
+            home: env.home.clone(),
+            dsh_home: env.dsh_home.as_ref().filter(|v| !v.trim().is_empty()).map(PathBuf::from),
+            ..Self::from_process()
+        }
+    }
+
+    pub(super) fn home_join(&self, rel: &str) -> PathBuf {
+        self.home.as_deref().unwrap_or(Path::new("~")).join(rel)
+    }
+}
+
+/// What a caller may change of a profile: `baselineMaxBytes` and `instructionFileCandidates`.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    /// The byte budget (Codex's `project_doc_max_bytes`, dsh-agent-instructions' `maxBytes`).
+    pub max_bytes: Option<u64>,
+    /// File names: Codex's fallbacks, Gemini's `context.fileName`, dsh-agent-instructions'
+    /// `instructionFileCandidates`.
+    pub candidates: Option<Vec<String>>,
+}
+
+impl Overrides {
+    /// The candidate file names given, else `default`.
+    pub(super) fn candidates_or(&self, default: &[&str]) -> Vec<String> {
+        match &self.candidates {
+            Some(c) => c.clone(),
+            None => default.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+}
+
+/// The profile called `name`, or `None` for a name that is not an agent profile.
+pub fn profile(name: &str, env: &AgentEnv, o: &Overrides) -> Option<AgentProfile> {
+    Some(match name {
+        "codex" => codex::profile(env, o),
+        "claude" => claude::profile(env),
+        "gemini" => gemini::profile(env, o),
+        "opencode" => opencode::profile(env),
+        "dsh-next" => dshnext::profile(env, o),
+        _ => return None,
+    })
+}

@@ -1,0 +1,123 @@
+//! What the agents do differently, in words: one sentence per file an agent does not get whole,
+//! and those sentences as findings (`agentCut`, `agentIgnored`, `linkOutside`).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::env::{AgentEnv, Overrides, profile};
+use super::load::load;
+use super::view::{AgentFile, AgentView, Status};
+use super::walk::has_git;
+use super::{imports, read};
+
+/// "32 KiB" for whole KiB, else "1000-byte".
+pub fn size_words(bytes: u64) -> String {
+    if bytes >= 1024 && bytes % 1024 == 0 { format!("{} KiB", bytes / 1024) } else { format!("{bytes}-byte") }
+}
+
+/// The line (1-based) of the first byte an agent does not get of a truncated file, as the file
+/// is on disk now.
+pub fn cut_line(file: &AgentFile) -> usize {
+    let text = crate::chain::source::read_prefix(&file.path, file.included_bytes);
+    crate::chain::lint::line_col(&text, file.included_bytes as usize).0
+}
+
+/// One sentence on what `view`'s agent does with `file` when it does not get it whole, naming
+/// the line where a cut falls; `None` when the agent gets the file whole.
+/// `name` shows a path (relative to the folder, say).
+pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> String) -> Option<String> {
+    let agent = display_name(view.profile);
+    let spent: Vec<String> = view
+        .files
+        .iter()
+        .take_while(|f| f.path != file.path)
+        .filter(|f| f.status.reaches() && f.included_bytes > 0)
+        .map(|f| name(&f.path))
+        .collect();
+    let budget = view.budget.clone().unwrap_or_else(|| "budget".into());
+    let by = if spent.is_empty() { String::new() } else { format!(" spent by {}", spent.join(", ")) };
+    match file.status {
+        Status::Truncated => {
+            let line = cut_line(file);
+            Some(format!(
+                "{agent} cuts this file at line {line}, after {} of {} bytes ({budget}{by})",
+                file.included_bytes, file.bytes
+            ))
+        }
+        Status::Omitted => Some(format!("{agent} leaves this file out ({budget}{by})")),
+        Status::Shadowed => Some(format!(
+            "{agent} ignores this file: it loads {} instead",
+            file.by.as_deref().map(&name).unwrap_or_default()
+        )),
+        Status::Oversized => Some(format!("{agent} does not load this file: it is too large ({} bytes)", file.bytes)),
+        Status::Duplicate => Some(format!("{agent} drops this file: its text repeats a file it already loads")),
+        Status::LinkedOutside => Some(format!(
+            "{agent} would load this link's target {}, outside the project; instructions-lsp does not read it",
+            file.by.as_deref().map(|p| p.display().to_string()).unwrap_or_default()
+        )),
+        Status::Capped => Some(format!(
+            "{agent} would load this file, but this view already read {} (instructions-lsp's cap for one agent); not read",
+            size_words(read::VIEW_READ_CAP)
+        )),
+        Status::Runaway => Some(format!(
+            "{agent} inlines this file's @imports again wherever they appear, past {} in all; not mirrored (the agent itself would build a context this large or fail)",
+            size_words(imports::EXPANSION_CAP)
+        )),
+        _ => None,
+    }
+}
+
+/// What the agent profile `name` does differently with the files of a chain in `cwd`: what it
+/// cuts, leaves out or ignores, as findings (`agentCut`, `agentIgnored`). Agents read the disk,
+/// so these follow saved files. Paths in messages are relative to the project root (`.git`).
+pub fn findings(name: &str, env: &AgentEnv, cwd: &Path, touched: &[PathBuf]) -> Vec<crate::chain::lint::Finding> {
+    use crate::chain::lint::{Code, Finding, Related, Span};
+    let Some(profile) = profile(name, env, &Overrides::default()) else { return Vec::new() };
+    let view = load(&profile, cwd, touched);
+    let cwd_real = fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    let base = cwd_real.ancestors().find(|d| has_git(d)).unwrap_or(&cwd_real).to_path_buf();
+    let show = |p: &Path| match p.strip_prefix(&base) {
+        Ok(rel) if !rel.as_os_str().is_empty() => crate::paths::slash_join(rel),
+        _ => p.display().to_string(),
+    };
+    let mut out = Vec::new();
+    for f in &view.files {
+        let Some(message) = explain(&view, f, show) else { continue };
+        let cut = matches!(
+            f.status,
+            Status::Truncated | Status::Omitted | Status::Oversized | Status::Capped | Status::Runaway
+        );
+        let code = match f.status {
+            Status::LinkedOutside => Code::LinkOutside,
+            _ if cut => Code::AgentCut,
+            _ => Code::AgentIgnored,
+        };
+        out.push(Finding {
+            path: f.path.clone(),
+            code,
+            span: if f.status == Status::Truncated {
+                Span::ToEnd { start: f.included_bytes as usize }
+            } else {
+                Span::FirstLine
+            },
+            message,
+            related: f.by.as_ref().filter(|_| f.status != Status::LinkedOutside).map(|p| Related {
+                path: p.clone(),
+                message: format!("{} loads this file", display_name(view.profile)),
+            }),
+        });
+    }
+    out
+}
+
+/// How an agent is called in messages.
+pub fn display_name(profile: &str) -> &'static str {
+    match profile {
+        "codex" => "Codex",
+        "claude" => "Claude Code",
+        "gemini" => "Gemini CLI",
+        "opencode" => "opencode",
+        "dsh-next" => "DeepSeek Harness (next)",
+        _ => "The agent",
+    }
+}

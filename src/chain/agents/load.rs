@@ -1,0 +1,235 @@
+//! Loading: the user-global files, the project files, the files touches reach, then the budget
+//! (Codex's, dsh-next's) or a whole read of every file with its imports, and the agent's join.
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::explain::size_words;
+use super::profile::{AgentProfile, Budget, GlobalRule, Imports, Join, Nested, Order, Probe};
+use super::read::{self, READ_CAP, js_trim, read_into, read_string};
+use super::view::{AgentFile, AgentView, Scope, Status};
+use super::walk::{
+    file_key, front_matter, mark_linked_outside, pick_files, present, project_base, rules_files, touch_start, walk_dirs,
+};
+use super::{claude, codex, dshnext, gemini, imports, opencode};
+
+/// A file of the chain with the text the agent takes from it.
+pub(super) struct Entry {
+    pub(super) file: AgentFile,
+    pub(super) text: String,
+}
+
+/// What the agent of `profile` loads working in `cwd`, after reading the `touched` files.
+/// Every read is charged to one budget of [`read::VIEW_READ_CAP`] bytes.
+pub fn load(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentView {
+    read::with_budget(read::VIEW_READ_CAP, || load_within_budget(profile, cwd, touched))
+}
+
+fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentView {
+    let cwd = fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    let base = project_base(&cwd);
+    let mut files: Vec<AgentFile> = Vec::new();
+
+    // User-global files.
+    let mut globals = Vec::new();
+    match profile.global_rule {
+        GlobalRule::FirstNonEmpty => {
+            for path in profile.global.iter().flatten() {
+                if !present(Probe::Lstat, path) {
+                    continue;
+                }
+                globals.push(AgentFile::new(path.clone(), Scope::Global, Status::Loaded));
+                if read_string(path).is_ok_and(|t| !t.trim().is_empty()) {
+                    break;
+                }
+            }
+        }
+        GlobalRule::All(probe) => {
+            for path in profile.global.iter().flatten().filter(|p| present(probe, p)) {
+                globals.push(AgentFile::new(path.clone(), Scope::Global, Status::Loaded));
+            }
+        }
+        GlobalRule::Labelled => {
+            for (i, path) in profile.global.iter().flatten().enumerate() {
+                let label = profile.global_labels.get(i).copied();
+                let found = if path.is_dir() {
+                    rules_files(path)
+                } else if present(Probe::StatFile, path) {
+                    vec![path.clone()]
+                } else {
+                    Vec::new()
+                };
+                for p in found {
+                    let mut f = AgentFile::new(p, Scope::Global, Status::Loaded);
+                    f.label = label;
+                    globals.push(f);
+                }
+            }
+        }
+        GlobalRule::FirstGroup => {
+            for group in &profile.global {
+                let found: Vec<&PathBuf> = group.iter().filter(|p| present(Probe::Exists, p)).collect();
+                if !found.is_empty() {
+                    globals.extend(found.into_iter().map(|p| AgentFile::new(p.clone(), Scope::Global, Status::Loaded)));
+                    break;
+                }
+            }
+        }
+    }
+
+    // Project files.
+    let dirs = walk_dirs(&profile.root, &cwd);
+    let root = dirs.first().cloned().unwrap_or_else(|| cwd.clone());
+    let mut project = pick_files(profile, profile.pick, &dirs, Scope::Project);
+    mark_linked_outside(&mut project, 0, &base);
+    claude::hide_fallbacks(&mut project, 0, profile.drop_blank);
+    match profile.order {
+        Order::RootFirst => {}
+        Order::CwdFirst => {
+            let (mut won, lost): (Vec<_>, Vec<_>) = project.into_iter().partition(|f| f.status != Status::Shadowed);
+            won.reverse();
+            won.extend(lost);
+            project = won;
+        }
+        Order::Sorted => {
+            let mut seen = HashSet::new();
+            project.retain(|f| f.status == Status::Shadowed || file_key(&f.path).is_none_or(|k| seen.insert(k)));
+            project.sort_by(|a, b| a.path.as_os_str().cmp(b.path.as_os_str()));
+        }
+    }
+    files.extend(globals);
+    files.extend(project);
+
+    // Files reached by touches.
+    if let Nested::Walk { pick, upto_root, deepest_first } = profile.nested {
+        for (n, t) in touched.iter().enumerate() {
+            let t = fs::canonicalize(t).unwrap_or_else(|_| t.clone());
+            if !t.starts_with(&cwd) || t == cwd {
+                continue;
+            }
+            let Some(start) = touch_start(&t) else { continue };
+            let stop = if upto_root { &root } else { &cwd };
+            let mut walk: Vec<PathBuf> = start
+                .ancestors()
+                .take_while(|d| d.starts_with(stop) && (upto_root || *d != cwd.as_path()))
+                .map(Path::to_path_buf)
+                .collect();
+            walk.reverse();
+            let mut found = pick_files(profile, pick, &walk, Scope::Nested);
+            if deepest_first {
+                found.reverse();
+            }
+            let first_new = files.len();
+            for mut f in found {
+                // Each file once (already loaded, or already met on an earlier touch), and never
+                // the touched file itself.
+                if f.path != t && !files.iter().any(|k| k.path == f.path) {
+                    f.batch = u32::try_from(n + 1).unwrap_or(u32::MAX);
+                    files.push(f);
+                }
+            }
+            mark_linked_outside(&mut files, first_new, &base);
+            claude::hide_fallbacks(&mut files, first_new, profile.drop_blank);
+        }
+    }
+
+    let budget_words = match profile.budget {
+        Budget::None => None,
+        Budget::SharedRootFirst { max_bytes } => Some(format!("{} shared budget", size_words(max_bytes))),
+        Budget::Block { max_bytes, .. } => Some(format!("{} budget", size_words(max_bytes))),
+    };
+    let (files, parts) = match &profile.budget {
+        Budget::SharedRootFirst { max_bytes } => codex::codex_budget(&cwd, files, *max_bytes),
+        Budget::Block { max_bytes, max_source_bytes } => {
+            let global_display = match &profile.join {
+                Join::DshReminder { global_display } => global_display.clone(),
+                _ => String::new(),
+            };
+            dshnext::load(files, &root, &global_display, *max_bytes, *max_source_bytes)
+        }
+        Budget::None => unbudgeted(profile, &cwd, files),
+    };
+    let text = parts.join("\n\n");
+    AgentView { profile: profile.name, mirrors: profile.mirrors, files, text, parts, budget: budget_words }
+}
+
+/// Reads every file whole (up to [`READ_CAP`]), resolves imports and joins.
+fn unbudgeted(profile: &AgentProfile, cwd: &Path, files: Vec<AgentFile>) -> (Vec<AgentFile>, Vec<String>) {
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut seen_imports: Vec<PathBuf> = Vec::new();
+    for mut file in files {
+        if file.status != Status::Loaded {
+            entries.push(Entry { file, text: String::new() });
+            continue;
+        }
+        let Some(mut text) = read_into(&mut file, READ_CAP) else {
+            entries.push(Entry { file, text: String::new() });
+            continue;
+        };
+        if profile.strip_front_matter {
+            if let Some((_, body)) = front_matter(&text) {
+                text = body.to_string();
+            }
+        }
+        let blank = if profile.drop_blank { js_trim(&text).is_empty() } else { text.is_empty() };
+        if blank {
+            file.status = Status::Empty;
+            entries.push(Entry { file, text: String::new() });
+            continue;
+        }
+        file.included_bytes = file.bytes;
+        let dir = file.path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/"));
+        match profile.imports {
+            Imports::None => entries.push(Entry { file, text }),
+            Imports::Inline => {
+                let mut imported = Vec::new();
+                let mut work = imports::Work::default();
+                let Some(expanded) = imports::gemini_expand(&text, &dir, &file.path, &[], 0, &mut imported, &mut work)
+                else {
+                    file.status = Status::Runaway;
+                    file.included_bytes = 0;
+                    entries.push(Entry { file, text: String::new() });
+                    continue;
+                };
+                entries.push(Entry { file, text: expanded });
+                // Listed for the reader; their text is already inside the importer's.
+                entries.extend(imported.into_iter().map(|file| Entry { file, text: String::new() }));
+            }
+            Imports::Listed => {
+                seen_imports.push(file.path.clone());
+                // A project file's imports must stay inside the working directory (Claude Code
+                // asks before loading others, and loads none without asking); the user's own
+                // files import from anywhere.
+                let boundary = (file.scope != Scope::Global).then_some(cwd);
+                let ctx = imports::ClaudeImports {
+                    home: profile.home.as_deref(),
+                    boundary,
+                    label: file.label,
+                    role: file.role,
+                    steps: Default::default(),
+                };
+                let imported = ctx.resolve(&text, &dir, &file.path, 0, &mut seen_imports);
+                let batch = file.batch;
+                entries.push(Entry { file, text });
+                entries.extend(imported.into_iter().map(|(mut file, text)| {
+                    file.batch = batch;
+                    Entry { file, text }
+                }));
+            }
+        }
+    }
+    claude::drop_repeating_fallbacks(&mut entries);
+    let parts = join(profile, &entries);
+    (entries.into_iter().map(|e| e.file).collect(), parts)
+}
+
+/// The parts of the agent's context, from the read files in order: each agent's own join.
+fn join(profile: &AgentProfile, entries: &[Entry]) -> Vec<String> {
+    match &profile.join {
+        Join::GeminiContext => gemini::join(entries),
+        Join::OpencodeInstructions => opencode::join(entries),
+        // Codex and dsh-next join inside their budgets, never here.
+        _ => claude::join(entries),
+    }
+}

@@ -1,0 +1,217 @@
+//! The rules an agent profile is made of: one small type per question (which file counts as
+//! present, which ones count, where the walk stops, in what order, what a touch adds, imports,
+//! the budget, the join), and [`AgentProfile`], one agent's answers. The answers themselves are
+//! in each agent's file (`codex.rs`, `claude.rs`, …).
+
+use std::path::PathBuf;
+
+/// How a candidate file counts as present.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Probe {
+    /// A file or a symlink, by `lstat` (Codex).
+    Lstat,
+    /// Anything at the path, symlinks followed (opencode's `existsSafe`).
+    Exists,
+    /// A regular file, symlinks followed (`stat().isFile()`).
+    StatFile,
+    /// Readable, symlinks followed (`access(R_OK)`; a directory passes, then fails to read).
+    Readable,
+}
+
+/// Which of the candidate files count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pick {
+    /// Per directory, the first present candidate; later ones are shadowed by it.
+    First(Probe),
+    /// Per directory, every present candidate, in candidate order.
+    All(Probe),
+    /// The first candidate name present in any directory of the walk, in all of them; every
+    /// other name is shadowed (opencode: one `AGENTS.md` anywhere hides every `CLAUDE.md`).
+    FirstNameAnywhere(Probe),
+    /// Per directory, every file of the profile's `layers` in order (Claude Code).
+    Layers,
+}
+
+/// One kind of file a directory may hold, with what it does to the others (Claude Code).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layer {
+    /// Relative to the directory: a file, or the folder of a [`LayerKind::Rules`] layer.
+    pub path: &'static str,
+    pub kind: LayerKind,
+    pub role: Role,
+    /// How the agent describes such a file to the model.
+    pub label: &'static str,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayerKind {
+    File,
+    /// Every `*.md` below the folder, sub-folders included, in directory order; a rule whose
+    /// front matter has `paths:` applies only to matching files and does not load at start.
+    Rules,
+}
+
+/// What a layer's file does to the others.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Role {
+    /// Loads; one with text anywhere on the walk hides every `Fallback` file.
+    Primary,
+    /// Loads only when no `Primary` file with text has loaded (at start, or by the same read).
+    Fallback,
+    /// Loads, whatever the others.
+    #[default]
+    Neutral,
+}
+
+/// Where the walk up from the working directory stops.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Root {
+    /// At the nearest directory holding `.git` (a file or a directory); without one, the
+    /// working directory alone. `check_fs_root`: whether `/` itself is checked for `.git`.
+    GitOrCwd { check_fs_root: bool },
+    /// At the nearest directory holding one of these markers, else the working directory.
+    Markers(Vec<String>),
+    /// At the nearest directory holding `.git`; without one, at `/` (opencode's worktree).
+    GitOrFsRoot,
+    /// Just below `/`, whatever the markers (Claude Code).
+    BelowFsRoot,
+}
+
+/// The order of the project files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    RootFirst,
+    CwdFirst,
+    /// Deduplicated by file identity, then sorted by path (Gemini's `unique.sort()`).
+    Sorted,
+}
+
+/// How the user-global files are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GlobalRule {
+    /// The first file whose text is not blank (Codex).
+    FirstNonEmpty,
+    /// Every present file.
+    All(Probe),
+    /// The files of the first group that has any (opencode).
+    FirstGroup,
+    /// Every present file of `global`, a directory taken as a rules folder, each labelled by
+    /// `global_labels` (Claude Code: managed, then user).
+    Labelled,
+}
+
+/// Where files reached by a touch come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Nested {
+    None,
+    /// From the touched file's directory up, `pick` per directory, skipping files already
+    /// loaded. `upto_root`: up to the project root (Gemini); else up to, not including, the
+    /// working directory. `deepest_first`: the order of one touch's files.
+    Walk {
+        pick: Pick,
+        upto_root: bool,
+        deepest_first: bool,
+    },
+}
+
+/// `@path` import directives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Imports {
+    None,
+    /// Replaced inline (Gemini).
+    Inline,
+    /// Listed after their importer, `@~/` allowed (Claude Code).
+    Listed,
+}
+
+/// How the byte budget cuts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Budget {
+    /// No budget.
+    None,
+    /// One budget shared root-first: each file is read up to what remains (the crossing file is
+    /// cut mid-character if need be, decoded lossily); files empty after trimming are dropped and
+    /// cost nothing; no marker says anything was cut (Codex).
+    SharedRootFirst { max_bytes: u64 },
+    /// dsh-agent-instructions: files over `max_source_bytes` are skipped; the rendered block
+    /// must fit `max_bytes`, dropping broader files first, then cutting the most specific one.
+    Block { max_bytes: u64, max_source_bytes: u64 },
+}
+
+/// How the loaded texts become the agent's message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Join {
+    /// `# AGENTS.md instructions for <cwd>` and `<INSTRUCTIONS>` around the global text, the
+    /// separator `--- project-doc ---`, and the project texts joined by blank lines (Codex).
+    CodexInstructions,
+    /// `--- Context from: <path> ---` sections, trimmed, per category (Gemini).
+    GeminiContext,
+    /// `Instructions from: <path>` entries in the system prompt (global first, then the project
+    /// files nearest first), joined by a newline; files reached by a touch in a
+    /// `<system-reminder>` after the read (opencode).
+    OpencodeInstructions,
+    /// A `<system-reminder>` block of `Instructions from: <path relative to the root>` sections
+    /// (dsh-agent-instructions); the global file is shown as `global_display`.
+    DshReminder { global_display: String },
+    /// Claude Code: one `<system-reminder>` of `Contents of <path> (<label>):` sections (texts
+    /// trimmed) at start, then one `<system-reminder>` per file a read loads (text as is).
+    ClaudeReminders,
+}
+
+/// One agent's loading rules.
+#[derive(Clone, Debug)]
+pub struct AgentProfile {
+    pub name: &'static str,
+    /// The agent release these rules mirror.
+    pub mirrors: &'static str,
+    /// Per directory, in precedence order (may hold a relative path like `.claude/CLAUDE.md`).
+    pub candidates: Vec<String>,
+    /// User-global files, in groups (see [`GlobalRule`]).
+    pub global: Vec<Vec<PathBuf>>,
+    pub global_rule: GlobalRule,
+    pub pick: Pick,
+    pub root: Root,
+    pub order: Order,
+    pub nested: Nested,
+    pub imports: Imports,
+    pub budget: Budget,
+    pub join: Join,
+    /// A file whose text trims to nothing is dropped (and costs nothing).
+    pub drop_blank: bool,
+    /// The home directory `@~/` imports resolve against.
+    pub home: Option<PathBuf>,
+    /// For [`Pick::Layers`]: at start, and on a read (Claude Code orders them differently).
+    pub layers: Vec<Layer>,
+    pub lazy_layers: Vec<Layer>,
+    /// For [`GlobalRule::Labelled`]: the label of each global path, in the same order.
+    pub global_labels: Vec<&'static str>,
+    /// YAML front matter (`---` … `---` at the very top) is metadata, not text (Claude Code).
+    pub strip_front_matter: bool,
+}
+
+impl AgentProfile {
+    /// The rules most profiles share, for the struct-update syntax: nothing global, no layers,
+    /// no imports, no budget, front matter kept, blank files dropped.
+    pub(super) fn base(home: Option<PathBuf>) -> Self {
+        Self {
+            name: "",
+            mirrors: "",
+            candidates: Vec::new(),
+            global: Vec::new(),
+            global_rule: GlobalRule::All(Probe::StatFile),
+            pick: Pick::All(Probe::StatFile),
+            root: Root::GitOrCwd { check_fs_root: false },
+            order: Order::RootFirst,
+            nested: Nested::None,
+            imports: Imports::None,
+            budget: Budget::None,
+            join: Join::CodexInstructions,
+            drop_blank: true,
+            home,
+            layers: Vec::new(),
+            lazy_layers: Vec::new(),
+            global_labels: Vec::new(),
+            strip_front_matter: false,
+        }
+    }
+}

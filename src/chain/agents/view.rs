@@ -1,0 +1,134 @@
+//! What a profile produces: the files of an agent's chain with what the agent does with each
+//! ([`Status`]), and the text it puts in its context ([`AgentView`]).
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::profile::Role;
+
+/// Where a file of an agent's chain comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    Global,
+    Project,
+    Nested,
+    Import,
+}
+
+/// What the agent does with a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    Loaded,
+    /// Cut by the budget; `includedBytes` says where.
+    Truncated,
+    /// Left out by the budget.
+    Omitted,
+    /// Blank, so left out.
+    Empty,
+    /// Loses to another file (`by`).
+    Shadowed,
+    Unreadable,
+    /// Too large to load.
+    Oversized,
+    /// The same trimmed text as an earlier file of its directory.
+    Duplicate,
+    /// An import already on the import chain: not loaded again.
+    Cycle,
+    /// An import past the depth limit.
+    TooDeep,
+    /// An import refused because it is outside the project root.
+    Outside,
+    /// A link (the file, or a directory on its way) whose target is outside the project: the
+    /// agent would follow it; this tool does not read it.
+    LinkedOutside,
+    /// Not read: the view already read its [`super::read::VIEW_READ_CAP`].
+    Capped,
+    /// `@imports` that expand past [`super::imports::EXPANSION_CAP`]: the agent itself would build a
+    /// context this large (or fail); not mirrored.
+    Runaway,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Loaded => "loaded",
+            Status::Truncated => "truncated",
+            Status::Omitted => "omitted",
+            Status::Empty => "empty",
+            Status::Shadowed => "shadowed",
+            Status::Unreadable => "unreadable",
+            Status::Oversized => "oversized",
+            Status::Duplicate => "duplicate",
+            Status::Cycle => "cycle",
+            Status::TooDeep => "too-deep",
+            Status::Outside => "outside",
+            Status::LinkedOutside => "linked-outside",
+            Status::Capped => "capped",
+            Status::Runaway => "runaway",
+        }
+    }
+
+    /// Whether some of the file reaches the agent.
+    pub fn reaches(self) -> bool {
+        matches!(self, Status::Loaded | Status::Truncated)
+    }
+}
+
+/// What an agent gets from one file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentFile {
+    pub path: PathBuf,
+    pub scope: Scope,
+    pub bytes: u64,
+    pub included_bytes: u64,
+    pub status: Status,
+    /// The file that shadows this one, or that imports it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<PathBuf>,
+    /// How the agent describes the file (Claude Code), and its layer's role.
+    #[serde(skip)]
+    pub label: Option<&'static str>,
+    #[serde(skip)]
+    pub role: Role,
+    /// 0 for what loads at start, else the number of the touch (the read) that loads it.
+    #[serde(skip)]
+    pub batch: u32,
+}
+
+impl AgentFile {
+    pub fn new(path: PathBuf, scope: Scope, status: Status) -> Self {
+        Self { path, scope, bytes: 0, included_bytes: 0, status, by: None, label: None, role: Role::Neutral, batch: 0 }
+    }
+
+    pub fn by(mut self, other: &Path) -> Self {
+        self.by = Some(other.to_path_buf());
+        self
+    }
+
+    pub fn size(mut self, bytes: u64, included: u64) -> Self {
+        self.bytes = bytes;
+        self.included_bytes = included;
+        self
+    }
+}
+
+/// What an agent gets in a directory.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentView {
+    pub profile: &'static str,
+    pub mirrors: &'static str,
+    pub files: Vec<AgentFile>,
+    /// The text the agent puts in its context (its `parts` joined by a blank line); empty when
+    /// nothing loads.
+    pub text: String,
+    /// The separate messages or blocks the agent adds, in order.
+    pub parts: Vec<String>,
+    /// What the budget is, in words, when the profile has one (for messages).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<String>,
+}
