@@ -10,7 +10,16 @@ fn main() -> ExitCode {
         Some(Command::Effective(a)) => cli::effective(&a),
         Some(Command::Check(a)) => cli::check(&a),
         Some(Command::Compare(a)) => cli::compare(&a),
-        Some(Command::Serve) | None => instructions_lsp::lsp::serve_stdio(),
+        Some(Command::Serve) | None => {
+            use std::io::IsTerminal;
+            if std::io::stdin().is_terminal() {
+                // Someone typed the bare command: say what is waiting for input.
+                eprintln!(
+                    "instructions-lsp is a language server and waits for an editor on stdin; for the command line, try `instructions-lsp effective .`, `check .` or `compare .` (--help for more)"
+                );
+            }
+            instructions_lsp::lsp::serve_stdio()
+        }
     }
 }
 

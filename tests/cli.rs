@@ -326,7 +326,7 @@ fn check_reports_every_diagnostic_with_positions_and_exit_codes() {
     }
     t.write("r/.gitignore", "ignored/\n");
     t.write("r/ignored/CLAUDE.md", "x".repeat(5000));
-    let o = run(&t, &t.root(), &["check", "--set", "maxFileBytes=1500"]);
+    let o = run(&t, &t.root(), &["check", "--profile", "dsh", "--set", "maxFileBytes=1500"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let out = stdout(&o);
     let expect = [
@@ -343,14 +343,14 @@ fn check_reports_every_diagnostic_with_positions_and_exit_codes() {
     #[cfg(unix)]
     assert!(out.lines().any(|l| l.starts_with("link/AGENTS.md:1:1: warning[symlink]")), "{out}");
     assert!(!out.contains("ignored/"), ".gitignore is honoured: {out}");
-    let o = run(&t, &t.root(), &["check", "--set", "maxFileBytes=1500", "--fail-on", "never"]);
+    let o = run(&t, &t.root(), &["check", "--profile", "dsh", "--set", "maxFileBytes=1500", "--fail-on", "never"]);
     assert_eq!(o.status.code(), Some(0));
 
     // The cut of a truncated file, at the exact line and column; omitted names the folder.
     let t = Tree::new();
     t.write("r/AGENTS.md", "r".repeat(600));
     t.write("r/pkg/AGENTS.md", format!("{}\n{}", "é".repeat(100), "z".repeat(600)));
-    let o = run(&t, &t.root(), &["check", "--set", "baselineMaxBytes=700", "--format", "json"]);
+    let o = run(&t, &t.root(), &["check", "--profile", "dsh", "--set", "baselineMaxBytes=700", "--format", "json"]);
     assert_eq!(o.status.code(), Some(1));
     let json: Value = serde_json::from_str(&stdout(&o)).expect("json");
     let findings = json["findings"].as_array().expect("findings");
@@ -368,7 +368,11 @@ fn check_reports_every_diagnostic_with_positions_and_exit_codes() {
     assert_eq!(omitted["path"], "AGENTS.md");
     assert!(omitted["message"].as_str().is_some_and(|m| m.contains("`pkg`") && m.contains("700 bytes")));
 
-    let o = run(&t, &t.root(), &["check", "--set", "baselineMaxBytes=700", "--format", "github", "--fail-on", "error"]);
+    let o = run(
+        &t,
+        &t.root(),
+        &["check", "--profile", "dsh", "--set", "baselineMaxBytes=700", "--format", "github", "--fail-on", "error"],
+    );
     assert_eq!(o.status.code(), Some(0), "only warnings: --fail-on error passes");
     assert!(stdout(&o).lines().any(|l| l.starts_with("::warning file=pkg/AGENTS.md,line=")), "{}", stdout(&o));
 
@@ -404,7 +408,7 @@ fn codex_spends_its_shared_budget_root_first_and_compare_shows_it() {
     let text = view["text"].as_str().unwrap_or("");
     assert!(!text.contains("pkg rules") && !text.contains("budget"), "cut silently, no marker");
 
-    let o = run(&t, &pkg, &["compare", "--json"]);
+    let o = run(&t, &pkg, &["compare", "--json", "--all"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let rows: Value = serde_json::from_str(&stdout(&o)).expect("json");
     let row = |name: &str| {
@@ -417,7 +421,16 @@ fn codex_spends_its_shared_budget_root_first_and_compare_shows_it() {
     assert_eq!(row("codex")["cut"], serde_json::json!(["AGENTS.md", "pkg/AGENTS.md"]));
     assert_eq!(row("codex")["shadowed"], serde_json::json!([]), "CLAUDE.md is not a Codex name by default");
     let o = run(&t, &pkg, &["compare"]);
-    assert!(stdout(&o).lines().next().is_some_and(|l| l.starts_with("profile")));
+    let text = stdout(&o);
+    assert!(
+        text.starts_with("comparing for Codex, Claude Code, opencode: detected from AGENTS.md, CLAUDE.md; set them in instructions-lsp.toml\n\n"),
+        "{text}"
+    );
+    assert!(text.contains("\nCodex (codex), Codex CLI 0.171.0: "), "{text}");
+    assert!(
+        text.contains("  truncated  AGENTS.md (32768 of 70000 bytes, cut at line 1)\n  omitted    pkg/AGENTS.md\n"),
+        "{text}"
+    );
 }
 
 /// (path relative to the tree, scope, status) of each file of an agent profile's `--json`.
@@ -459,10 +472,9 @@ fn claude_reads_up_to_the_root_falls_back_to_agents_md_and_follows_imports() {
             f("r/AGENTS.md", "import", "loaded"),
             f("home/personal.md", "import", "outside"),
             f("r/.claude/CLAUDE.md", "project", "loaded"),
-            f("r/AGENTS.md", "project", "shadowed"),
             f("r/CLAUDE.local.md", "project", "loaded"),
         ],
-        "past .git up to /; AGENTS.md only through its import while CLAUDE files load; a project \
+        "past .git up to /; AGENTS.md only through its import while CLAUDE files load (listed once); a project \
          file's import outside the working directory not loaded; imports in code ignored"
     );
     let view: Value = serde_json::from_str(&stdout(&o)).expect("json");
@@ -517,7 +529,7 @@ fn compare_has_a_row_per_profile_and_reads_touches() {
     t.write("r/GEMINI.md", "root gemini");
     t.write("r/pkg/CLAUDE.md", "pkg claude");
     let touch = t.write("r/pkg/main.rs", "");
-    let o = run(&t, &t.root(), &["compare", "--json", "--touch", touch.to_str().unwrap_or("")]);
+    let o = run(&t, &t.root(), &["compare", "--json", "--all", "--touch", touch.to_str().unwrap_or("")]);
     assert!(o.status.success(), "{}", stderr(&o));
     let rows: Value = serde_json::from_str(&stdout(&o)).expect("json");
     let names: Vec<&str> = rows.as_array().expect("rows").iter().filter_map(|r| r["profile"].as_str()).collect();
@@ -566,7 +578,7 @@ fn check_reports_where_each_listed_agent_cuts_or_ignores_a_file() {
     );
     assert!(
         out.contains(
-            "pkg/AGENTS.md:1:1: warning[agentCut]: Codex leaves this file out (32 KiB shared budget spent by AGENTS.md)"
+            "pkg/AGENTS.md:1:1: warning[agentCut]: Codex leaves this file out (32 KiB shared budget spent by AGENTS.md (32768 bytes))"
         ),
         "{out}"
     );
@@ -580,4 +592,154 @@ fn check_reports_where_each_listed_agent_cuts_or_ignores_a_file() {
     let o = run(&t, &t.root(), &["check", "--profile", "codex"]);
     let short = stdout(&o);
     assert!(short.contains("Codex leaves this file out") && !short.contains("opencode"), "{short}");
+}
+
+/// The two most common real-world patterns raise no alarm for the agents they are written for,
+/// and each file is listed once per agent.
+#[cfg(unix)]
+#[test]
+fn check_defaults_to_the_agents_a_repository_targets_and_the_common_patterns_pass() {
+    // CLAUDE.md that imports AGENTS.md.
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "# Rules\n\nUse the workspace's test command.\n");
+    t.write("r/CLAUDE.md", "@AGENTS.md\n");
+    let o = run(&t, &t.root(), &["check"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).starts_with(
+            "checking for Codex, Claude Code, opencode: detected from AGENTS.md, CLAUDE.md; set them in instructions-lsp.toml\n"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stdout(&o).contains("Claude Code"), "Claude Code loads AGENTS.md through the import: {}", stdout(&o));
+    let o = run(&t, &t.root(), &["compare", "--json", "--profile", "claude"]);
+    let rows: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(rows[0]["files"], serde_json::json!(["CLAUDE.md", "AGENTS.md"]));
+    assert_eq!(rows[0]["shadowed"], serde_json::json!([]), "listed once: {}", rows[0]);
+
+    // CLAUDE.md that is a link to AGENTS.md.
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "# Rules\n");
+    t.symlink("AGENTS.md", "r/CLAUDE.md");
+    let o = run(&t, &t.root(), &["check"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert_eq!(stdout(&o), "", "no finding about either file");
+    assert!(stderr(&o).contains("0 findings"), "{}", stderr(&o));
+
+    // A real problem: past Codex's budget. The finding names the agent, and the exit code fails.
+    let t = Tree::new();
+    let rule = "- a rule for every package\n";
+    t.write("r/AGENTS.md", rule.repeat(40_000 / rule.len()));
+    let o = run(&t, &t.root(), &["check"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let (line, column) = (32_768 / rule.len() + 1, 32_768 % rule.len() + 1);
+    assert!(
+        stdout(&o).contains(&format!(
+            "AGENTS.md:{line}:{column}: warning[agentCut]: Codex cuts this file at line {line}, after 32768 of"
+        )),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stderr(&o).ends_with("1 finding: 1 warning\n"), "{}", stderr(&o));
+
+    // A checked-in configuration names the agents: Codex is not one of them here.
+    t.write("r/instructions-lsp.toml", "agents = [\"claude\"]\n");
+    let o = run(&t, &t.root(), &["check"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stderr(&o).starts_with("checking for Claude Code: named in "), "{}", stderr(&o));
+    // ... and gives an agent its settings.
+    t.write("r/instructions-lsp.toml", "agents = [\"codex\"]\n\n[codex]\nmax-bytes = 65536\n");
+    let o = run(&t, &t.root(), &["check"]);
+    assert_eq!(o.status.code(), Some(0), "the repository's budget for Codex: {}", stdout(&o));
+    // A broken configuration is a usage error that says where.
+    t.write("r/instructions-lsp.toml", "agents = [\"codex\"\n");
+    let o = run(&t, &t.root(), &["check"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("instructions-lsp.toml: TOML parse error at line"), "{}", stderr(&o));
+    // dsh stays what it is, chosen explicitly.
+    let o = run(&t, &t.root(), &["check", "--profile", "dsh"]);
+    assert!(stderr(&o).starts_with("checking for dsh (--profile dsh)"), "{}", stderr(&o));
+}
+
+#[cfg(unix)]
+#[test]
+fn the_rough_edges_a_new_user_hit_are_gone() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "rules");
+    // Every profile is listed.
+    let o = run(&t, &t.root(), &["effective", "--profile", "nosuch"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o)
+            .contains("unknown profile `nosuch`; expected one of dsh, ds4, codex, claude, gemini, opencode, dsh-next"),
+        "{}",
+        stderr(&o)
+    );
+    // JSON that does not parse says so, and where.
+    let o = run(&t, &t.root(), &["effective", "--set", r#"instructionFileCandidates=["CLAUDE.md""#]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("is not valid JSON (") && stderr(&o).contains("at column"), "{}", stderr(&o));
+    // The same words for a missing directory everywhere.
+    for cmd in ["effective", "check", "compare"] {
+        let o = run(&t, &t.root(), &[cmd, "/nonexistent/dir"]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}");
+        assert!(stderr(&o).contains("/nonexistent/dir: No such file or directory"), "{cmd}: {}", stderr(&o));
+    }
+    // compare takes --profile and --set.
+    let o = run(&t, &t.root(), &["compare", "--profile", "codex", "--set", "baselineMaxBytes=3", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(rows[0]["truncated"][0]["includedBytes"], 3, "{rows}");
+    // An agent that loads nothing says why.
+    let o = run(&t, &t.root(), &["compare", "--profile", "gemini"]);
+    assert!(stdout(&o).contains("loads nothing: none of GEMINI.md is on its way here"), "{}", stdout(&o));
+    // A touch that reaches nothing says so.
+    let o = run(&t, &t.root(), &["effective", "--touch", "/elsewhere/x.rs"]);
+    assert!(stderr(&o).contains("warning: --touch /elsewhere/x.rs: outside"), "{}", stderr(&o));
+    // An unreadable directory is a finding the exit code counts (run as an unprivileged user,
+    // for whom the permission bits hold).
+    let pkg = t.write("r/pkg/AGENTS.md", "pkg").parent().map(Path::to_path_buf).expect("pkg");
+    use std::os::unix::fs::PermissionsExt;
+    for p in [t.dir.path(), &t.root(), &t.home(), &t.path("r/.git")] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    std::fs::set_permissions(t.path("r/AGENTS.md"), std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    std::fs::set_permissions(&pkg, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+    let bin = t.path("instructions-lsp");
+    std::fs::copy(env!("CARGO_BIN_EXE_instructions-lsp"), &bin).expect("copy");
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let o = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(&bin)
+        .args(["check", "--profile", "codex"])
+        .current_dir(t.root())
+        .env("HOME", t.home())
+        .output()
+        .expect("run as nobody");
+    std::fs::set_permissions(&pkg, std::fs::Permissions::from_mode(0o755)).expect("chmod back");
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).contains("pkg:1:1: warning[unreadableDirectory]: cannot read this directory (Permission denied"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// The bare binary started in a terminal says what it is instead of waiting silently; over a
+/// pipe (an editor) it says nothing.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_bare_binary_in_a_terminal_says_it_is_a_language_server() {
+    let bin = env!("CARGO_BIN_EXE_instructions-lsp");
+    // `script` gives the command a terminal; `timeout` ends the server, which waits for input.
+    let o = Command::new("script")
+        .args(["-q", "-c", &format!("timeout 2 {bin}"), "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script");
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(said.contains("instructions-lsp is a language server and waits for an editor on stdin"), "{said}");
+    let o = Command::new(bin).stdin(std::process::Stdio::null()).output().expect("run");
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("waits for an editor"));
 }

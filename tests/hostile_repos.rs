@@ -288,21 +288,46 @@ fn an_idle_server_opens_no_file() {
     t.write("r/CLAUDE.md", "shadowed rules");
     let mut s = Server::start(&t, &[&root], json!({"stateDir": null, "profiles": ["dsh", "claude", "codex"]}));
     let _ = s.request("instructions/effective", json!({"uri": uri(&root)}));
-    // Let the first diagnostics passes and the watcher's catch-up finish.
-    std::thread::sleep(Duration::from_millis(1500));
     let (tx, rx) = mpsc::channel();
     let mut w = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
         let _ = tx.send(e);
     })
     .expect("watcher");
     w.watch(&root, RecursiveMode::NonRecursive).expect("watch");
-    std::thread::sleep(Duration::from_millis(1500));
-    let opens: Vec<PathBuf> = rx
-        .try_iter()
-        .flatten()
-        .filter(|e| matches!(e.kind, EventKind::Access(AccessKind::Open(_))))
-        .flat_map(|e| e.paths)
-        .collect();
+    let pid = s.child.id();
+    let cpu_ticks = || -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        fields.get(11).and_then(|u| u.parse::<u64>().ok()).unwrap_or(0)
+            + fields.get(12).and_then(|u| u.parse::<u64>().ok()).unwrap_or(0)
+    };
+    // Opens and CPU clock ticks (1/100 s) within a window.
+    let activity = |window: Duration| -> (Vec<PathBuf>, u64) {
+        let before = cpu_ticks();
+        std::thread::sleep(window);
+        let opens = rx
+            .try_iter()
+            .flatten()
+            .filter(|e| matches!(e.kind, EventKind::Access(AccessKind::Open(_))))
+            .flat_map(|e| e.paths)
+            .collect();
+        (opens, cpu_ticks().saturating_sub(before))
+    };
+    // The first diagnostics passes read the files and take a while (a debug build places
+    // thousands of findings); wait until a whole second goes by with neither an open nor CPU
+    // time. A server that reopens its files forever never gets there.
+    let mut settled = false;
+    for _ in 0..60 {
+        let (opens, ticks) = activity(Duration::from_secs(1));
+        if opens.is_empty() && ticks <= 1 {
+            settled = true;
+            break;
+        }
+    }
+    assert!(settled, "the server never stopped working");
+    let (opens, ticks) = activity(Duration::from_secs(2));
+    assert!(ticks <= 2, "an idle server used {ticks} clock ticks of CPU");
     assert!(opens.is_empty(), "an idle server opened {} files: {opens:?}", opens.len());
     s.finish();
 }

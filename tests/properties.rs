@@ -231,7 +231,7 @@ struct HostileTree {
 
 fn hostile_tree() -> impl Strategy<Value = HostileTree> {
     let links = prop::collection::vec(0usize..4, 0..6);
-    let imports = prop::collection::vec(prop::collection::vec(0usize..6, 0..24), 1..6);
+    let imports = prop::collection::vec(prop::collection::vec(0usize..6, 0..16), 1..6);
     (links, imports).prop_map(|(links, imports)| HostileTree { links, imports })
 }
 
@@ -264,7 +264,7 @@ fn build_hostile(root: &std::path::Path, t: &HostileTree) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(24))]
+    #![proptest_config(ProptestConfig::with_cases(16))]
 
     /// Whatever the links and imports, every agent's view is computed, each rule file appears
     /// once, and no text grows past the caps.

@@ -46,6 +46,8 @@ pub enum Code {
     AgentIgnored,
     /// A link (or a directory link on the way) that leads an agent out of the project.
     LinkOutside,
+    /// `check` cannot read a directory of the tree, so what it holds is not checked.
+    UnreadableDirectory,
 }
 
 impl Code {
@@ -63,14 +65,19 @@ impl Code {
             Self::AgentCut => "agentCut",
             Self::AgentIgnored => "agentIgnored",
             Self::LinkOutside => "linkOutside",
+            Self::UnreadableDirectory => "unreadableDirectory",
         }
     }
 
     pub fn severity(self) -> Severity {
         match self {
-            Self::Shadowed | Self::Omitted | Self::Truncated | Self::Symlink | Self::AgentCut | Self::LinkOutside => {
-                Severity::Warning
-            }
+            Self::Shadowed
+            | Self::Omitted
+            | Self::Truncated
+            | Self::Symlink
+            | Self::AgentCut
+            | Self::LinkOutside
+            | Self::UnreadableDirectory => Severity::Warning,
             Self::AgentIgnored => Severity::Information,
             Self::TooLarge | Self::InvalidUtf8 => Severity::Error,
             Self::FrameEscape => Severity::Information,

@@ -47,23 +47,31 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     let cwd = std::env::current_dir().unwrap_or_default();
     let mut roots = Vec::new();
     for path in &args.paths {
-        match std::fs::metadata(path) {
-            Ok(m) if m.is_dir() => match paths::absolute(path) {
-                Ok(abs) => roots.push(abs),
-                Err(e) => return usage(&format!("{}: {e}", path.display())),
-            },
-            Ok(_) => return usage(&format!("{} is not a directory", path.display())),
-            Err(e) => return usage(&format!("{}: {e}", path.display())),
+        match super::directory(path) {
+            Ok(abs) => roots.push(abs),
+            Err(e) => return usage(&e),
         }
     }
-    let (findings, warnings) = check(&roots, &settings);
+    let explicit = match (agent, &args.settings.profile) {
+        (Some(name), _) => Some(format!("--profile {name}")),
+        (None, Some(p)) => Some(format!("--profile {p}")),
+        (None, None) if !settings.targeted => Some("--set profiles".to_string()),
+        _ => None,
+    };
+    let (findings, warnings, said) = match check(&roots, &settings, explicit.as_deref()) {
+        Ok(r) => r,
+        Err(e) => return usage(&e),
+    };
+    for line in &said {
+        eprintln!("{line}");
+    }
     for w in &warnings {
         eprintln!("warning: {w}");
     }
     let located: Vec<Located> = findings.into_iter().map(|f| locate(f, &cwd, &settings)).collect();
     let output = match args.format {
         Format::Text => text(&located),
-        Format::Json => json_output(&located, &warnings),
+        Format::Json => json_output(&located, &warnings, &said),
         Format::Github => github(&located),
     };
     let mut out = std::io::stdout().lock();
@@ -89,48 +97,138 @@ fn usage(message: &str) -> ExitCode {
     ExitCode::from(EXIT_USAGE)
 }
 
-/// Walks the trees (honouring `.gitignore`) and returns the findings, deduplicated and
-/// sorted, plus warnings about what could not be walked.
-pub fn check(roots: &[PathBuf], settings: &Settings) -> (Vec<Finding>, Vec<String>) {
-    let own = settings.profiles.iter().any(|p| p == settings.profile.name());
-    let agent_env = agents::AgentEnv::from_process();
-    let agent_profiles: Vec<agents::AgentProfile> = settings
-        .profiles
-        .iter()
-        .filter_map(|n| agents::profile(n, &agent_env, &agents::Overrides::default()))
-        .collect();
-    // Directories holding a file of the session's profile or of an enabled agent's.
-    let mut names: BTreeSet<&str> = settings.all_names().collect();
-    for p in &agent_profiles {
-        names.extend(p.candidates.iter().map(|c| c.rsplit('/').next().unwrap_or(c)));
+/// What `check` found: the findings, the warnings about what could not be walked, and the lines
+/// that say which agents were checked for.
+pub type Checked = (Vec<Finding>, Vec<String>, Vec<String>);
+
+/// The path an error of the walk is about, if it names one.
+fn error_path(e: &ignore::Error) -> Option<&Path> {
+    match e {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => error_path(err),
+        _ => None,
     }
-    let mut dirs = BTreeSet::new();
-    let mut warnings = Vec::new();
-    for root in roots {
-        let walker = ignore::WalkBuilder::new(root)
-            .hidden(false)
-            .require_git(false)
-            .filter_entry(|e| e.file_name() != ".git")
-            .build();
-        for entry in walker {
-            match entry {
-                Ok(e) => {
-                    let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-                    if !is_dir && e.file_name().to_str().is_some_and(|n| names.contains(n)) {
-                        if let Some(parent) = e.path().parent() {
-                            dirs.insert(paths::normalize(parent));
-                        }
+}
+
+/// What one tree holds: the directories with an instruction file (of the profiles checked),
+/// the instruction file names met (for detecting agents), and what could not be read.
+struct Walked {
+    dirs: BTreeSet<PathBuf>,
+    names: BTreeSet<String>,
+    unreadable: Vec<Finding>,
+    warnings: Vec<String>,
+}
+
+fn walk(root: &Path, names: &BTreeSet<String>) -> Walked {
+    let mut w = Walked { dirs: BTreeSet::new(), names: BTreeSet::new(), unreadable: Vec::new(), warnings: Vec::new() };
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build();
+    for entry in walker {
+        match entry {
+            Ok(e) => {
+                let Some(name) = e.file_name().to_str() else { continue };
+                if !crate::chain::targets::detect([name]).0.is_empty() {
+                    w.names.insert(name.to_string());
+                }
+                let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+                if !is_dir && names.contains(name) {
+                    if let Some(parent) = e.path().parent() {
+                        w.dirs.insert(paths::normalize(parent));
                     }
                 }
-                Err(e) => warnings.push(format!("skipped: {e}")),
             }
+            Err(e) => match (error_path(&e), e.io_error()) {
+                (Some(path), Some(io)) => {
+                    // The system's words, without the walker's wrapping.
+                    let text = io.to_string();
+                    let why = text.rsplit_once(": ").map_or(text.as_str(), |(_, w)| w);
+                    w.unreadable.push(Finding {
+                        path: path.to_path_buf(),
+                        code: lint::Code::UnreadableDirectory,
+                        span: Span::FirstLine,
+                        message: format!(
+                            "cannot read this directory ({why}): the instruction files in it are not checked"
+                        ),
+                        related: None,
+                    })
+                }
+                _ => w.warnings.push(format!("skipped: {e}")),
+            },
         }
     }
+    w
+}
+
+/// Walks the trees (honouring `.gitignore`) and returns the findings, deduplicated and
+/// sorted, the warnings about what could not be walked, and the lines that say which agents
+/// were checked for. Without `explicit` profiles, each tree is checked for the agents it targets.
+pub fn check(
+    roots: &[PathBuf],
+    settings: &Settings,
+    explicit: Option<&str>,
+) -> Result<Checked, String> {
+    let agent_env = agents::AgentEnv::from_process();
+    let mut findings = Vec::new();
+    let mut warnings = Vec::new();
+    let mut said = Vec::new();
+    for root in roots {
+        // Directories holding a file of the session's profile or of any agent's.
+        let mut names: BTreeSet<String> = settings.all_names().map(str::to_string).collect();
+        for n in agents::NAMES {
+            if let Some(p) = agents::profile(n, &agent_env, &agents::Overrides::default()) {
+                names.extend(p.candidates.iter().map(|c| c.rsplit('/').next().unwrap_or(c).to_string()));
+            }
+        }
+        names.extend(agents::FILE_NAMES.iter().map(|s| s.to_string()));
+        let walked = walk(root, &names);
+        warnings.extend(walked.warnings);
+        let (profiles, targets) = if settings.targeted && explicit.is_none() {
+            let t = crate::chain::targets::Targets::resolve(root, walked.names.iter().map(String::as_str))?;
+            said.push(t.describe("check"));
+            (t.agents.clone(), Some(t))
+        } else {
+            let names: Vec<&str> = settings
+                .profiles
+                .iter()
+                .map(|p| if agents::NAMES.contains(&p.as_str()) { agents::display_name(p) } else { p.as_str() })
+                .collect();
+            said.push(format!("checking for {} ({})", names.join(", "), explicit.unwrap_or("--set profiles")));
+            (settings.profiles.clone(), None)
+        };
+        let own = profiles.iter().any(|p| p == settings.profile.name());
+        let agent_profiles: Vec<agents::AgentProfile> = profiles
+            .iter()
+            .filter_map(|n| {
+                let o = targets.as_ref().map(|t| t.overrides(n)).unwrap_or_default();
+                agents::profile(n, &agent_env, &o)
+            })
+            .collect();
+        findings.extend(walked.unreadable);
+        findings.extend(check_dirs(&walked.dirs, root, settings, own, &agent_profiles, &agent_env));
+    }
+    findings.sort_by(|a, b| (&a.path, SpanKey::of(a.span), a.code).cmp(&(&b.path, SpanKey::of(b.span), b.code)));
+    Ok((findings, warnings, said))
+}
+
+/// The findings of every directory's chain in one tree.
+fn check_dirs(
+    dirs: &BTreeSet<PathBuf>,
+    root: &Path,
+    settings: &Settings,
+    own: bool,
+    agent_profiles: &[agents::AgentProfile],
+    agent_env: &agents::AgentEnv,
+) -> Vec<Finding> {
+    let roots = [root.to_path_buf()];
+    let roots = &roots[..];
     let cache = FileCache::new();
     let inside = |p: &Path| roots.iter().any(|r| p.starts_with(r));
     // Group identical findings of different chains: (path, code, span) -> finding, folders.
     let mut grouped: BTreeMap<(PathBuf, lint::Code, SpanKey), (Finding, Vec<String>)> = BTreeMap::new();
-    for dir in &dirs {
+    for dir in dirs {
         let disc = Discovery::new(settings, &cache, None, dir);
         let label = match disc.heading(dir) {
             h if h.is_empty() => "`.` (the project root)".to_string(),
@@ -147,15 +245,15 @@ pub fn check(roots: &[PathBuf], settings: &Settings) -> (Vec<Finding>, Vec<Strin
             let RenderedFiles { files, rendered } = render_files(settings, chain.files, SectionStyle::Initial);
             found.extend(lint::chain_findings(&label, &files, &rendered, settings.budget_bytes));
         }
-        for p in &agent_profiles {
-            found.extend(agents::findings(p.name, &agent_env, dir, &[]));
+        for p in agent_profiles {
+            found.extend(agents::profile_findings(p, agent_env, dir, &[]));
         }
         for f in found.into_iter().filter(|f| inside(&f.path)) {
             let key = (f.path.clone(), f.code, SpanKey::of(f.span));
             grouped.entry(key).or_insert_with(|| (f, Vec::new())).1.push(label.clone());
         }
     }
-    let findings = grouped
+    grouped
         .into_values()
         .map(|(mut f, labels)| {
             if labels.len() > 1
@@ -168,8 +266,7 @@ pub fn check(roots: &[PathBuf], settings: &Settings) -> (Vec<Finding>, Vec<Strin
             }
             f
         })
-        .collect();
-    (findings, warnings)
+        .collect()
 }
 
 /// Orders and groups spans.
@@ -215,19 +312,25 @@ fn text(located: &[Located]) -> String {
     out
 }
 
+/// "1 finding: 1 warning", "3 findings: 1 error, 2 infos", "0 findings".
 fn summary(located: &[Located]) -> String {
     let count = |s: Severity| located.iter().filter(|l| l.finding.severity() == s).count();
-    format!(
-        "{} findings: {} errors, {} warnings, {} infos, {} hints",
-        located.len(),
-        count(Severity::Error),
-        count(Severity::Warning),
-        count(Severity::Information),
-        count(Severity::Hint)
-    )
+    let words = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let parts: Vec<String> = [
+        (Severity::Error, "error", "errors"),
+        (Severity::Warning, "warning", "warnings"),
+        (Severity::Information, "info", "infos"),
+        (Severity::Hint, "hint", "hints"),
+    ]
+    .iter()
+    .filter(|(s, ..)| count(*s) > 0)
+    .map(|(s, one, many)| words(count(*s), one, many))
+    .collect();
+    let total = words(located.len(), "finding", "findings");
+    if parts.is_empty() { total } else { format!("{total}: {}", parts.join(", ")) }
 }
 
-fn json_output(located: &[Located], warnings: &[String]) -> String {
+fn json_output(located: &[Located], warnings: &[String], said: &[String]) -> String {
     let findings: Vec<_> = located
         .iter()
         .map(|l| {
@@ -244,7 +347,7 @@ fn json_output(located: &[Located], warnings: &[String]) -> String {
             })
         })
         .collect();
-    let doc = json!({"findings": findings, "warnings": warnings});
+    let doc = json!({"checkedFor": said, "findings": findings, "warnings": warnings});
     serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
 }
 

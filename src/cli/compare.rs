@@ -1,39 +1,68 @@
-//! `instructions-lsp compare`: one row per profile of what an agent working in PATH gets.
+//! `instructions-lsp compare`: what each agent working in PATH gets, side by side: by default
+//! the agents the repository targets (see [`crate::chain::targets`]), or the profiles named.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde::Serialize;
+use serde_json::Value;
 
 use super::{CompareArgs, EXIT_USAGE};
-use crate::chain::agents::{self, Status};
+use crate::chain::agents::{self, AgentFile, Status};
 use crate::chain::settings::{Env, Profile, Settings};
 use crate::chain::source::FileCache;
+use crate::chain::targets::{self, Targets};
 use crate::paths;
 use crate::session::Session;
+
+/// A file an agent gets only in part.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Cut {
+    pub path: String,
+    pub included_bytes: u64,
+    pub bytes: u64,
+    /// The line of the first byte the agent does not get.
+    pub line: usize,
+}
 
 /// What one profile loads.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Row {
     pub profile: String,
+    /// How the agent is called ("Claude Code").
+    pub name: String,
+    pub mirrors: String,
     /// Files that reach the agent (whole or cut).
     pub files: Vec<String>,
-    /// Bytes of what the agent gets.
+    /// Bytes of what the agent gets, in all.
     pub bytes: usize,
-    /// Files omitted or truncated by the budget.
+    /// Bytes of each message or block the agent adds, in order: what it gets at start, then what
+    /// each read adds (each within the budget on its own).
+    pub parts: Vec<usize>,
+    /// Files omitted or truncated (both lists below).
     pub cut: Vec<String>,
-    /// Candidates that lose to another file of their directory.
+    pub truncated: Vec<Cut>,
+    pub omitted: Vec<String>,
+    /// Files that lose to another file.
     pub shadowed: Vec<String>,
+    /// Other files the agent does not take, with the reason (`oversized`, `linked-outside`, …).
+    pub skipped: Vec<String>,
+    /// Why the agent loads nothing, when it does not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 pub fn run(args: &CompareArgs) -> ExitCode {
     match rows(args) {
-        Ok(rows) if args.json => {
-            println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default());
-            ExitCode::SUCCESS
-        }
-        Ok(rows) => {
-            print!("{}", table(&rows));
+        Ok((rows, line)) => {
+            if args.json {
+                eprintln!("{line}");
+                println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default());
+            } else {
+                print!("{line}\n\n{}", text(&rows));
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -43,74 +72,282 @@ pub fn run(args: &CompareArgs) -> ExitCode {
     }
 }
 
-fn rows(args: &CompareArgs) -> Result<Vec<Row>, String> {
-    let folder = paths::absolute(&args.path).map_err(|e| format!("{}: {e}", args.path.display()))?;
-    if !folder.is_dir() {
-        return Err(format!("{} is not a directory", args.path.display()));
+/// `--set` as a JSON object.
+fn set_object(set: &[String]) -> Result<serde_json::Map<String, Value>, String> {
+    let mut obj = serde_json::Map::new();
+    for pair in set {
+        let (key, value) = super::parse_set(pair)?;
+        obj.insert(key, value);
     }
+    Ok(obj)
+}
+
+/// Which profiles to show, and the line that says why.
+fn selection(args: &CompareArgs, folder: &Path) -> Result<(Vec<String>, Option<Targets>, String), String> {
+    let all: Vec<String> = Profile::NAMES.iter().chain(agents::NAMES).map(|s| s.to_string()).collect();
+    if args.all || args.profile.iter().any(|p| p == "all") {
+        return Ok((all, None, "comparing every profile (--all)".into()));
+    }
+    if !args.profile.is_empty() {
+        for p in &args.profile {
+            if !all.contains(p) {
+                return Err(format!("unknown profile `{p}`; expected one of {}, or all", all.join(", ")));
+            }
+        }
+        let names: Vec<&str> = args.profile.iter().map(|p| agents::display_name(p)).collect();
+        let shown: Vec<String> =
+            args.profile.iter().zip(names).map(|(p, n)| if n == "The agent" { p.clone() } else { n.into() }).collect();
+        return Ok((args.profile.clone(), None, format!("comparing {} (--profile)", shown.join(", "))));
+    }
+    let markers = Settings::defaults(Profile::Dsh, &Env::from_process()).root_markers;
+    let root = crate::chain::discover::project_root(folder, &markers);
+    let names = targets::names_below(&root);
+    let t = Targets::resolve(folder, names.iter().map(String::as_str))?;
+    let line = t.describe("compar");
+    if t.agents.is_empty() {
+        // Nothing to go by: show every agent, so the user sees what each would read.
+        return Ok((agents::NAMES.iter().map(|s| s.to_string()).collect(), Some(t), line + "; showing every agent"));
+    }
+    Ok((t.agents.clone(), Some(t), line))
+}
+
+fn rows(args: &CompareArgs) -> Result<(Vec<Row>, String), String> {
+    let folder = super::directory(&args.path)?;
+    let touched = super::touches(&args.touch, &folder)?;
+    let (profiles, targets, line) = selection(args, &folder)?;
+    let sets = set_object(&args.set)?;
     let env = Env::from_process();
-    let mut out = Vec::new();
-    for profile in [Profile::Dsh, Profile::Ds4] {
-        let cache = FileCache::new();
-        let mut session = Session::new(&folder, Settings::defaults(profile, &env));
-        for file in &args.touch {
-            session.touch(&cache, &paths::absolute(file).map_err(|e| format!("{}: {e}", file.display()))?);
-        }
-        let snap = session.snapshot(&cache, None);
-        let mut row =
-            Row { profile: profile.name().into(), files: Vec::new(), bytes: 0, cut: Vec::new(), shadowed: Vec::new() };
-        for block in std::iter::once(&snap.baseline).chain(&snap.nested) {
-            let (files, r) = (&block.files, &block.rendered);
-            let cut = |i: &usize| files.get(*i).map(|f| f.heading.clone());
-            let shown = files.iter().enumerate().filter(|(i, _)| !r.omitted.contains(i));
-            row.files.extend(shown.map(|(_, f)| f.heading.clone()));
-            row.bytes += r.text.len();
-            row.cut.extend(r.omitted.iter().filter_map(cut).chain(r.truncated.map(|t| t.index).iter().filter_map(cut)));
-        }
-        let skipped = snap.chain.skipped.iter().chain(&snap.nested_skipped);
-        row.shadowed = skipped.filter(|s| s.shadowed_by.is_some()).map(|s| s.heading.clone()).collect();
-        out.push(row);
-    }
-    // Named from the project root, as the dsh rows are.
+    // Agents' files are named from the project root, as the engine's are.
     let markers = Settings::defaults(Profile::Dsh, &env).root_markers;
     let root = crate::chain::discover::project_root(&folder, &markers);
     let root = std::fs::canonicalize(&root).unwrap_or(root);
-    let name = |p: &std::path::Path| match p.strip_prefix(&root) {
+    let name = |p: &Path| match p.strip_prefix(&root) {
         Ok(rel) => paths::slash_join(rel),
         Err(_) => paths::slash_join(p),
     };
     let agent_env = agents::AgentEnv::from_process();
-    for profile_name in agents::NAMES {
-        let Some(profile) = agents::profile(profile_name, &agent_env, &agents::Overrides::default()) else {
+    let mut out = Vec::new();
+    for p in &profiles {
+        if let Some(profile) = Profile::parse(p) {
+            out.push(engine_row(profile, &folder, &touched, &sets, &env)?);
             continue;
-        };
-        let view = agents::load(&profile, &folder, &args.touch);
-        let with = |statuses: &[Status]| {
-            view.files.iter().filter(|f| statuses.contains(&f.status)).map(|f| name(&f.path)).collect()
-        };
-        out.push(Row {
-            profile: view.profile.into(),
-            files: with(&[Status::Loaded, Status::Truncated]),
-            bytes: view.text.len(),
-            cut: with(&[Status::Truncated, Status::Omitted]),
-            shadowed: with(&[Status::Shadowed]),
-        });
+        }
+        let mut o = targets.as_ref().map(|t| t.overrides(p)).unwrap_or_default();
+        let sets_value = Value::Object(sets.clone());
+        let from_sets = super::agent_overrides(p, &sets_value, true)?;
+        o.max_bytes = from_sets.max_bytes.or(o.max_bytes);
+        o.candidates = from_sets.candidates.or(o.candidates);
+        let Some(profile) = agents::profile(p, &agent_env, &o) else { continue };
+        out.push(agent_row(&profile, &folder, &touched, &name));
     }
-    Ok(out)
+    Ok((out, line))
 }
 
-fn table(rows: &[Row]) -> String {
-    let list = |v: &[String]| if v.is_empty() { "-".to_string() } else { v.join(", ") };
-    let mut out = format!("{:<9} {:>7}  {:<40} {:<28} {}\n", "profile", "bytes", "files", "cut", "shadowed");
-    for r in rows {
-        out.push_str(&format!(
-            "{:<9} {:>7}  {:<40} {:<28} {}\n",
-            r.profile,
-            r.bytes,
-            list(&r.files),
-            list(&r.cut),
-            list(&r.shadowed)
+fn engine_row(
+    profile: Profile,
+    folder: &Path,
+    touched: &[PathBuf],
+    sets: &serde_json::Map<String, Value>,
+    env: &Env,
+) -> Result<Row, String> {
+    let mut obj = sets.clone();
+    obj.insert("profile".into(), Value::String(profile.name().into()));
+    // Keys only agents take are not the engine's business.
+    obj.remove("profiles");
+    let (settings, problems) = Settings::parse(&Value::Object(obj), None, env);
+    if let Some(p) = problems.first() {
+        return Err(p.to_string());
+    }
+    let cache = FileCache::new();
+    let mut session = Session::new(folder, settings);
+    for file in touched {
+        session.touch(&cache, file);
+    }
+    let snap = session.snapshot(&cache, None);
+    let mut row = Row {
+        profile: profile.name().into(),
+        name: profile.name().into(),
+        mirrors: "the dsh and ds4 rules (docs/profiles.md)".into(),
+        files: Vec::new(),
+        bytes: 0,
+        parts: Vec::new(),
+        cut: Vec::new(),
+        truncated: Vec::new(),
+        omitted: Vec::new(),
+        shadowed: Vec::new(),
+        skipped: Vec::new(),
+        note: None,
+    };
+    for block in std::iter::once(&snap.baseline).chain(&snap.nested) {
+        let (files, r) = (&block.files, &block.rendered);
+        for (i, f) in files.iter().enumerate() {
+            if r.omitted.contains(&i) {
+                row.omitted.push(f.heading.clone());
+                continue;
+            }
+            row.files.push(f.heading.clone());
+            if let Some(t) = r.truncated.filter(|t| t.index == i) {
+                let bytes = f.file.bytes();
+                let line = crate::chain::lint::line_col(f.file.text.as_bytes(), t.included_bytes).0;
+                row.truncated.push(Cut {
+                    path: f.heading.clone(),
+                    included_bytes: t.included_bytes as u64,
+                    bytes,
+                    line,
+                });
+            }
+        }
+        if !r.text.is_empty() {
+            row.parts.push(r.text.len());
+        }
+    }
+    row.bytes = row.parts.iter().sum();
+    row.cut = row.omitted.iter().chain(row.truncated.iter().map(|t| &t.path)).cloned().collect();
+    for s in snap.chain.skipped.iter().chain(&snap.nested_skipped) {
+        if s.shadowed_by.is_some() {
+            row.shadowed.push(s.heading.clone());
+        } else {
+            row.skipped.push(format!("{} ({})", s.heading, s.reason.name()));
+        }
+    }
+    if row.files.is_empty() && row.omitted.is_empty() {
+        row.note = Some(format!(
+            "loads nothing: none of {} is on the way from the project root",
+            session.settings.all_names().collect::<Vec<_>>().join(", ")
         ));
     }
+    Ok(row)
+}
+
+/// The names an agent looks for in a directory, for "loads nothing" notes.
+fn looked_for(profile: &agents::AgentProfile) -> Vec<String> {
+    if profile.layers.is_empty() {
+        profile.candidates.clone()
+    } else {
+        profile.layers.iter().map(|l| l.path.to_string()).collect()
+    }
+}
+
+fn agent_row(
+    profile: &agents::AgentProfile,
+    folder: &Path,
+    touched: &[PathBuf],
+    name: &dyn Fn(&Path) -> String,
+) -> Row {
+    let view = agents::load(profile, folder, touched);
+    let with = |statuses: &[Status]| -> Vec<&AgentFile> {
+        view.files.iter().filter(|f| statuses.contains(&f.status)).collect()
+    };
+    let names = |files: Vec<&AgentFile>| -> Vec<String> { files.into_iter().map(|f| name(&f.path)).collect() };
+    let truncated: Vec<Cut> = with(&[Status::Truncated])
+        .into_iter()
+        .map(|f| Cut {
+            path: name(&f.path),
+            included_bytes: f.included_bytes,
+            bytes: f.bytes,
+            line: agents::cut_line(f),
+        })
+        .collect();
+    let omitted = names(with(&[Status::Omitted]));
+    let other: &[Status] = &[
+        Status::Oversized,
+        Status::Unreadable,
+        Status::Duplicate,
+        Status::LinkedOutside,
+        Status::Capped,
+        Status::Runaway,
+        Status::Outside,
+        Status::Cycle,
+        Status::TooDeep,
+        Status::Empty,
+    ];
+    let skipped = with(other).into_iter().map(|f| format!("{} ({})", name(&f.path), f.status.as_str())).collect();
+    let note = view.text.is_empty().then(|| {
+        format!(
+            "loads nothing: none of {} is on its way here, nor a global file of its own",
+            looked_for(profile).join(", ")
+        )
+    });
+    Row {
+        profile: view.profile.into(),
+        name: agents::display_name(view.profile).into(),
+        mirrors: view.mirrors.into(),
+        files: names(with(&[Status::Loaded, Status::Truncated])),
+        bytes: view.text.len(),
+        parts: view.parts.iter().map(String::len).collect(),
+        cut: names(with(&[Status::Truncated, Status::Omitted])),
+        truncated,
+        omitted,
+        shadowed: names(with(&[Status::Shadowed])),
+        skipped,
+        note,
+    }
+}
+
+/// One paragraph per profile, each list on its own line, so long lists never misalign.
+fn text(rows: &[Row]) -> String {
+    let mut out = String::new();
+    for r in rows {
+        let size = match r.parts.len() {
+            0 | 1 => format!("{} bytes", r.bytes),
+            n => format!(
+                "{} bytes in {n} parts ({}), each within its budget",
+                r.bytes,
+                r.parts.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(" + ")
+            ),
+        };
+        let title = if r.name == r.profile { r.profile.clone() } else { format!("{} ({})", r.name, r.profile) };
+        out.push_str(&format!("{title}, {}: {size}\n", r.mirrors));
+        let mut item = |label: &str, values: Vec<String>| {
+            if !values.is_empty() {
+                out.push_str(&format!("  {label:<10} {}\n", values.join(", ")));
+            }
+        };
+        item("loads", r.files.clone());
+        item(
+            "truncated",
+            r.truncated
+                .iter()
+                .map(|t| format!("{} ({} of {} bytes, cut at line {})", t.path, t.included_bytes, t.bytes, t.line))
+                .collect(),
+        );
+        item("omitted", r.omitted.clone());
+        item("ignores", r.shadowed.clone());
+        item("skips", r.skipped.clone());
+        if let Some(note) = &r.note {
+            out.push_str(&format!("  {note}\n"));
+        }
+        out.push('\n');
+    }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_paragraphs_whatever_the_length_of_their_lists() {
+        let long: Vec<String> = (0..30).map(|i| format!("packages/p{i}/AGENTS.md")).collect();
+        let row = Row {
+            profile: "codex".into(),
+            name: "Codex".into(),
+            mirrors: "Codex CLI 0.171.0".into(),
+            files: long.clone(),
+            bytes: 300,
+            parts: vec![200, 100],
+            cut: vec![],
+            truncated: vec![Cut { path: "AGENTS.md".into(), included_bytes: 10, bytes: 20, line: 2 }],
+            omitted: vec![],
+            shadowed: vec![],
+            skipped: vec![],
+            note: None,
+        };
+        let t = text(&[row]);
+        assert!(t.starts_with(
+            "Codex (codex), Codex CLI 0.171.0: 300 bytes in 2 parts (200 + 100), each within its budget\n"
+        ));
+        assert!(t.contains(&format!("  loads      {}\n", long.join(", "))));
+        assert!(t.contains("  truncated  AGENTS.md (10 of 20 bytes, cut at line 2)\n"));
+    }
 }

@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use super::{EXIT_USAGE, EffectiveArgs, settings_from_args};
 use crate::chain::settings::Env;
 use crate::chain::source::FileCache;
-use crate::paths;
 use crate::session::Session;
 
 pub fn run(args: &EffectiveArgs) -> ExitCode {
@@ -28,20 +27,9 @@ pub fn run(args: &EffectiveArgs) -> ExitCode {
 /// What `effective` prints: the blocks separated by a blank line (or JSON), newline-terminated;
 /// nothing at all when nothing loads.
 pub fn effective(args: &EffectiveArgs) -> Result<String, String> {
-    let folder = paths::absolute(&args.path).map_err(|e| format!("{}: {e}", args.path.display()))?;
-    match std::fs::metadata(&folder) {
-        Ok(m) if m.is_dir() => {}
-        Ok(_) => {
-            return Err(format!("{} is not a directory; give the directory the agent works in", args.path.display()));
-        }
-        Err(e) => return Err(format!("{}: {e}", args.path.display())),
-    }
+    let folder = super::directory(&args.path)?;
+    let touched = super::touches(&args.touch, &folder)?;
     if let Some(profile) = super::agent_profile(&args.settings)? {
-        let touched = args
-            .touch
-            .iter()
-            .map(|f| paths::absolute(f).map_err(|e| format!("{}: {e}", f.display())))
-            .collect::<Result<Vec<_>, _>>()?;
         let view = crate::chain::agents::load(&profile, &folder, &touched);
         if args.json {
             return serde_json::to_string_pretty(&view).map(|j| j + "\n").map_err(|e| e.to_string());
@@ -51,9 +39,8 @@ pub fn effective(args: &EffectiveArgs) -> Result<String, String> {
     let settings = settings_from_args(&args.settings, &Env::from_process())?;
     let cache = FileCache::new();
     let mut session = Session::new(&folder, settings);
-    for file in &args.touch {
-        let file = paths::absolute(file).map_err(|e| format!("{}: {e}", file.display()))?;
-        session.touch(&cache, &file);
+    for file in &touched {
+        session.touch(&cache, file);
     }
     if args.json {
         let result = session.effective(&cache, None, None);

@@ -52,12 +52,24 @@ pub struct CompareArgs {
     /// The directory the agents work in.
     #[arg(default_value = ".")]
     pub path: PathBuf,
-    /// Print the rows as JSON.
+    /// Print the rows as JSON (the line that says which agents goes to stderr).
     #[arg(long)]
     pub json: bool,
     /// A file the agents have read (their nested and lazy files load); repeatable.
     #[arg(long = "touch", value_name = "FILE")]
     pub touch: Vec<PathBuf>,
+    /// Compare these profiles instead of the agents the repository targets (repeatable): dsh,
+    /// ds4, codex, claude, gemini, opencode, dsh-next, or all.
+    #[arg(long, value_name = "P")]
+    pub profile: Vec<String>,
+    /// Compare every profile.
+    #[arg(long)]
+    pub all: bool,
+    /// Set a setting for every row; VALUE is JSON when it parses as JSON, else a string
+    /// (repeatable). Agents take baselineMaxBytes (their budget) and instructionFileCandidates
+    /// (their file names).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
 }
 
 /// Settings flags shared by the commands.
@@ -106,6 +118,8 @@ pub struct CheckArgs {
     /// Trees to check.
     #[arg(default_value = ".")]
     pub paths: Vec<PathBuf>,
+    /// How to print findings: `path:line:col: severity[code]: message` lines, a JSON document,
+    /// or GitHub Actions annotations.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// The lowest severity that makes the exit code 1.
@@ -115,21 +129,39 @@ pub struct CheckArgs {
     pub settings: SettingsArgs,
 }
 
-/// The agent profile named by `--profile`, if it names one (see `agents::NAMES`), built from
-/// `--set`: `baselineMaxBytes` is the agent's byte budget and `instructionFileCandidates` its
-/// file names (Codex: extra fallbacks).
-pub fn agent_profile(args: &SettingsArgs) -> Result<Option<crate::chain::agents::AgentProfile>, String> {
-    use crate::chain::agents;
-    let Some(name) = args.profile.as_deref().filter(|p| agents::NAMES.contains(p)) else {
-        return Ok(None);
+/// Every name `--profile` takes.
+pub fn profile_names() -> Vec<&'static str> {
+    crate::chain::settings::Profile::NAMES.iter().chain(crate::chain::agents::NAMES).copied().collect()
+}
+
+/// One `--set KEY=VALUE`: VALUE is JSON when it parses as JSON, else a string; text that opens
+/// like JSON (`[`, `{`, `"`) but does not parse is an error that says where.
+pub fn parse_set(pair: &str) -> Result<(String, Value), String> {
+    let Some((key, raw)) = pair.split_once('=') else {
+        return Err(format!("--set takes KEY=VALUE, got `{pair}`"));
     };
-    let mut o = agents::Overrides::default();
-    for pair in &args.set {
-        let Some((key, raw)) = pair.split_once('=') else {
-            return Err(format!("--set takes KEY=VALUE, got `{pair}`"));
-        };
-        let value: Value = serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()));
-        match key.trim() {
+    let key = key.trim().to_string();
+    let value = match serde_json::from_str(raw) {
+        Ok(v) => v,
+        Err(e) if raw.trim_start().starts_with(['[', '{', '"']) => {
+            return Err(format!(
+                "--set {key}: the value `{raw}` is not valid JSON ({e}, at column {}); quote a plain string or fix the JSON",
+                e.column()
+            ));
+        }
+        Err(_) => Value::String(raw.to_string()),
+    };
+    Ok((key, value))
+}
+
+/// The overrides `--set` gives the agent profile `name`: `baselineMaxBytes` is its byte budget
+/// and `instructionFileCandidates` its file names (Codex: extra fallbacks). With `lenient`,
+/// other keys are left to the engine's profiles; else they are an error.
+pub fn agent_overrides(name: &str, sets: &Value, lenient: bool) -> Result<crate::chain::agents::Overrides, String> {
+    let mut o = crate::chain::agents::Overrides::default();
+    let Some(obj) = sets.as_object() else { return Ok(o) };
+    for (key, value) in obj {
+        match key.as_str() {
             "baselineMaxBytes" => {
                 o.max_bytes = Some(
                     value
@@ -147,6 +179,7 @@ pub fn agent_profile(args: &SettingsArgs) -> Result<Option<crate::chain::agents:
                         })?,
                 );
             }
+            _ if lenient => {}
             other => {
                 return Err(format!(
                     "the agent profile `{name}` takes baselineMaxBytes and instructionFileCandidates, not `{other}`"
@@ -154,21 +187,71 @@ pub fn agent_profile(args: &SettingsArgs) -> Result<Option<crate::chain::agents:
             }
         }
     }
+    Ok(o)
+}
+
+/// The agent profile named by `--profile`, if it names one (see `agents::NAMES`), built from
+/// `--set`.
+pub fn agent_profile(args: &SettingsArgs) -> Result<Option<crate::chain::agents::AgentProfile>, String> {
+    use crate::chain::agents;
+    let Some(name) = args.profile.as_deref().filter(|p| agents::NAMES.contains(p)) else {
+        return Ok(None);
+    };
+    let mut obj = Map::new();
+    for pair in &args.set {
+        let (key, value) = parse_set(pair)?;
+        obj.insert(key, value);
+    }
+    let o = agent_overrides(name, &Value::Object(obj), false)?;
     Ok(agents::profile(name, &agents::AgentEnv::from_process(), &o))
+}
+
+/// A directory given on the command line, absolute; the error says what is wrong with it in the
+/// system's words ("No such file or directory") or ours ("is not a directory").
+pub fn directory(path: &std::path::Path) -> Result<PathBuf, String> {
+    let abs = crate::paths::absolute(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    match std::fs::metadata(&abs) {
+        Ok(m) if m.is_dir() => Ok(abs),
+        Ok(_) => Err(format!("{} is not a directory; give the directory the agent works in", path.display())),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
+/// `--touch` files, absolute. A file that does not exist, or one outside `folder`, is accepted
+/// (an agent may touch either) but said so on stderr, since it reaches less than one expects.
+pub fn touches(files: &[PathBuf], folder: &std::path::Path) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for f in files {
+        let abs = crate::paths::absolute(f).map_err(|e| format!("--touch {}: {e}", f.display()))?;
+        if !abs.starts_with(folder) {
+            eprintln!(
+                "warning: --touch {}: outside {}, so it reaches no instruction file",
+                f.display(),
+                folder.display()
+            );
+        } else if std::fs::symlink_metadata(&abs).is_err() {
+            eprintln!(
+                "warning: --touch {}: no such file; it still reaches the directories on its way that exist",
+                f.display()
+            );
+        }
+        out.push(abs);
+    }
+    Ok(out)
 }
 
 /// Builds settings from `--profile` and `--set`; every problem is a usage error.
 pub fn settings_from_args(args: &SettingsArgs, env: &Env) -> Result<Settings, String> {
     let mut obj = Map::new();
     if let Some(p) = &args.profile {
+        if !profile_names().contains(&p.as_str()) {
+            return Err(format!("unknown profile `{p}`; expected one of {}", profile_names().join(", ")));
+        }
         obj.insert("profile".into(), Value::String(p.clone()));
     }
     for pair in &args.set {
-        let Some((key, raw)) = pair.split_once('=') else {
-            return Err(format!("--set takes KEY=VALUE, got `{pair}`"));
-        };
-        let value = serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()));
-        obj.insert(key.trim().to_string(), value);
+        let (key, value) = parse_set(pair)?;
+        obj.insert(key, value);
     }
     let (settings, problems) = Settings::parse(&Value::Object(obj), None, env);
     if let Some(p) = problems.first() {

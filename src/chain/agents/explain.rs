@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::env::{AgentEnv, Overrides, profile};
 use super::load::load;
+use super::profile::AgentProfile;
 use super::view::{AgentFile, AgentView, Status};
 use super::walk::has_git;
 use super::{imports, read};
@@ -27,12 +28,15 @@ pub fn cut_line(file: &AgentFile) -> usize {
 /// `name` shows a path (relative to the folder, say).
 pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> String) -> Option<String> {
     let agent = display_name(view.profile);
+    // Who spent the budget before this file, and how much each: a file that used 145 bytes is
+    // not what crowded this one out. Codex's global file does not count against its budget.
     let spent: Vec<String> = view
         .files
         .iter()
         .take_while(|f| f.path != file.path)
         .filter(|f| f.status.reaches() && f.included_bytes > 0)
-        .map(|f| name(&f.path))
+        .filter(|f| view.global_in_budget || f.scope != super::view::Scope::Global)
+        .map(|f| format!("{} ({} bytes)", name(&f.path), f.included_bytes))
         .collect();
     let budget = view.budget.clone().unwrap_or_else(|| "budget".into());
     let by = if spent.is_empty() { String::new() } else { format!(" spent by {}", spent.join(", ")) };
@@ -45,6 +49,9 @@ pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> Strin
             ))
         }
         Status::Omitted => Some(format!("{agent} leaves this file out ({budget}{by})")),
+        // A file that is the one loaded instead (a `CLAUDE.md` linked to `AGENTS.md`) reaches
+        // the agent all the same.
+        Status::Shadowed if same_file(&file.path, file.by.as_deref()) => None,
         Status::Shadowed => Some(format!(
             "{agent} ignores this file: it loads {} instead",
             file.by.as_deref().map(&name).unwrap_or_default()
@@ -71,9 +78,21 @@ pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> Strin
 /// cuts, leaves out or ignores, as findings (`agentCut`, `agentIgnored`). Agents read the disk,
 /// so these follow saved files. Paths in messages are relative to the project root (`.git`).
 pub fn findings(name: &str, env: &AgentEnv, cwd: &Path, touched: &[PathBuf]) -> Vec<crate::chain::lint::Finding> {
+    match profile(name, env, &Overrides::default()) {
+        Some(p) => profile_findings(&p, env, cwd, touched),
+        None => Vec::new(),
+    }
+}
+
+/// [`findings`] of a profile already built (with the repository's settings, say).
+pub fn profile_findings(
+    profile: &AgentProfile,
+    _env: &AgentEnv,
+    cwd: &Path,
+    touched: &[PathBuf],
+) -> Vec<crate::chain::lint::Finding> {
     use crate::chain::lint::{Code, Finding, Related, Span};
-    let Some(profile) = profile(name, env, &Overrides::default()) else { return Vec::new() };
-    let view = load(&profile, cwd, touched);
+    let view = load(profile, cwd, touched);
     let cwd_real = fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
     let base = cwd_real.ancestors().find(|d| has_git(d)).unwrap_or(&cwd_real).to_path_buf();
     let show = |p: &Path| match p.strip_prefix(&base) {
@@ -120,4 +139,9 @@ pub fn display_name(profile: &str) -> &'static str {
         "dsh-next" => "DeepSeek Harness (next)",
         _ => "The agent",
     }
+}
+
+/// Whether `a` and `b` are one file (a link and its target, say).
+fn same_file(a: &Path, b: Option<&Path>) -> bool {
+    b.is_some_and(|b| super::walk::file_key(a).is_some_and(|k| super::walk::file_key(b) == Some(k)))
 }

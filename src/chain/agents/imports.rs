@@ -234,7 +234,8 @@ pub fn gemini_expand(
         match read_text(&full) {
             Ok(text) => {
                 let bytes = text.len() as u64;
-                if !work.charge(bytes) {
+                // The comments around the imported text count too.
+                if !work.charge(bytes + 2 * d.path.len() as u64 + 64) {
                     return None;
                 }
                 files.push(AgentFile::new(full.clone(), Scope::Import, Status::Loaded).by(importer).size(bytes, bytes));

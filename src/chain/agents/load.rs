@@ -151,7 +151,26 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
         Budget::None => unbudgeted(profile, &cwd, files),
     };
     let text = parts.join("\n\n");
-    AgentView { profile: profile.name, mirrors: profile.mirrors, files, text, parts, budget: budget_words }
+    let files = once_each(files);
+    let global_in_budget = matches!(profile.budget, Budget::Block { .. });
+    AgentView {
+        profile: profile.name,
+        mirrors: profile.mirrors,
+        files,
+        text,
+        parts,
+        budget: budget_words,
+        global_in_budget,
+    }
+}
+
+/// Each file once: a file the agent gets (through an import, say: a `CLAUDE.md` that imports
+/// `@AGENTS.md` gives Claude Code the `AGENTS.md` it would otherwise skip as a fallback) is not
+/// also listed as one it ignores.
+fn once_each(files: Vec<AgentFile>) -> Vec<AgentFile> {
+    let reached: std::collections::HashSet<PathBuf> =
+        files.iter().filter(|f| f.status.reaches()).map(|f| f.path.clone()).collect();
+    files.into_iter().filter(|f| f.status != Status::Shadowed || !reached.contains(&f.path)).collect()
 }
 
 /// Reads every file whole (up to [`READ_CAP`]), resolves imports and joins.

@@ -131,4 +131,7 @@ pub struct AgentView {
     /// What the budget is, in words, when the profile has one (for messages).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<String>,
+    /// Whether the user-global file spends the budget (dsh-next) or not (Codex).
+    #[serde(skip)]
+    pub global_in_budget: bool,
 }
