@@ -147,6 +147,21 @@
     (unless (string-match-p "^- set nested pkg/AGENTS.md$" log)
       (error "The touch batch does not set pkg/AGENTS.md:\n%s" log))))
 
+(test-check "shutting the server down is answered, with no error reported"
+  (let (said)
+    (advice-add 'message :before (lambda (format-string &rest args)
+                                   (when format-string (push (apply #'format format-string args) said)))
+                '((name . test-said)))
+    (unwind-protect
+        (with-current-buffer (find-file-noselect (expand-file-name "AGENTS.md" test-root))
+          (pcase test-client
+            ;; eglot signals when the shutdown request fails; lsp-mode reports it as a message.
+            ('eglot (eglot-shutdown (eglot-current-server)))
+            ('lsp-mode (lsp-workspace-shutdown (lsp-find-workspace 'instructions-lsp buffer-file-name)))))
+      (advice-remove 'message 'test-said))
+    (when-let ((complaint (cl-find-if (lambda (m) (string-match-p "shutdown request\\|error" m)) said)))
+      (error "Shutting down reported: %s" complaint))))
+
 (test-out "%s: %d passed, %d failed" test-client test-passed test-failed)
 (kill-emacs (if (> test-failed 0) 1 0))
 
