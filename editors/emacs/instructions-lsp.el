@@ -28,7 +28,8 @@
 ;;                                   a touch of this file would add (instructions/effective)
 ;;   `instructions-lsp-transitions'  the session's batch log (instructions/transitions)
 ;;   `instructions-lsp-touch'        report this file as read by an agent (instructions/touch)
-;; The views they open remember their server, so the commands work from a view too.
+;; The views they open remember their server, so the commands work from a view too, and they are
+;; shown again when the server says the session changed (instructions/didChange).
 ;;
 ;; Before, this file was a snippet to copy: the eglot command was `instructions-lsp-eglot-effective'
 ;; (now an alias of `instructions-lsp-effective'), the other commands were lsp-mode's only, and the
@@ -84,6 +85,12 @@ makes opening a file reach its nested instruction scopes."
 (defvar-local instructions-lsp--origin nil
   "In a view: (CLIENT SERVER URI), where its content came from.")
 
+(defvar-local instructions-lsp--refresh nil
+  "In a view: the function that shows it again, for `instructions/didChange'.")
+
+(defvar instructions-lsp--refreshing nil
+  "Non-nil while a view is shown again: it keeps its window and point.")
+
 (defun instructions-lsp--settings ()
   "The settings as a JSON object (an empty plist would be sent as null)."
   (or instructions-lsp-settings (make-hash-table)))
@@ -137,18 +144,35 @@ PARAMS is a function of the uri.  Return (RESULT CLIENT SERVER URI)."
                          (lsp-request method params))))
           client server uri)))
 
-(defun instructions-lsp--view (name text origin)
-  "Show TEXT in the view buffer NAME, remembering ORIGIN; return the buffer."
+(defun instructions-lsp--view (name text origin refresh)
+  "Show TEXT in the view buffer NAME; return the buffer.
+It remembers ORIGIN, and REFRESH, the function that shows it again."
   (with-current-buffer (get-buffer-create name)
-    (let ((inhibit-read-only t))
+    (let ((inhibit-read-only t)
+          (point (point)))
       (erase-buffer)
-      (insert text))
-    (goto-char (point-min))
+      (insert text)
+      (goto-char (if instructions-lsp--refreshing (min point (point-max)) (point-min))))
     (if (fboundp 'markdown-mode) (markdown-mode) (text-mode))
-    (setq instructions-lsp--origin origin)
+    (setq instructions-lsp--origin origin
+          instructions-lsp--refresh refresh)
     (view-mode 1)
-    (pop-to-buffer (current-buffer))
+    (unless instructions-lsp--refreshing
+      (pop-to-buffer (current-buffer)))
     (current-buffer)))
+
+(defun instructions-lsp--did-change (server)
+  "After `instructions/didChange' from SERVER: show its open views again."
+  ;; Not from the process filter that got the notification: the views send requests.
+  (run-at-time
+   0 nil
+   (lambda ()
+     (dolist (buffer (buffer-list))
+       (with-current-buffer buffer
+         (when (and instructions-lsp--refresh (eq (nth 1 instructions-lsp--origin) server))
+           (let ((instructions-lsp--refreshing t))
+             (with-demoted-errors "instructions-lsp: %S"
+               (funcall instructions-lsp--refresh)))))))))
 
 ;;;; Commands
 
@@ -163,7 +187,7 @@ Then the block a touch of this file would add, if any."
                (preview-text (and preview (instructions-lsp--get preview :rendered))))
     (when (and (stringp preview-text) (not (string-empty-p preview-text)))
       (setq text (concat text "\n\n<!-- preview: what a touch of this file adds -->\n\n" preview-text)))
-    (instructions-lsp--view "*instructions-effective*" text origin)))
+    (instructions-lsp--view "*instructions-effective*" text origin #'instructions-lsp-effective)))
 
 (defun instructions-lsp-transitions (&optional since)
   "Show the transition log of this file's session.
@@ -181,7 +205,8 @@ Only the batches after SINCE (a prefix argument) when given."
         (setq text (concat text (format "- %s %s %s\n" (instructions-lsp--get c :action)
                                         (instructions-lsp--get c :scope) (instructions-lsp--get c :path)))))
       (setq text (concat text "\n" (instructions-lsp--get b :text) "\n\n")))
-    (instructions-lsp--view "*instructions-transitions*" text origin)))
+    (instructions-lsp--view "*instructions-transitions*" text origin
+                            (lambda () (instructions-lsp-transitions since)))))
 
 (defun instructions-lsp-touch ()
   "Report the current file as read by an agent (instructions/touch)."
@@ -208,7 +233,9 @@ Only the batches after SINCE (a prefix argument) when given."
   "Make eglot run instructions-lsp in `instructions-lsp-major-modes'."
   (require 'eglot)
   (add-to-list 'eglot-server-programs
-               (cons instructions-lsp-major-modes #'instructions-lsp--eglot-contact)))
+               (cons instructions-lsp-major-modes #'instructions-lsp--eglot-contact))
+  (cl-defmethod eglot-handle-notification (server (_method (eql instructions/didChange)) &rest _)
+    (instructions-lsp--did-change server)))
 
 ;;;; lsp-mode
 
@@ -233,9 +260,10 @@ It is an add-on: it runs beside each mode's own server."
     :server-id 'instructions-lsp
     :add-on? t
     :initialization-options #'instructions-lsp--settings
-    ;; The server sends it after each new batch; the views are refreshed on demand.
     :notification-handlers (let ((handlers (make-hash-table :test #'equal)))
-                             (puthash "instructions/didChange" #'ignore handlers)
+                             (puthash "instructions/didChange"
+                                      (lambda (workspace _params) (instructions-lsp--did-change workspace))
+                                      handlers)
                              handlers))))
 
 (provide 'instructions-lsp)

@@ -147,6 +147,11 @@
     (unless (string-match-p "^- set nested pkg/AGENTS.md$" log)
       (error "The touch batch does not set pkg/AGENTS.md:\n%s" log))))
 
+(test-check "the open effective view shows the touch's block without asking (instructions/didChange)"
+  (test-wait "the nested block in the view"
+             (lambda () (with-current-buffer "*instructions-effective*"
+                          (string-match-p "package rules" (buffer-string))))))
+
 (test-check "shutting the server down is answered, with no error reported"
   (let (said)
     (advice-add 'message :before (lambda (format-string &rest args)
