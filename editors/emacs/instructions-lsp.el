@@ -48,8 +48,9 @@
 (declare-function eglot--path-to-uri "eglot")
 (declare-function eglot-path-to-uri "eglot")
 (declare-function jsonrpc-request "jsonrpc")
+(declare-function jsonrpc-async-request "jsonrpc")
 (declare-function jsonrpc-notify "jsonrpc")
-(declare-function lsp-request "lsp-mode")
+(declare-function lsp-request-async "lsp-mode")
 (declare-function lsp-notify "lsp-mode")
 (declare-function lsp-register-client "lsp-mode")
 (declare-function make-lsp-client "lsp-mode")
@@ -58,6 +59,7 @@
 (declare-function lsp--path-to-uri "lsp-mode")
 (defvar eglot-server-programs)
 (defvar lsp--cur-workspace)
+(defvar lsp-response-timeout)
 (defvar lsp-language-id-configuration)
 
 (defgroup instructions-lsp nil
@@ -86,7 +88,7 @@ makes opening a file reach its nested instruction scopes."
   "In a view: (CLIENT SERVER URI), where its content came from.")
 
 (defvar-local instructions-lsp--refresh nil
-  "In a view: the function that shows it again, for `instructions/didChange'.")
+  "In a view: (METHOD PARAMS RENDER), to show it again on `instructions/didChange'.")
 
 (defvar instructions-lsp--refreshing nil
   "Non-nil while a view is shown again: it keeps its window and point.")
@@ -130,23 +132,49 @@ That is (eglot SERVER), (lsp-mode WORKSPACE) or nil."
     (funcall (if (fboundp 'eglot-path-to-uri) #'eglot-path-to-uri #'eglot--path-to-uri) buffer-file-name))
    (t (lsp--path-to-uri buffer-file-name))))
 
-(defun instructions-lsp--request (method params)
-  "Send METHOD with PARAMS to this buffer's server.
-PARAMS is a function of the uri.  Return (RESULT CLIENT SERVER URI)."
+(defun instructions-lsp--send (client server method params &optional callback)
+  "Send METHOD with PARAMS to SERVER of CLIENT.
+Without CALLBACK, wait and return the result; with it, return at once and
+call CALLBACK with the result (errors are dropped)."
+  (pcase client
+    ('eglot (let ((method (intern (concat ":" method))))
+              (if callback
+                  (jsonrpc-async-request server method params :success-fn callback
+                                         :error-fn #'ignore :timeout-fn #'ignore)
+                (jsonrpc-request server method params))))
+    ;; Only this server, also from a view (where lsp-mode is off).
+    ('lsp-mode (let ((lsp--cur-workspace server))
+                 (if callback
+                     (lsp-request-async method params callback :mode 'detached :error-handler #'ignore)
+                   (instructions-lsp--lsp-mode-wait method params))))))
+
+(defun instructions-lsp--lsp-mode-wait (method params)
+  "Send METHOD with PARAMS through lsp-mode and wait for the result.
+Not `lsp-request': lsp-mode 8 throws out of its process filter when the answer
+comes, which drops the messages read with it (an `instructions/didChange', say)."
+  (let (done result failure)
+    (lsp-request-async method params (lambda (r) (setq result r done t))
+                       :mode 'detached :error-handler (lambda (e) (setq failure e done t)))
+    (with-timeout (lsp-response-timeout (error "instructions-lsp: no answer to %s" method))
+      (while (not done)
+        (accept-process-output nil 0.05)))
+    (when failure
+      (error "instructions-lsp: %s: %s" method (instructions-lsp--get failure :message)))
+    result))
+
+(defun instructions-lsp--show (name method params render)
+  "Ask this buffer's server METHOD, show the answer in the view NAME; return it.
+PARAMS is a function of the uri; RENDER makes the text of the result."
   (pcase-let* ((`(,client ,server) (or (instructions-lsp--client)
                                        (user-error "instructions-lsp: no instructions-lsp server for this buffer")))
                (uri (instructions-lsp--uri client))
-               (params (funcall params uri)))
-    (list (pcase client
-            ('eglot (jsonrpc-request server (intern (concat ":" method)) params))
-            ;; Only this server, also from a view (where lsp-mode is off).
-            ('lsp-mode (let ((lsp--cur-workspace server))
-                         (lsp-request method params))))
-          client server uri)))
+               (result (instructions-lsp--send client server method (funcall params uri))))
+    (instructions-lsp--view name (funcall render result) (list client server uri)
+                            (list method params render))))
 
 (defun instructions-lsp--view (name text origin refresh)
   "Show TEXT in the view buffer NAME; return the buffer.
-It remembers ORIGIN, and REFRESH, the function that shows it again."
+It remembers ORIGIN and REFRESH, the (METHOD PARAMS RENDER) that made it."
   (with-current-buffer (get-buffer-create name)
     (let ((inhibit-read-only t)
           (point (point)))
@@ -163,41 +191,44 @@ It remembers ORIGIN, and REFRESH, the function that shows it again."
 
 (defun instructions-lsp--did-change (server)
   "After `instructions/didChange' from SERVER: show its open views again."
-  ;; Not from the process filter that got the notification: the views send requests.
-  (run-at-time
-   0 nil
-   (lambda ()
-     (dolist (buffer (buffer-list))
-       (with-current-buffer buffer
-         (when (and instructions-lsp--refresh (eq (nth 1 instructions-lsp--origin) server))
-           (let ((instructions-lsp--refreshing t))
-             (with-demoted-errors "instructions-lsp: %S"
-               (funcall instructions-lsp--refresh)))))))))
+  (dolist (buffer (buffer-list))
+    (with-current-buffer buffer
+      (when (and instructions-lsp--refresh (eq (nth 1 instructions-lsp--origin) server))
+        ;; Asynchronously: this runs in the process filter, and a command may be waiting.
+        (pcase-let ((`(,client ,_ ,uri) instructions-lsp--origin)
+                    (`(,method ,params ,render) instructions-lsp--refresh)
+                    (origin instructions-lsp--origin)
+                    (refresh instructions-lsp--refresh)
+                    (name (buffer-name)))
+          (instructions-lsp--send
+           client server method (funcall params uri)
+           (lambda (result)
+             (when (buffer-live-p buffer)
+               (let ((instructions-lsp--refreshing t))
+                 (instructions-lsp--view name (funcall render result) origin refresh))))))))))
 
 ;;;; Commands
+
+(defun instructions-lsp--effective-text (result)
+  "The text of the effective view for RESULT: the blocks, then the preview."
+  (let* ((text (instructions-lsp-context-text result))
+         (preview (instructions-lsp--get result :preview))
+         (preview-text (and preview (instructions-lsp--get preview :rendered))))
+    (if (and (stringp preview-text) (not (string-empty-p preview-text)))
+        (concat text "\n\n<!-- preview: what a touch of this file adds -->\n\n" preview-text)
+      text)))
 
 (defun instructions-lsp-effective ()
   "Show the instruction blocks an agent working on this file gets.
 Then the block a touch of this file would add, if any."
   (interactive)
-  (pcase-let* ((`(,result . ,origin)
-                (instructions-lsp--request "instructions/effective" (lambda (uri) (list :uri uri))))
-               (text (instructions-lsp-context-text result))
-               (preview (instructions-lsp--get result :preview))
-               (preview-text (and preview (instructions-lsp--get preview :rendered))))
-    (when (and (stringp preview-text) (not (string-empty-p preview-text)))
-      (setq text (concat text "\n\n<!-- preview: what a touch of this file adds -->\n\n" preview-text)))
-    (instructions-lsp--view "*instructions-effective*" text origin #'instructions-lsp-effective)))
+  (instructions-lsp--show "*instructions-effective*" "instructions/effective"
+                          (lambda (uri) (list :uri uri)) #'instructions-lsp--effective-text))
 
-(defun instructions-lsp-transitions (&optional since)
-  "Show the transition log of this file's session.
-Only the batches after SINCE (a prefix argument) when given."
-  (interactive "P")
-  (pcase-let* ((`(,result . ,origin)
-                (instructions-lsp--request "instructions/transitions"
-                                           (lambda (uri) (list :uri uri :since (prefix-numeric-value (or since 0))))))
-               (text (format "# Transitions of %s (seq %s)\n\n" (instructions-lsp--get result :folder)
-                             (instructions-lsp--get result :seq))))
+(defun instructions-lsp--transitions-text (result)
+  "The text of the transitions view for RESULT: one section per batch."
+  (let ((text (format "# Transitions of %s (seq %s)\n\n" (instructions-lsp--get result :folder)
+                      (instructions-lsp--get result :seq))))
     (seq-doseq (b (instructions-lsp--get result :batches))
       (setq text (concat text (format "## seq %s · %s\n\n" (instructions-lsp--get b :seq)
                                       (instructions-lsp--get b :reason))))
@@ -205,8 +236,15 @@ Only the batches after SINCE (a prefix argument) when given."
         (setq text (concat text (format "- %s %s %s\n" (instructions-lsp--get c :action)
                                         (instructions-lsp--get c :scope) (instructions-lsp--get c :path)))))
       (setq text (concat text "\n" (instructions-lsp--get b :text) "\n\n")))
-    (instructions-lsp--view "*instructions-transitions*" text origin
-                            (lambda () (instructions-lsp-transitions since)))))
+    text))
+
+(defun instructions-lsp-transitions (&optional since)
+  "Show the transition log of this file's session.
+Only the batches after SINCE (a prefix argument) when given."
+  (interactive "P")
+  (let ((since (prefix-numeric-value (or since 0))))
+    (instructions-lsp--show "*instructions-transitions*" "instructions/transitions"
+                            (lambda (uri) (list :uri uri :since since)) #'instructions-lsp--transitions-text)))
 
 (defun instructions-lsp-touch ()
   "Report the current file as read by an agent (instructions/touch)."
