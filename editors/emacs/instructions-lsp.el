@@ -1,7 +1,7 @@
 ;;; instructions-lsp.el --- Which AGENTS.md / CLAUDE.md coding agents load, in Emacs  -*- lexical-binding: t; -*-
 
 ;; Version: 0.1.0
-;; Package-Requires: ((emacs "27.1"))
+;; Package-Requires: ((emacs "28.1"))
 ;; Keywords: tools, languages
 
 ;;; Commentary:
@@ -272,7 +272,7 @@ Only the batches after SINCE (a prefix argument) when given."
   (require 'eglot)
   (add-to-list 'eglot-server-programs
                (cons instructions-lsp-major-modes #'instructions-lsp--eglot-contact))
-  (cl-defmethod eglot-handle-notification (server (_method (eql instructions/didChange)) &rest _)
+  (cl-defmethod eglot-handle-notification (server (_method (eql 'instructions/didChange)) &rest _)
     (instructions-lsp--did-change server)))
 
 ;;;; lsp-mode
