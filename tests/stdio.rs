@@ -164,6 +164,21 @@ fn a_full_session_over_stdio() {
 }
 
 #[test]
+fn a_shutdown_and_exit_with_empty_params_are_a_clean_exit() {
+    // As lsp-mode sends them: `params: {}` on shutdown, `params: null` on exit.
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root rules");
+    let mut p = Proc::start(&t, &[]);
+    p.initialize(&t.root());
+    p.send(json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": {}}));
+    let shutdown = p.response(2);
+    assert_eq!(shutdown.get("error"), None, "shutdown with params {{}} is answered: {shutdown}");
+    assert_eq!(shutdown["result"], Value::Null);
+    p.send(json!({"jsonrpc": "2.0", "method": "exit", "params": null}));
+    assert_eq!(p.exit_code(), Some(0), "exit after shutdown is a clean exit");
+}
+
+#[test]
 fn a_malformed_message_is_answered_and_the_next_request_served() {
     let t = Tree::new();
     t.write("r/AGENTS.md", "root rules");

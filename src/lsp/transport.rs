@@ -157,6 +157,7 @@ where
             }
         };
         let id = value.get("id").cloned().unwrap_or(Value::Null);
+        let value = without_empty_params(value);
         if value.get("method").is_some() {
             let req: Request = match serde_json::from_value(value) {
                 Ok(r) => r,
@@ -204,6 +205,25 @@ where
     outgoing.abort();
     drop(out_tx);
     let _ = tokio::time::timeout(FLUSH_GRACE, writer).await;
+}
+
+/// `shutdown` and `exit` have no params; lsp-mode sends `{}` (others `null`). The router would answer
+/// that with -32602, and the client, unable to shut the server down, kills it.
+fn without_empty_params(mut value: Value) -> Value {
+    let method = value.get("method").and_then(Value::as_str);
+    if matches!(method, Some("shutdown" | "exit")) {
+        if let Some(message) = value.as_object_mut() {
+            let empty = match message.get("params") {
+                Some(Value::Null) => true,
+                Some(Value::Object(params)) => params.is_empty(),
+                _ => false,
+            };
+            if empty {
+                message.remove("params");
+            }
+        }
+    }
+    value
 }
 
 /// An mpsc receiver as a stream.

@@ -84,6 +84,24 @@ check(':InstructionsCompare shows a row per profile, counted as the CLI counts t
   vim.cmd('close')
 end)
 
+check('the scratch views keep their project: the commands and the statusline work from them', function()
+  wait('a first status', function()
+    return il.statusline() ~= ''
+  end)
+  local status = il.statusline()
+  vim.cmd('InstructionsEffective')
+  local view = vim.api.nvim_get_current_buf()
+  assert(il.statusline() == status, 'the statusline of the view: ' .. il.statusline())
+  vim.cmd('InstructionsEffective')
+  local again = vim.api.nvim_get_current_buf()
+  assert(again ~= view, ':InstructionsEffective opened nothing from the view')
+  local text = table.concat(vim.api.nvim_buf_get_lines(again, 0, -1, false), '\n')
+  assert(text:find('## AGENTS.md\n\nroot rules', 1, true), text)
+  vim.cmd('InstructionsTransitions')
+  text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  assert(text:find('## seq 1 · baseline', 1, true), text)
+end)
+
 check('a deeper file adds the nested file to the statusline and the transitions', function()
   wait('a first status', function()
     return il.statusline() ~= ''

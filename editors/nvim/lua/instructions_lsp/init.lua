@@ -125,6 +125,11 @@ function M.refresh(root)
 end
 
 local function root_of_buf(bufnr)
+  -- The plugin's scratch views belong to the project they were opened from.
+  local ok, remembered = pcall(vim.api.nvim_buf_get_var, bufnr, 'instructions_lsp_root')
+  if ok and type(remembered) == 'string' then
+    return remembered
+  end
   local name = vim.api.nvim_buf_get_name(bufnr)
   if name == '' then
     return nil
@@ -226,9 +231,11 @@ local function request(method, params)
   return response.result
 end
 
-local function scratch(name, text, filetype)
+local function scratch(name, text, filetype, root)
   vim.cmd('botright new')
   local buf = vim.api.nvim_get_current_buf()
+  -- Remembered so that the commands and the statusline work from this view too.
+  vim.api.nvim_buf_set_var(buf, 'instructions_lsp_root', root)
   vim.bo[buf].buftype = 'nofile'
   vim.bo[buf].bufhidden = 'wipe'
   vim.bo[buf].swapfile = false
@@ -242,15 +249,15 @@ end
 --- :InstructionsEffective: the blocks of the current file's session, and its preview.
 --- The `instructions/effective` result for the current buffer, or nil (after a message).
 local function effective_here()
-  local _, uri = current()
+  local _, uri, root = current()
   if not uri then
     return nil
   end
-  return request('instructions/effective', { uri = uri })
+  return request('instructions/effective', { uri = uri }), root
 end
 
 function M.show_effective()
-  local result = effective_here()
+  local result, root = effective_here()
   if not result then
     return
   end
@@ -258,12 +265,12 @@ function M.show_effective()
   if result.preview ~= vim.NIL and result.preview and result.preview.rendered ~= '' then
     text = text .. '\n\n<!-- preview: what a touch of this file adds -->\n\n' .. result.preview.rendered
   end
-  return scratch('instructions://effective', text, 'markdown')
+  return scratch('instructions://effective', text, 'markdown', root)
 end
 
 --- :InstructionsTransitions: the session's batch log, oldest first.
 function M.show_transitions()
-  local _, uri = current()
+  local _, uri, root = current()
   if not uri then
     return
   end
@@ -283,7 +290,7 @@ function M.show_transitions()
     table.insert(lines, batch.text)
     table.insert(lines, '')
   end
-  return scratch('instructions://transitions', table.concat(lines, '\n'), 'markdown')
+  return scratch('instructions://transitions', table.concat(lines, '\n'), 'markdown', root)
 end
 
 --- The lines of the :InstructionsCompare table: a row per profile, then each profile's files.
@@ -329,7 +336,7 @@ function M.show_compare()
   if not result then
     return
   end
-  return scratch('instructions://compare', table.concat(M.compare_lines(result), '\n'), 'markdown')
+  return scratch('instructions://compare', table.concat(M.compare_lines(result), '\n'), 'markdown', root)
 end
 
 --- :InstructionsCopy [register]: the blocks into a register (default `"`, and `+` when there is
