@@ -165,11 +165,7 @@ fn walk(root: &Path, names: &BTreeSet<String>) -> Walked {
 /// Walks the trees (honouring `.gitignore`) and returns the findings, deduplicated and
 /// sorted, the warnings about what could not be walked, and the lines that say which agents
 /// were checked for. Without `explicit` profiles, each tree is checked for the agents it targets.
-pub fn check(
-    roots: &[PathBuf],
-    settings: &Settings,
-    explicit: Option<&str>,
-) -> Result<Checked, String> {
+pub fn check(roots: &[PathBuf], settings: &Settings, explicit: Option<&str>) -> Result<Checked, String> {
     let agent_env = agents::AgentEnv::from_process();
     let mut findings = Vec::new();
     let mut warnings = Vec::new();

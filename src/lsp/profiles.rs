@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::chain::agents::{self, AgentEnv, AgentView, Overrides};
+use crate::chain::agents::{self, AgentEnv, AgentView};
 use crate::chain::settings::{Env, Profile, Settings};
 use crate::chain::source::FileCache;
 use crate::paths::{path_to_uri, slash_join};
@@ -47,7 +47,7 @@ pub struct ProfileFile {
 
 /// Every name `profile` accepts.
 pub fn names() -> Vec<&'static str> {
-    Profile::NAMES.iter().chain(agents::NAMES).copied().chain(["all"]).collect()
+    Profile::NAMES.iter().chain(agents::NAMES).copied().chain(["all", "targets"]).collect()
 }
 
 /// The answer for `name` in `session`'s folder, or what was wrong with `name`. `preview`, a
@@ -61,13 +61,30 @@ pub fn answer(
 ) -> Result<Value, String> {
     let q = Query { session, cache, env, preview };
     let to_value = |v: Result<Value, serde_json::Error>| v.map_err(|e| e.to_string());
-    if name == "all" {
+    if name == "all" || name == "targets" {
+        // `targets`: the profiles the session publishes (the agents the repository targets,
+        // unless `profiles` names others); every agent when there is none.
+        let mut chosen: Vec<String> = if name == "all" {
+            Profile::NAMES.iter().chain(agents::NAMES).map(|s| s.to_string()).collect()
+        } else {
+            session.profiles()
+        };
+        if chosen.is_empty() {
+            chosen = agents::NAMES.iter().map(|s| s.to_string()).collect();
+        }
         let mut all = Vec::new();
-        for p in Profile::NAMES.iter().chain(agents::NAMES) {
+        for p in &chosen {
             all.push(q.one(p)?);
         }
         let folder = path_to_uri(&session.folder);
-        return to_value(serde_json::to_value(serde_json::json!({ "folder": folder, "profiles": all })));
+        let selected = session.profiles();
+        let said = match session.targets() {
+            Some(t) if session.settings.targeted => t.describe("show"),
+            _ => format!("showing {} (the `profiles` setting)", selected.join(", ")),
+        };
+        return to_value(serde_json::to_value(
+            serde_json::json!({ "folder": folder, "selected": selected, "selectedBecause": said, "profiles": all }),
+        ));
     }
     if let Some(p) = Profile::parse(name) {
         return to_value(serde_json::to_value(q.engine(p)));
@@ -110,7 +127,7 @@ impl Query<'_> {
         if let Some(p) = Profile::parse(name) {
             return Ok(from_engine(name, self.engine(p)));
         }
-        let Some(profile) = agents::profile(name, &AgentEnv::with_home(self.env), &Overrides::default()) else {
+        let Some(profile) = agents::profile(name, &AgentEnv::with_home(self.env), &session.overrides(name)) else {
             return Err(format!("unknown profile `{name}`; expected one of {}", names().join(", ")));
         };
         let mut touched = session.touched_paths();

@@ -69,8 +69,9 @@
 
 (require 'instructions-lsp)
 (setq instructions-lsp-command (list (getenv "SERVER") "--log-level" "warn")
-      ;; Small enough that the fixture's AGENTS.md is past it; the same --set as run.sh's CLI.
-      instructions-lsp-settings '(:baselineMaxBytes 1024 :stateDir nil))
+      ;; The dsh rules, with a budget small enough that the fixture's AGENTS.md is past it (the
+      ;; same --set as run.sh's CLI): the default would follow the agents the repository targets.
+      instructions-lsp-settings '(:profile "dsh" :baselineMaxBytes 1024 :stateDir nil))
 
 (pcase test-client
   ('eglot

@@ -301,8 +301,12 @@ function M.compare_lines(result)
   local lines = {
     '# What each agent loads in ' .. vim.uri_to_fname(result.folder),
     '',
-    string.format('%-9s %8s  %-6s %s', 'profile', 'bytes', 'files', 'cut'),
   }
+  if type(result.selectedBecause) == 'string' then
+    table.insert(lines, result.selectedBecause)
+    table.insert(lines, '')
+  end
+  table.insert(lines, string.format('%-9s %8s  %-6s %s', 'profile', 'bytes', 'files', 'cut'))
   for _, p in ipairs(result.profiles) do
     local reaching, cut = 0, {}
     for _, f in ipairs(p.files) do
@@ -326,13 +330,16 @@ function M.compare_lines(result)
   return lines
 end
 
---- :InstructionsCompare: what each profile (dsh, ds4 and every agent) loads in this folder.
-function M.show_compare()
+--- :InstructionsCompare [all]: what each agent the repository targets (its
+--- instructions-lsp.toml, else what its files show) loads in this folder; with `all`, every
+--- profile (dsh, ds4 and every agent).
+function M.show_compare(opts)
   local _, _, root = current()
   if not root then
     return
   end
-  local result = request('instructions/effective', { uri = vim.uri_from_fname(root), profile = 'all' })
+  local which = (opts and opts.args == 'all') and 'all' or 'targets'
+  local result = request('instructions/effective', { uri = vim.uri_from_fname(root), profile = which })
   if not result then
     return
   end
@@ -407,7 +414,11 @@ function M.setup(opts)
   })
   vim.api.nvim_create_user_command('InstructionsEffective', M.show_effective, { desc = 'Show the instruction blocks agents get here' })
   vim.api.nvim_create_user_command('InstructionsTransitions', M.show_transitions, { desc = 'Show the instruction transition log' })
-  vim.api.nvim_create_user_command('InstructionsCompare', M.show_compare, { desc = 'Compare what each agent loads here' })
+  vim.api.nvim_create_user_command(
+    'InstructionsCompare',
+    M.show_compare,
+    { nargs = '?', complete = function() return { 'all' } end, desc = 'Compare what each agent loads here' }
+  )
   vim.api.nvim_create_user_command('InstructionsCopy', function(a)
     M.copy(a.args)
   end, { nargs = '?', desc = 'Copy the instruction blocks into a register' })
