@@ -743,3 +743,22 @@ fn the_bare_binary_in_a_terminal_says_it_is_a_language_server() {
     let o = Command::new(bin).stdin(std::process::Stdio::null()).output().expect("run");
     assert!(!String::from_utf8_lossy(&o.stderr).contains("waits for an editor"));
 }
+
+/// Claude Code started in a subdirectory does not load what the root CLAUDE.md imports from
+/// outside it: a finding that names the agent and where it was started.
+#[test]
+fn check_says_when_claude_code_in_a_subdirectory_misses_the_roots_imports() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "# Rules for the whole repository\n");
+    t.write("r/CLAUDE.md", "@AGENTS.md\n");
+    t.write("r/crates/x/CLAUDE.md", "crate rules\n");
+    let o = run(&t, &t.root(), &["check"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains(
+            "AGENTS.md:1:1: warning[agentCut]: Claude Code, started in `crates/x`, does not load this file, which CLAUDE.md imports: it loads no import from outside its working directory"
+        ),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -57,6 +57,19 @@ pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> Strin
             file.by.as_deref().map(&name).unwrap_or_default()
         )),
         Status::Oversized => Some(format!("{agent} does not load this file: it is too large ({} bytes)", file.bytes)),
+        // Claude Code started in a subdirectory does not load what the root file imports from
+        // outside it: the crate's session misses the repository's rules.
+        Status::Outside => {
+            let cwd = match name(&view.cwd) {
+                n if n.is_empty() || Path::new(&n) == view.cwd => format!("`{}`", view.cwd.display()),
+                n => format!("`{n}`"),
+            };
+            Some(format!(
+                "{agent}, started in {cwd}, does not load this file, which {} imports: it loads no import from outside {}",
+                file.by.as_deref().map(&name).unwrap_or_default(),
+                view.import_boundary
+            ))
+        }
         Status::Duplicate => Some(format!("{agent} drops this file: its text repeats a file it already loads")),
         Status::LinkedOutside => Some(format!(
             "{agent} would load this link's target {}, outside the project; instructions-lsp does not read it",
@@ -104,7 +117,12 @@ pub fn profile_findings(
         let Some(message) = explain(&view, f, show) else { continue };
         let cut = matches!(
             f.status,
-            Status::Truncated | Status::Omitted | Status::Oversized | Status::Capped | Status::Runaway
+            Status::Truncated
+                | Status::Omitted
+                | Status::Oversized
+                | Status::Capped
+                | Status::Runaway
+                | Status::Outside
         );
         let code = match f.status {
             Status::LinkedOutside => Code::LinkOutside,

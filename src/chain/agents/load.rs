@@ -161,6 +161,11 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
         parts,
         budget: budget_words,
         global_in_budget,
+        import_boundary: match profile.imports {
+            Imports::Listed => "its working directory",
+            _ => "the project root",
+        },
+        cwd: cwd.clone(),
     }
 }
 

@@ -134,4 +134,10 @@ pub struct AgentView {
     /// Whether the user-global file spends the budget (dsh-next) or not (Codex).
     #[serde(skip)]
     pub global_in_budget: bool,
+    /// Where the agent works (a real path), for messages.
+    #[serde(skip)]
+    pub cwd: PathBuf,
+    /// What an import must stay inside, in words ("its working directory"), for messages.
+    #[serde(skip)]
+    pub import_boundary: &'static str,
 }
