@@ -52,6 +52,9 @@ pub struct Row {
     /// Why the agent loads nothing, when it does not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The budget, in words, when the profile has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<String>,
 }
 
 pub fn run(args: &CompareArgs) -> ExitCode {
@@ -177,6 +180,10 @@ fn engine_row(
         shadowed: Vec::new(),
         skipped: Vec::new(),
         note: None,
+        budget: Some(match u64::try_from(session.settings.budget_bytes) {
+            Ok(b) if b > 0 => format!("{} budget per block", agents::size_words(b)),
+            _ => "every block disabled".into(),
+        }),
     };
     for block in std::iter::once(&snap.baseline).chain(&snap.nested) {
         let (files, r) = (&block.files, &block.rendered);
@@ -281,6 +288,7 @@ fn agent_row(
         shadowed: names(with(&[Status::Shadowed])),
         skipped,
         note,
+        budget: view.budget.clone(),
     }
 }
 
@@ -291,10 +299,14 @@ fn text(rows: &[Row]) -> String {
         let size = match r.parts.len() {
             0 | 1 => format!("{} bytes", r.bytes),
             n => format!(
-                "{} bytes in {n} parts ({}), each within its budget",
+                "{} bytes in {n} parts ({}: at start, then what the reads add)",
                 r.bytes,
                 r.parts.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(" + ")
             ),
+        };
+        let size = match &r.budget {
+            Some(b) => format!("{size}, {b}"),
+            None => size,
         };
         let title = if r.name == r.profile { r.profile.clone() } else { format!("{} ({})", r.name, r.profile) };
         out.push_str(&format!("{title}, {}: {size}\n", r.mirrors));
@@ -342,10 +354,11 @@ mod tests {
             shadowed: vec![],
             skipped: vec![],
             note: None,
+            budget: Some("32 KiB shared budget".into()),
         };
         let t = text(&[row]);
         assert!(t.starts_with(
-            "Codex (codex), Codex CLI 0.171.0: 300 bytes in 2 parts (200 + 100), each within its budget\n"
+            "Codex (codex), Codex CLI 0.171.0: 300 bytes in 2 parts (200 + 100: at start, then what the reads add), 32 KiB shared budget\n"
         ));
         assert!(t.contains(&format!("  loads      {}\n", long.join(", "))));
         assert!(t.contains("  truncated  AGENTS.md (10 of 20 bytes, cut at line 2)\n"));
