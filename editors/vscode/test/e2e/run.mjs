@@ -1,4 +1,4 @@
-// End to end in a real VS Code: code-server (installed offline by the shared script) with the
+// End to end in a real VS Code: code-server (installed offline by scripts/install-code-server.sh) with the
 // packaged .vsix installed, a two-folder workspace, driven by playwright-core in Debian's
 // headless Chromium. Screenshots go to .artifacts/vscode/ (ignored by git).
 import { execFileSync, spawn } from "child_process";
@@ -61,8 +61,11 @@ async function check(name, fn) {
 
 // 1. The real VS Code, installed offline.
 const csDir = join(root, ".cache/code-server");
-execFileSync("bash", [join(root, "../shared/tools/install-code-server.sh"), csDir], { stdio: "inherit" });
-const codeServer = join(csDir, "bin/code-server");
+const codeServer = execFileSync("bash", [join(root, "scripts/install-code-server.sh"), csDir], { stdio: ["ignore", "pipe", "inherit"] })
+  .toString()
+  .trim()
+  .split("\n")
+  .pop();
 if (!existsSync(vsix)) execFileSync("npm", ["run", "vsix"], { cwd: root, stdio: "inherit" });
 
 // 2. A fresh profile, the extension installed from the .vsix, and the fixture workspace.
