@@ -27,8 +27,10 @@ export interface Levels<T> {
 /**
  * The value a user or workspace explicitly set for `key` (folder, then workspace, then user),
  * or undefined so the server's default applies. In an untrusted workspace a restricted key
- * comes from the user's own settings only: VS Code's `get()` already ignores a workspace's
- * restricted values there, but `inspect()` still reports them, and this is what reads them.
+ * comes from the user's own settings only. VS Code drops the workspace values of the keys the
+ * manifest declares restricted, but `inspect()` reports any key left off that list (the e2e test
+ * showed a workspace's globalInstructionFile reaching the server that way), so the extension
+ * does not rely on the manifest alone.
  */
 export function explicitValue<T>(key: string, levels: Levels<T> | undefined, trusted: boolean): T | undefined {
   if (!levels) return undefined;
