@@ -86,12 +86,13 @@ impl State {
 
     /// The folder of the innermost session that contains `path`.
     pub fn folder_of(&self, path: &Path) -> Option<PathBuf> {
-        use std::ops::Bound;
+        // A scan, not a range of the ordered map: on Windows a client may spell a folder's case
+        // differently from the file's, and the map orders by exact case. Folders are few.
         self.sessions
-            .range::<Path, _>((Bound::Unbounded, Bound::Included(path)))
-            .rev()
-            .find(|(folder, _)| path.starts_with(folder))
-            .map(|(f, _)| f.clone())
+            .keys()
+            .filter(|folder| crate::paths::starts_with(path, folder))
+            .max_by_key(|folder| folder.components().count())
+            .cloned()
     }
 
     pub fn session_of(&self, path: &Path) -> Option<&Session> {

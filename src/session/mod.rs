@@ -469,8 +469,9 @@ impl Session {
         snapshot: &Snapshot,
         file: &Path,
     ) -> Option<RenderedFiles> {
-        let file = crate::paths::normalize(file);
-        if file == self.folder || !file.starts_with(&self.folder) {
+        // Re-spelt under the folder so that discovery's prefix stripping sees the folder's case.
+        let file = crate::paths::within(&crate::paths::normalize(file), &self.folder)?;
+        if file == self.folder {
             return None;
         }
         let disc = self.discovery(cache, buffers);

@@ -14,6 +14,7 @@ import {
 
 import { agentsNode, AllProfiles, contextText, Effective, folderNode, Node, statusText, statusTooltip, isCut } from "./model";
 import { resolveServer } from "./resolve";
+import { explicitValue, missingServerNotice, onceNotifier, repositoryUrl } from "./settings";
 
 /** Settings the server reads; the others (`server.path`, `trace.server`, `logLevel`) are ours. */
 const SERVER_KEYS = [
@@ -33,19 +34,18 @@ const SERVER_KEYS = [
   "profiles",
 ];
 
+/** A setting's explicit value, with restricted keys from user settings only while untrusted. */
+function explicit<T>(cfg: vscode.WorkspaceConfiguration, key: string): T | undefined {
+  return explicitValue<T>(key, cfg.inspect<T>(key), vscode.workspace.isTrusted);
+}
+
 /** Only the keys a user set (at any level), so the server's own defaults apply otherwise. */
 function explicitSettings(scope?: vscode.Uri): Record<string, unknown> {
   const cfg = vscode.workspace.getConfiguration("instructions", scope);
   const out: Record<string, unknown> = {};
   for (const key of SERVER_KEYS) {
-    const i = cfg.inspect(key);
-    if (!i) continue;
-    for (const v of [i.workspaceFolderValue, i.workspaceValue, i.globalValue]) {
-      if (v !== undefined) {
-        out[key] = v;
-        break;
-      }
-    }
+    const v = explicit(cfg, key);
+    if (v !== undefined) out[key] = v;
   }
   return out;
 }
@@ -54,10 +54,8 @@ function explicitSettings(scope?: vscode.Uri): Record<string, unknown> {
 function candidateNames(scope?: vscode.Uri): string[] {
   const cfg = vscode.workspace.getConfiguration("instructions", scope);
   const profile = cfg.get<string>("profile", "dsh");
-  const main = cfg.get<string[]>("instructionFileCandidates", ["AGENTS.md", "CLAUDE.md"]);
-  const local = cfg.inspect<string[]>("localInstructionFileCandidates");
-  const overlays =
-    local?.workspaceFolderValue ?? local?.workspaceValue ?? local?.globalValue ?? (profile === "ds4" ? ["AGENTS.local.md"] : []);
+  const main = explicit<string[]>(cfg, "instructionFileCandidates") ?? ["AGENTS.md", "CLAUDE.md"];
+  const overlays = explicit<string[]>(cfg, "localInstructionFileCandidates") ?? (profile === "ds4" ? ["AGENTS.local.md"] : []);
   return [...main, ...overlays].filter((n) => n && !n.includes("/") && !n.includes("\\"));
 }
 
@@ -73,13 +71,15 @@ function isCandidate(doc: vscode.TextDocument): boolean {
 
 let client: LanguageClient | undefined;
 let output: vscode.OutputChannel;
+let notifyMissing: ReturnType<typeof onceNotifier>;
 
 async function startClient(context: vscode.ExtensionContext): Promise<LanguageClient | undefined> {
   const cfg = vscode.workspace.getConfiguration("instructions");
   const bundled = path.join(context.extensionPath, "server", process.platform === "win32" ? "instructions-lsp.exe" : "instructions-lsp");
   const resolved = await resolveServer(
     {
-      setting: cfg.get<string>("server.path", ""),
+      // Scope `machine` keeps it out of workspace settings; read like the server's keys anyway.
+      setting: explicit<string>(cfg, "server.path") ?? "",
       env: process.env.INSTRUCTIONS_LSP_PATH,
       bundled,
       pathEnv: process.env.PATH,
@@ -98,9 +98,8 @@ async function startClient(context: vscode.ExtensionContext): Promise<LanguageCl
   );
   if (!resolved.ok) {
     output.appendLine(resolved.message);
-    void vscode.window.showErrorMessage(resolved.message, "Open Settings").then((pick) => {
-      if (pick) void vscode.commands.executeCommand("workbench.action.openSettings", "instructions.server.path");
-    });
+    const docs = repositoryUrl(context.extension.packageJSON?.repository);
+    void notifyMissing(missingServerNotice(`${process.platform}-${process.arch}`, docs));
     return undefined;
   }
   output.appendLine(`Using ${resolved.version} at ${resolved.path}`);
@@ -248,6 +247,10 @@ class ReadOnlyDocs implements vscode.TextDocumentContentProvider {
 
 export async function activate(context: vscode.ExtensionContext) {
   output = vscode.window.createOutputChannel("Agent Instructions");
+  notifyMissing = onceNotifier(
+    (message, ...buttons) => vscode.window.showErrorMessage(message, ...buttons),
+    (url) => void vscode.env.openExternal(vscode.Uri.parse(url)),
+  );
   status = new Status();
   const tree = new GuidanceTree();
   const docs = new ReadOnlyDocs();
@@ -337,6 +340,8 @@ export async function activate(context: vscode.ExtensionContext) {
       tree.refresh();
     }),
     vscode.window.onDidChangeActiveTextEditor(() => tree.refresh()),
+    // Trust unlocks the workspace's restricted settings: the server must start over with them.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void vscode.commands.executeCommand("instructions.restartServer")),
     vscode.workspace.onDidChangeWorkspaceFolders(() => tree.refresh()),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       // The document selector and the binary are fixed when the client starts.

@@ -49,6 +49,6 @@ export async function resolveServer(src: Sources, probe: Probe): Promise<Resolve
   return {
     ok: false,
     tried,
-    message: `No working instructions-lsp server was found. Tried: ${tried.join("; ")}. Set "instructions.server.path", or install it with \`cargo install --path .\`.`,
+    message: `No working instructions-lsp server was found. Tried: ${tried.join("; ")}. Set "instructions.server.path", or install it with \`cargo install instructions-lsp\` (or \`cargo install --path .\` in a checkout).`,
   };
 }

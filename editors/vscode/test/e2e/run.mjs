@@ -1,4 +1,4 @@
-// End to end in a real VS Code: code-server (installed offline by the shared script) with the
+// End to end in a real VS Code: code-server (installed offline by scripts/install-code-server.sh) with the
 // packaged .vsix installed, a two-folder workspace, driven by playwright-core in Debian's
 // headless Chromium. Screenshots go to .artifacts/vscode/ (ignored by git).
 import { execFileSync, spawn } from "child_process";
@@ -61,8 +61,11 @@ async function check(name, fn) {
 
 // 1. The real VS Code, installed offline.
 const csDir = join(root, ".cache/code-server");
-execFileSync("bash", [join(root, "../shared/tools/install-code-server.sh"), csDir], { stdio: "inherit" });
-const codeServer = join(csDir, "bin/code-server");
+const codeServer = execFileSync("bash", [join(root, "scripts/install-code-server.sh"), csDir], { stdio: ["ignore", "pipe", "inherit"] })
+  .toString()
+  .trim()
+  .split("\n")
+  .pop();
 if (!existsSync(vsix)) execFileSync("npm", ["run", "vsix"], { cwd: root, stdio: "inherit" });
 
 // 2. A fresh profile, the extension installed from the .vsix, and the fixture workspace.
@@ -95,34 +98,39 @@ const installed = readdirSync(extDir).filter((d) => d.startsWith("instructions-l
 if (installed.length !== 1) throw new Error(`the extension did not install: ${readdirSync(extDir)}`);
 log(`installed ${installed[0]}`);
 
-// 3. code-server on loopback, and Chromium.
-const port = await freePort();
-const cfg = join(tmp, "config.yaml");
-writeFileSync(cfg, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
-const server = spawn(
-  codeServer,
-  ["--config", cfg, "--user-data-dir", userDir, "--extensions-dir", extDir, "--disable-telemetry", "--disable-update-check",
-    "--disable-workspace-trust", "--disable-getting-started-override", workspaceFile],
-  // Its own process group, so that the extension host and our server stop with it.
-  { env, stdio: ["ignore", "pipe", "pipe"], detached: true },
-);
-let serverLog = "";
-server.stdout.on("data", (d) => (serverLog += d));
-server.stderr.on("data", (d) => (serverLog += d));
-await waitFor("code-server to listen", async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok);
+// 3. code-server on loopback (one launch per scenario), and Chromium.
+async function startCodeServer(name, user, extraArgs) {
+  const port = await freePort();
+  const cfg = join(tmp, `${name}.yaml`);
+  writeFileSync(cfg, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
+  const server = spawn(
+    codeServer,
+    ["--config", cfg, "--user-data-dir", user, "--extensions-dir", extDir, "--disable-telemetry", "--disable-update-check",
+      "--disable-getting-started-override", ...extraArgs],
+    // Its own process group, so that the extension host and our server stop with it.
+    { env, stdio: ["ignore", "pipe", "pipe"], detached: true },
+  );
+  const cs = { server, port, log: "" };
+  server.stdout.on("data", (d) => (cs.log += d));
+  server.stderr.on("data", (d) => (cs.log += d));
+  await waitFor("code-server to listen", async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok);
+  return cs;
+}
 
-const browser = await chromium.launch({
-  executablePath: "/usr/bin/chromium",
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-});
-const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-mkdirSync(artifacts, { recursive: true });
-shot = (name) => page.screenshot({ path: join(artifacts, `${name}.png`) });
+// Waits for code-server to exit: its extension host and our server still write logs and state
+// into tmp while they shut down.
+async function stopCodeServer({ server }) {
+  const exited = new Promise((resolve) => server.once("exit", resolve));
+  try {
+    process.kill(-server.pid, "SIGTERM");
+  } catch {
+    server.kill();
+  }
+  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10000))]);
+}
 
-try {
-  await page.goto(`http://127.0.0.1:${port}/?workspace=${encodeURIComponent(workspaceFile)}`);
-  await page.waitForSelector(".monaco-workbench", { timeout: TIMEOUT });
-
+/** Opens the Active Guidance view; returns a reader of its rows as "label description". */
+async function openGuidance(page) {
   // Open the view: the activity bar entry, then the pane if it starts collapsed.
   const activity = page.locator('.activitybar .action-item a[aria-label^="Agent Instructions"]');
   await activity.waitFor({ timeout: TIMEOUT });
@@ -132,7 +140,7 @@ try {
   await header.waitFor({ state: "attached", timeout: TIMEOUT });
   if ((await header.getAttribute("aria-expanded")) === "false" && (await header.isVisible())) await header.click();
   const view = page.locator('.pane:has(.pane-header:has-text("Active Guidance")) .pane-body');
-  // "label description" of every row (innerText would glue the two together).
+  // innerText would glue label and description together.
   const rows = () =>
     view.locator(".monaco-list-row").evaluateAll((els) =>
       els.map((el) => {
@@ -140,6 +148,23 @@ try {
         return `${part(".label-name")} ${part(".label-description")}`.replace(/\s+/g, " ").trim();
       }),
     );
+  return { view, rows };
+}
+
+const browser = await chromium.launch({
+  executablePath: "/usr/bin/chromium",
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+});
+mkdirSync(artifacts, { recursive: true });
+
+const trusted = await startCodeServer("trusted", userDir, ["--disable-workspace-trust", workspaceFile]);
+let page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+shot = (name) => page.screenshot({ path: join(artifacts, `${name}.png`) });
+
+try {
+  await page.goto(`http://127.0.0.1:${trusted.port}/?workspace=${encodeURIComponent(workspaceFile)}`);
+  await page.waitForSelector(".monaco-workbench", { timeout: TIMEOUT });
+  const { view, rows } = await openGuidance(page);
 
   await check("the tree shows each folder's files in order with their statuses", async () => {
     const texts = await waitFor("tree rows", async () => {
@@ -226,19 +251,92 @@ try {
     await shot("after-write");
   });
 } finally {
+  await page.close();
+  await stopCodeServer(trusted);
+  if (failures > 0) console.log(trusted.log.slice(-4000));
+}
+
+// 4. An untrusted workspace whose .vscode/settings.json points the global instruction file at a
+// file of the user outside it: restricted mode must keep that file's text out of the extension.
+// Workspace trust is on for this launch (user setting, no --disable-workspace-trust).
+const secretText = "SECRET-MARKER-7f3a: the user's private notes";
+const outside = join(tmp, "outside");
+mkdirSync(outside, { recursive: true });
+const secretFile = join(outside, "private-notes.md");
+writeFileSync(secretFile, `${secretText}\n`);
+const hostile = join(tmp, "hostile");
+mkdirSync(join(hostile, ".git"), { recursive: true });
+mkdirSync(join(hostile, ".vscode"), { recursive: true });
+writeFileSync(join(hostile, "AGENTS.md"), "# Hostile\n\nA workspace from somewhere else.\n");
+writeFileSync(join(hostile, ".vscode/settings.json"), JSON.stringify({ "instructions.globalInstructionFile": secretFile }));
+const userDir2 = join(tmp, "user-trust");
+mkdirSync(join(userDir2, "User"), { recursive: true });
+writeFileSync(
+  join(userDir2, "User/settings.json"),
+  JSON.stringify({
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": false,
+    "extensions.autoUpdate": false,
+    "extensions.autoCheckUpdates": false,
+    "telemetry.telemetryLevel": "off",
+    "security.workspace.trust.enabled": true,
+    // No modal at startup: the folder opens in restricted mode, as it does when a user
+    // dismisses the prompt.
+    "security.workspace.trust.startupPrompt": "never",
+    "window.restoreWindows": "none",
+    "instructions.stateDir": null,
+  }),
+);
+const untrusted = await startCodeServer("untrusted", userDir2, [hostile]);
+page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+try {
+  await page.goto(`http://127.0.0.1:${untrusted.port}/?folder=${encodeURIComponent(hostile)}`);
+  await page.waitForSelector(".monaco-workbench", { timeout: TIMEOUT });
+  const { rows } = await openGuidance(page);
+
+  await check("an untrusted workspace cannot make a file outside it appear", async () => {
+    // The scenario holds only when VS Code really runs the folder in restricted mode.
+    await page.locator('.statusbar-item:has-text("Restricted Mode")').first().waitFor({ timeout: TIMEOUT });
+    // The extension works there: the workspace's own file is listed...
+    const texts = await waitFor("the hostile folder's AGENTS.md", async () => {
+      const r = await rows();
+      return r.some((t) => t.startsWith("AGENTS.md loaded")) ? r : null;
+    });
+    log(`untrusted tree: ${JSON.stringify(texts)}`);
+    // ...but not the file its settings point at, in the tree or in the effective context.
+    if (texts.some((t) => t.includes("private-notes"))) throw new Error(`the outside file is listed: ${JSON.stringify(texts)}`);
+    await page.keyboard.press("F1");
+    await page.keyboard.type("Agent Instructions: Show Effective Context");
+    await page.keyboard.press("Enter");
+    await page.locator('.tab.active:has-text("Effective Context")').waitFor({ timeout: TIMEOUT });
+    const lines = page.locator(".part.editor .monaco-editor .view-lines");
+    const text = await waitFor("the effective context", async () => {
+      const t = await lines.first().innerText();
+      return t.includes("Hostile") ? t : null;
+    });
+    if (text.includes("SECRET-MARKER")) throw new Error("the outside file's text is in the effective context");
+    await page.screenshot({ path: join(artifacts, "untrusted.png") });
+  });
+
+  await check("trusting the workspace applies its setting (the check above is not vacuous)", async () => {
+    await page.locator('.statusbar-item:has-text("Restricted Mode")').first().click();
+    // "Trust", not "Don't Trust".
+    const trustButton = page.locator(".workspace-trust-editor .monaco-button").filter({ hasText: /^Trust/ }).first();
+    await trustButton.waitFor({ timeout: TIMEOUT });
+    await trustButton.click();
+    await page.locator('.statusbar-item:has-text("Restricted Mode")').first().waitFor({ state: "detached", timeout: TIMEOUT });
+    // The view is still open (the trust editor took the editor area, not the sidebar).
+    const texts = await waitFor("the outside file once trusted", async () => {
+      const r = await rows();
+      return r.some((t) => t.includes("private-notes")) ? r : null;
+    });
+    log(`trusted tree: ${JSON.stringify(texts)}`);
+  });
+} finally {
+  await page.close();
   await browser.close();
-  // Wait for code-server to exit: its extension host and our server still write logs and state
-  // into tmp while they shut down.
-  const exited = new Promise((resolve) => server.once("exit", resolve));
-  try {
-    process.kill(-server.pid, "SIGTERM");
-  } catch {
-    server.kill();
-  }
-  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10000))]);
-  if (failures > 0) {
-    console.log(serverLog.slice(-4000));
-  }
+  await stopCodeServer(untrusted);
+  if (failures > 0) console.log(untrusted.log.slice(-4000));
   try {
     rmSync(tmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   } catch (err) {

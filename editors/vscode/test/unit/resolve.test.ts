@@ -50,3 +50,15 @@ test("nothing anywhere says what was tried", async () => {
   assert.equal(r.ok, false);
   if (!r.ok) assert.match(r.message, /PATH: no instructions-lsp found/);
 });
+
+test("no server bundled for this platform: the configured path, else PATH", async () => {
+  // A platform without a bundled binary (e.g. a universal .vsix on linux-arm64).
+  const src = { bundled: "/ext/server/instructions-lsp", pathEnv: "/home/me/.cargo/bin:/usr/bin" };
+  const configured = await resolveServer({ ...src, setting: "/opt/ilsp" }, probe({ "/opt/ilsp": ok, "/usr/bin/instructions-lsp": ok }));
+  assert.equal(configured.ok && configured.path, "/opt/ilsp");
+  const cargo = await resolveServer(src, probe({ "/home/me/.cargo/bin/instructions-lsp": ok, "/usr/bin/instructions-lsp": ok }));
+  assert.equal(cargo.ok && cargo.path, "/home/me/.cargo/bin/instructions-lsp");
+  const none = await resolveServer(src, probe({}));
+  assert.equal(none.ok, false);
+  if (!none.ok) assert.match(none.message, /cargo install instructions-lsp/);
+});
