@@ -185,12 +185,14 @@ class GuidanceTree implements vscode.TreeDataProvider<Node> {
         });
         this.results.set(folder.uri.toString(), e);
         const node = folderNode(folder.name, e, inFolder ? active?.toString() : undefined);
-        // The Agents group compares every profile for the active folder (the only one, or the
-        // one holding the active editor), as if the agents had read the active file.
+        // The Agents group compares the agents the repository targets (its
+        // instructions-lsp.toml, else what its files show; the `profiles` setting overrides it)
+        // for the active folder (the only one, or the one holding the active editor), as if the
+        // agents had read the active file.
         if (inFolder || folders.length === 1) {
           const all = await client.sendRequest<AllProfiles>("instructions/effective", {
             uri: inFolder && active ? active.toString() : folder.uri.toString(),
-            profile: "all",
+            profile: "targets",
           });
           node.children!.push(agentsNode(e.folder, all));
         }

@@ -201,10 +201,12 @@ export interface ProfileResult {
   files: ProfileFile[];
 }
 
-/** The answer to `instructions/effective` with `profile: "all"`. */
+/** The answer to `instructions/effective` with `profile: "targets"` (or `"all"`). */
 export interface AllProfiles {
   folder: string;
   profiles: ProfileResult[];
+  /** Which agents, and why ("showing for Codex, Claude Code: detected from AGENTS.md, …"). */
+  selectedBecause?: string;
 }
 
 const REACHES = new Set(["loaded", "truncated"]);
@@ -243,5 +245,11 @@ export function agentsNode(base: string, all: AllProfiles): Node {
       children: files.length ? files : [note(`${base}#agents#${p.profile}#none`, "Loads nothing here")],
     };
   });
-  return { id: `${base}#agents`, label: "Agents", description: String(rows.length), children: rows };
+  return {
+    id: `${base}#agents`,
+    label: "Agents",
+    description: String(rows.length),
+    tooltip: all.selectedBecause,
+    children: rows,
+  };
 }

@@ -192,7 +192,7 @@ try {
     if (!(alphaFiles[0]?.includes("loaded") && betaFiles[0]?.includes("truncated"))) throw new Error(JSON.stringify({ alphaFiles, betaFiles }));
   });
 
-  await check("clicking a file opens it, and a hover shows its chain position", async () => {
+  await check("clicking a file opens it, and a hover shows what each agent does with it", async () => {
     const index = (await rows()).findIndex((t) => t.startsWith("AGENTS.md loaded"));
     await view.locator(".monaco-list-row").nth(index).click();
     await page.locator('.tab.active:has-text("AGENTS.md")').waitFor({ timeout: TIMEOUT });
@@ -206,26 +206,29 @@ try {
       const h = page.locator(".monaco-hover:visible");
       if ((await h.count()) === 0) return null;
       const text = await h.first().innerText();
-      return text.includes("#1 of") ? text : null;
+      // The agents the repository targets, side by side (alpha holds AGENTS.md and CLAUDE.md).
+      return text.includes("Codex: loads it") && text.includes("Claude Code: ignores it") ? text : null;
     });
     log(`hover: ${hover.replace(/\s+/g, " ").slice(0, 160)}`);
     await shot("hover");
   });
 
-  await check("the Agents group compares every profile for the active folder", async () => {
+  await check("the Agents group compares the agents the repository targets for the active folder", async () => {
     const agents = await waitFor("the Agents rows", async () => {
       const r = await rows();
-      return r.some((t) => t.startsWith("Agents")) && r.some((t) => t.startsWith("dsh-next")) ? r : null;
+      return r.some((t) => t.startsWith("Agents")) && r.some((t) => t.startsWith("opencode")) ? r : null;
     });
     const at = agents.findIndex((t) => t.startsWith("Agents"));
-    const profiles = agents.slice(at + 1, at + 8).map((t) => t.split(" ")[0]);
-    log(`agents: ${JSON.stringify(agents.slice(at, at + 8))}`);
-    if (JSON.stringify(profiles) !== JSON.stringify(["dsh", "ds4", "codex", "claude", "gemini", "opencode", "dsh-next"]))
-      throw new Error(`profiles: ${JSON.stringify(agents.slice(at, at + 8))}`);
-    // alpha's AGENTS.md and CLAUDE.md: opencode loads AGENTS.md only, dsh-next loads both.
+    const profiles = agents.slice(at + 1, at + 4).map((t) => t.split(" ")[0]);
+    log(`agents: ${JSON.stringify(agents.slice(at, at + 4))}`);
+    // alpha holds AGENTS.md (Codex, opencode) and CLAUDE.md (Claude Code).
+    if (JSON.stringify(profiles) !== JSON.stringify(["codex", "claude", "opencode"]))
+      throw new Error(`profiles: ${JSON.stringify(agents.slice(at, at + 4))}`);
+    if (agents.slice(at).some((t) => t.startsWith("dsh-next "))) throw new Error("dsh-next is not targeted here");
+    // opencode and Claude Code each load one of the two files.
     const row = (name) => agents.slice(at).find((t) => t.startsWith(`${name} `));
     if (!row("opencode")?.startsWith("opencode 1 file ·")) throw new Error(`opencode: ${row("opencode")}`);
-    if (!row("dsh-next")?.startsWith("dsh-next 2 files ·")) throw new Error(`dsh-next: ${row("dsh-next")}`);
+    if (!row("claude")?.startsWith("claude 1 file ·")) throw new Error(`claude: ${row("claude")}`);
     await shot("agents");
   });
 
@@ -236,10 +239,10 @@ try {
     await item.first().click();
   });
 
-  await check("a shadowed CLAUDE.md has its diagnostic in the Problems panel", async () => {
+  await check("a CLAUDE.md beside AGENTS.md has the targeted agents' diagnostic in the Problems panel", async () => {
     await page.keyboard.press("Control+Shift+M");
     const panel = page.locator(".markers-panel");
-    await waitFor("the shadowed problem", async () => (await panel.innerText()).includes("shadowed by AGENTS.md"));
+    await waitFor("opencode's problem", async () => (await panel.innerText()).includes("opencode ignores this file: it loads AGENTS.md instead"));
     await shot("problems");
   });
 

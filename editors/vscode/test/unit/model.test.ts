@@ -82,3 +82,17 @@ test("the Agents group has a row per profile with what each agent gets and cuts"
   const gemini = group.children![4];
   assert.equal(gemini.description, "1 file · 101 B");
 });
+
+test("the Agents group says which agents it shows, and why", () => {
+  const all: AllProfiles = JSON.parse(readFileSync(join(__dirname, "../../test/unit/fixtures/profiles-all.json"), "utf8"));
+  const because = "showing for Codex, Claude Code, opencode: detected from AGENTS.md, CLAUDE.md; set them in instructions-lsp.toml";
+  const targets: AllProfiles = {
+    ...all,
+    profiles: all.profiles.filter((p) => ["codex", "claude", "opencode"].includes(p.profile)),
+    selectedBecause: because,
+  };
+  const group = agentsNode(targets.folder, targets);
+  assert.deepEqual(group.children!.map((r) => r.label), ["codex", "claude", "opencode"]);
+  assert.equal(group.description, "3");
+  assert.equal(group.tooltip, because);
+});
