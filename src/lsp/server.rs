@@ -468,8 +468,11 @@ fn apply_settings(st: &mut State, folder: &Path, value: &Value) -> Option<String
         settings.budget_bytes
     );
     let ignored = settings.ignored_candidates.clone();
+    // The targets depend on the project root only: walk the repository again only when the
+    // root markers change (a walk of a large repository is not free).
+    let same_root = session.settings.root_markers == settings.root_markers && session.targets().is_some();
     session.settings = settings;
-    let config_problem = session.refresh_targets();
+    let config_problem = if same_root { None } else { session.refresh_targets() };
     if !ignored.is_empty() && st.logged_ignored.insert(ignored.clone()) {
         tracing::warn!(
             "ignored candidate entries {ignored:?}: a candidate is a file name without `/` or `\\`, not empty, `.` or `..`"
