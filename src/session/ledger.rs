@@ -1,7 +1,7 @@
 //! The transition log's types and its persistence (SPEC section 6): one JSON file per session,
 //! named by the SHA-256 of the folder path, written atomically.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -130,6 +130,10 @@ pub struct Pending {
     pub sha256: String,
 }
 
+/// A ledger larger than this is not one of ours (ours hold at most [`LOG_LIMIT`] batches): it is
+/// replaced, never read, so a huge or endless file in `stateDir` costs nothing.
+pub const MAX_LEDGER_BYTES: u64 = 16 * 1024 * 1024;
+
 /// The ledger file of a folder.
 pub fn ledger_path(state_dir: &Path, folder: &Path) -> PathBuf {
     let key = sha256_hex(folder.as_os_str().as_encoded_bytes());
@@ -140,7 +144,7 @@ pub fn ledger_path(state_dir: &Path, folder: &Path) -> PathBuf {
 /// cannot be used and must be replaced by a fresh start.
 pub fn load(state_dir: &Path, folder: &Path) -> Result<Option<Ledger>, String> {
     let path = ledger_path(state_dir, folder);
-    let bytes = match std::fs::read(&path) {
+    let bytes = match read_state_file(&path, MAX_LEDGER_BYTES) {
         Ok(b) => b,
         Err(e) if is_absence(&e) => return Ok(None),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
@@ -160,6 +164,44 @@ pub fn load(state_dir: &Path, folder: &Path) -> Result<Option<Ledger>, String> {
         return Err(format!("{} belongs to {}, not {}", path.display(), ledger.folder.display(), folder.display()));
     }
     Ok(Some(ledger))
+}
+
+/// Reads a file of `stateDir`, which anyone able to write there may have replaced: a symlink is
+/// not followed (it could lead to `/dev/zero` or another user's file), a FIFO or device never
+/// blocks the open, and more than `max_bytes` is refused rather than buffered.
+pub fn read_state_file(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(|e| {
+        // O_NOFOLLOW reports a symlink as ELOOP, which reads as "too many links": say what it is.
+        #[cfg(unix)]
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            return std::io::Error::other("it is a symlink, which a state file never is");
+        }
+        e
+    })?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if meta.len() > max_bytes {
+        return Err(std::io::Error::other(format!(
+            "{} bytes, more than the {max_bytes} a state file may hold",
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::new();
+    // The file may grow after the stat: never take more than the cap.
+    file.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(std::io::Error::other(format!("more than the {max_bytes} bytes a state file may hold")));
+    }
+    Ok(bytes)
 }
 
 /// Writes a ledger atomically: a temporary file in the same directory, then a rename, so a
