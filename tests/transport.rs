@@ -8,6 +8,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
+use common::lsp::{Client, uri};
 use common::stdio::{Proc, limited};
 use common::tree::Tree;
 use instructions_lsp::session::ledger::ledger_path;
@@ -77,4 +78,30 @@ fn a_ledger_of_a_gigabyte_is_never_read() {
     a_bad_ledger_is_replaced(|ledger| {
         std::fs::File::create(ledger).and_then(|f| f.set_len(1 << 30)).expect("a sparse file");
     });
+}
+
+// G. `instructions.open` opens only files of the workspace.
+
+#[tokio::test]
+async fn instructions_open_refuses_what_is_not_a_workspace_file() {
+    let t = Tree::new();
+    let agents = t.write("r/AGENTS.md", "root rules");
+    let outside = t.write("outside.md", "secret");
+    let root = t.root();
+    let mut c = Client::start(&t.home(), &[&root], json!({"stateDir": null})).await;
+    let open = |arg: String| json!({"command": "instructions.open", "arguments": [arg]});
+    for bad in [
+        "https://evil.example/x".to_string(),
+        "command:workbench.action.terminal.new".to_string(),
+        uri(&outside),
+        "file:///etc/passwd".to_string(),
+    ] {
+        let err = c.request("workspace/executeCommand", open(bad.clone())).await.expect_err(&bad);
+        assert_eq!(err["code"], -32602, "{bad}: {err}");
+        assert!(err["message"].as_str().is_some_and(|m| m.contains("workspace")), "{bad}: {err}");
+    }
+    assert_eq!(c.request("workspace/executeCommand", open(uri(&agents))).await, Ok(Value::Null));
+    let shown = c.expect_message("window/showDocument").await;
+    assert_eq!(shown["params"]["uri"], uri(&agents));
+    c.finish().await;
 }

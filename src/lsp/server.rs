@@ -794,9 +794,20 @@ impl LanguageServer for Server {
                 ext::CMD_OPEN
             )));
         }
-        let uri = params.arguments.first().and_then(Value::as_str).and_then(|s| s.parse::<Uri>().ok());
-        let Some(uri) = uri else {
+        let Some(arg) = params.arguments.first().and_then(Value::as_str) else {
             return Err(Error::invalid_params(format!("`{}` takes one argument: the file URI to open", ext::CMD_OPEN)));
+        };
+        // The argument comes from the client, which may relay it from anywhere: never ask the
+        // editor to open a web page or run a `command:` URI on our behalf.
+        let uri = match uri_to_path(arg) {
+            Some(path) if self.may_open(&path) => arg.parse::<Uri>().ok(),
+            _ => None,
+        };
+        let Some(uri) = uri else {
+            return Err(Error::invalid_params(format!(
+                "`{}` opens only a file: URI inside a workspace folder or a file a session loads, got `{arg}`",
+                ext::CMD_OPEN
+            )));
         };
         let shown = self
             .client
@@ -810,6 +821,13 @@ impl LanguageServer for Server {
 }
 
 impl Server {
+    /// Whether `instructions.open` may show `path`: inside a workspace folder, or a file some
+    /// session has given its agent (a project file above the folder, the global file).
+    fn may_open(&self, path: &Path) -> bool {
+        let st = self.inner.state();
+        st.folder_of(path).is_some() || st.sessions.values().any(|s| s.ledger().visible.iter().any(|v| v.path == path))
+    }
+
     /// "Rename CLAUDE.md to AGENTS.md": offered when a later candidate is its directory's
     /// winner and the first candidate does not exist.
     fn rename_action(&self, path: &Path) -> Option<CodeActionOrCommand> {
