@@ -5,11 +5,13 @@
 
 mod common;
 
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use common::lsp::{Client, uri};
-use common::stdio::{Proc, limited};
+use common::stdio::{Proc, frame, limited};
 use common::tree::Tree;
 use instructions_lsp::session::ledger::ledger_path;
 use serde_json::{Value, json};
@@ -78,6 +80,142 @@ fn a_ledger_of_a_gigabyte_is_never_read() {
     a_bad_ledger_is_replaced(|ledger| {
         std::fs::File::create(ledger).and_then(|f| f.set_len(1 << 30)).expect("a sparse file");
     });
+}
+
+// B. Framing errors: the stream resynchronises on the next `Content-Length` header.
+
+/// Sends `bad` framed with `declared` as its length, then two good requests; both are answered
+/// correctly and the bad message costs one parse error.
+fn resynchronises(bad: &[u8], declared: usize) {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root rules");
+    let mut p = Proc::start(&t, &[]);
+    p.initialize(&t.root());
+    let mut raw = format!("Content-Length: {declared}\r\n\r\n").into_bytes();
+    raw.extend_from_slice(bad);
+    for id in [6, 7] {
+        raw.extend(frame(&json!({"jsonrpc": "2.0", "id": id, "method": "instructions/effective", "params": {}})));
+    }
+    p.send_raw(&raw);
+    for id in [6, 7] {
+        assert_eq!(p.response(id)["result"]["baseline"]["files"][0]["path"], "AGENTS.md", "request {id}");
+    }
+    let errors: Vec<&Value> = p.backlog.iter().filter(|m| m["error"]["code"] == -32700).collect();
+    assert_eq!(errors.len(), 1, "one parse error for the bad message: {errors:?}");
+}
+
+/// A didOpen with non-ASCII text, as a client that counts characters instead of bytes frames it.
+fn non_ascii_did_open(t: &Tree) -> Vec<u8> {
+    let msg = json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": uri(&t.path("r/notes.md")), "languageId": "markdown", "version": 1,
+        "text": "règles — ünïcode"}}});
+    serde_json::to_vec(&msg).expect("json")
+}
+
+#[test]
+fn a_content_length_too_short_resynchronises_on_the_next_header() {
+    let t = Tree::new();
+    let body = non_ascii_did_open(&t);
+    let chars = String::from_utf8(body.clone()).expect("utf8").chars().count();
+    assert!(chars < body.len());
+    resynchronises(&body, chars);
+}
+
+#[test]
+fn a_content_length_too_long_resynchronises_on_the_header_it_swallowed() {
+    let body =
+        serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 5, "method": "instructions/effective", "params": {}}))
+            .expect("json");
+    resynchronises(&body, body.len() + 30);
+}
+
+// E. A client that never reads.
+
+/// The `id` of a response body, read from its end (where tower-lsp-server writes it) so that an
+/// answer of a megabyte is not parsed whole; `None` for a notification or a server request.
+fn response_id(body: &[u8]) -> Option<u64> {
+    if body.len() < 64 * 1024 {
+        let v: Value = serde_json::from_slice(body).ok()?;
+        return if v.get("method").is_none() { v["id"].as_u64() } else { None };
+    }
+    let tail = String::from_utf8_lossy(&body[body.len() - 64..]).into_owned();
+    let at = tail.rfind("\"id\":")?;
+    tail[at + 5..].trim_end_matches('}').trim().parse().ok()
+}
+
+#[test]
+fn a_client_that_never_reads_keeps_the_server_bounded_and_is_answered_once_it_reads() {
+    const REQUESTS: u64 = 2000;
+    let t = Tree::new();
+    // Each answer carries the whole file: two thousand unread answers are about 1.8 GB.
+    t.write("r/AGENTS.md", "x".repeat(900_000));
+    let root = t.root();
+    let mut child = limited(ADDRESS_SPACE_BYTES)
+        .env("HOME", t.home())
+        .env_remove("DSH_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the server");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let stdout = child.stdout.take().expect("stdout");
+    let options = json!({"stateDir": null, "baselineMaxBytes": 1_000_000, "maxFileBytes": 1_000_000});
+    // Writes block once the server stops reading: on their own thread.
+    let writer = std::thread::spawn(move || {
+        let mut raw = frame(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "processId": null, "rootUri": null, "capabilities": {}, "initializationOptions": options,
+            "workspaceFolders": [{"uri": uri(&root), "name": "r"}]}}));
+        raw.extend(frame(&json!({"jsonrpc": "2.0", "method": "initialized", "params": {}})));
+        for id in 2..REQUESTS + 2 {
+            raw.extend(frame(&json!({"jsonrpc": "2.0", "id": id, "method": "instructions/effective", "params": {}})));
+        }
+        let written = stdin.write_all(&raw).and_then(|()| stdin.flush());
+        (stdin, written)
+    });
+    // Nobody reads for a while: the server must hold its output without growing.
+    std::thread::sleep(Duration::from_secs(3));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        loop {
+            let mut length = None;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    return;
+                }
+                let line = line.trim_end();
+                if line.is_empty() {
+                    break;
+                }
+                length = line.strip_prefix("Content-Length: ").and_then(|v| v.parse::<usize>().ok());
+            }
+            let mut body = vec![0; length.unwrap_or(0)];
+            if reader.read_exact(&mut body).is_err() || tx.send(response_id(&body)).is_err() {
+                return;
+            }
+        }
+    });
+    let mut answered = std::collections::BTreeSet::new();
+    while answered.len() < REQUESTS as usize + 1 {
+        match rx.recv_timeout(common::stdio::WAIT) {
+            Ok(Some(id)) => {
+                answered.insert(id);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                let status = child.try_wait();
+                panic!("{} of {} answers, then {e}; the server: {status:?}", answered.len(), REQUESTS + 1);
+            }
+        }
+    }
+    assert_eq!(answered, (1..REQUESTS + 2).collect(), "every request answered once");
+    let (_stdin, written) = writer.join().expect("writer");
+    assert!(written.is_ok(), "the server read every request: {written:?}");
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 // G. `instructions.open` opens only files of the workspace.
