@@ -129,6 +129,30 @@ fn a_content_length_too_long_resynchronises_on_the_header_it_swallowed() {
     resynchronises(&body, body.len() + 30);
 }
 
+// C. A client that never answers `workspace/configuration`.
+
+#[tokio::test]
+async fn unanswered_configuration_requests_never_stop_answers() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root rules");
+    let root = t.root();
+    let mut c = Client::spawn_only(&t.home()).await;
+    c.ignore_config();
+    // Not watching: only the settings pull starts the session.
+    c.initialize(&[&root], json!({"stateDir": null, "watch": false}), json!({})).await;
+    for _ in 0..4 {
+        c.notify("workspace/didChangeConfiguration", json!({"settings": {}})).await;
+    }
+    // Answered while the pulls wait.
+    let e = c.effective(json!({})).await;
+    assert_eq!(e["baseline"]["files"][0]["path"], "AGENTS.md", "{e}");
+    // Once they give up, the last known settings apply and the session starts.
+    c.wait_seq(&root, 1).await;
+    c.expect_message("client/registerCapability").await;
+    assert!(c.config_requests() >= 1, "the settings were asked for");
+    c.finish().await;
+}
+
 // E. A client that never reads.
 
 /// The `id` of a response body, read from its end (where tower-lsp-server writes it) so that an

@@ -72,7 +72,14 @@ impl Inner {
 pub struct Server {
     client: Client,
     inner: Arc<Inner>,
+    /// Folders whose settings to pull, in order, by one task (started at `initialized`).
+    pulls: tokio::sync::mpsc::UnboundedSender<Vec<PathBuf>>,
+    pull_queue: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<Vec<PathBuf>>>>,
 }
+
+/// How long a `workspace/configuration` pull may wait for the client; after that the last
+/// known settings stay.
+const PULL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 fn path_of(uri: &Uri) -> Option<PathBuf> {
     uri_to_path(uri.as_str())
@@ -89,7 +96,8 @@ impl Server {
             generation: std::sync::atomic::AtomicU64::new(0),
             memo: Mutex::new(std::collections::HashMap::new()),
         };
-        Self { client, inner: Arc::new(inner) }
+        let (pulls, queue) = tokio::sync::mpsc::unbounded_channel();
+        Self { client, inner: Arc::new(inner), pulls, pull_queue: Mutex::new(Some(queue)) }
     }
 
     pub fn inner(&self) -> Arc<Inner> {
@@ -101,26 +109,65 @@ impl Server {
         self.inner.refresh.notify_one();
     }
 
-    /// Pulls the `instructions` section for folders and applies it.
+    /// Pulls the `instructions` section for folders and applies it: queued for the pull task
+    /// when the client answers `workspace/configuration`, so that a handler never waits for
+    /// the client (a client that never answers would hold every handler slot); applied at once
+    /// otherwise.
     async fn pull_settings(&self, folders: Vec<PathBuf>) {
         if folders.is_empty() {
             return;
         }
+        if self.inner.state().pull_config {
+            if self.pulls.send(folders).is_err() {
+                tracing::warn!("the settings pull task has stopped; keeping the current settings");
+            }
+        } else {
+            self.apply_settings_of(folders).await;
+        }
+    }
+
+    /// Runs queued pulls one after another, so settings apply in the order they were asked.
+    fn start_pull_task(&self) {
+        let Some(mut queue) = self.pull_queue.lock().unwrap_or_else(|e| e.into_inner()).take() else { return };
+        let server = Server {
+            client: self.client.clone(),
+            inner: self.inner.clone(),
+            pulls: self.pulls.clone(),
+            pull_queue: Mutex::new(None),
+        };
+        tokio::spawn(async move {
+            while let Some(folders) = queue.recv().await {
+                server.apply_settings_of(folders).await;
+            }
+        });
+    }
+
+    /// Pulls (when the client answers `workspace/configuration`) and applies the settings of
+    /// folders, then starts or reconciles their sessions. A pull that fails or times out keeps
+    /// the last known settings.
+    async fn apply_settings_of(&self, folders: Vec<PathBuf>) {
         let pull = self.inner.state().pull_config;
-        let pulled: Vec<Option<Value>> = if pull {
+        let pulled: Option<Vec<Option<Value>>> = if pull {
             let items = folders
                 .iter()
                 .map(|f| ConfigurationItem { scope_uri: convert::uri_of(f), section: Some("instructions".into()) })
                 .collect();
-            match self.client.configuration(items).await {
-                Ok(values) => values.into_iter().map(Some).collect(),
-                Err(e) => {
+            match tokio::time::timeout(PULL_TIMEOUT, self.client.configuration(items)).await {
+                Ok(Ok(values)) => Some(values.into_iter().map(Some).collect()),
+                Ok(Err(e)) => {
                     tracing::warn!("workspace/configuration failed: {e}; keeping the current settings");
-                    return;
+                    None
+                }
+                Err(_) => {
+                    tracing::warn!(
+                        "workspace/configuration had no answer in {} s; keeping the current settings",
+                        PULL_TIMEOUT.as_secs()
+                    );
+                    None
                 }
             }
         } else {
-            Vec::new()
+            Some(Vec::new())
         };
         let mut reports = Vec::new();
         let mut events = Vec::new();
@@ -128,9 +175,11 @@ impl Server {
         {
             let mut st = self.inner.state();
             for (i, folder) in folders.iter().enumerate() {
-                let value = st.settings_value(pulled.get(i).and_then(Option::as_ref));
-                if let Some(r) = apply_settings(&mut st, folder, &value) {
-                    reports.push(r);
+                if let Some(pulled) = &pulled {
+                    let value = st.settings_value(pulled.get(i).and_then(Option::as_ref));
+                    if let Some(r) = apply_settings(&mut st, folder, &value) {
+                        reports.push(r);
+                    }
                 }
                 events.extend(self.settle(&mut st, folder));
             }
@@ -603,6 +652,7 @@ impl LanguageServer for Server {
             (folders, reports)
         };
         self.report(init_problems).await;
+        self.start_pull_task();
         self.pull_settings(folders).await;
         self.refresh();
     }
