@@ -242,6 +242,46 @@ fn a_client_that_never_reads_keeps_the_server_bounded_and_is_answered_once_it_re
     let _ = child.wait();
 }
 
+// F. Many folders: ledgers are written off the protocol thread.
+
+#[test]
+fn ten_thousand_folders_are_answered_while_their_ledgers_are_written() {
+    const FOLDERS: usize = 10_000;
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root rules");
+    let folders: Vec<std::path::PathBuf> = (0..FOLDERS).map(|i| t.mkdir(&format!("r/f{i}"))).collect();
+    let state = t.path("state");
+    let mut p = Proc::start(&t, &[]);
+    let list: Vec<Value> = folders.iter().map(|f| json!({"uri": uri(f), "name": "f"})).collect();
+    p.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "processId": null, "rootUri": null, "capabilities": {},
+        "initializationOptions": {"stateDir": state.to_string_lossy()}, "workspaceFolders": list}}));
+    p.response(1);
+    p.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    // Answered while ten thousand ledgers wait to be written.
+    p.send(json!({"jsonrpc": "2.0", "id": 2, "method": "instructions/effective", "params": {"uri": uri(&folders[0])}}));
+    assert_eq!(p.response(2)["result"]["baseline"]["files"][0]["path"], "AGENTS.md");
+    // Shutdown waits for every pending write; a generous guard for ten thousand fsyncs.
+    p.send(json!({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}));
+    let deadline = std::time::Instant::now() + Duration::from_secs(300);
+    let down = loop {
+        match p.messages.recv_timeout(Duration::from_secs(1)) {
+            Ok(m) if m["id"] == 3 => break m,
+            Ok(_) => {}
+            Err(_) => assert!(std::time::Instant::now() < deadline, "no answer to shutdown"),
+        }
+    };
+    assert_eq!(down["result"], Value::Null);
+    let missing = folders.iter().filter(|f| !ledger_path(&state, f).is_file()).count();
+    assert_eq!(missing, 0, "ledgers missing after shutdown");
+    let leftovers = std::fs::read_dir(&state)
+        .expect("state")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .count();
+    assert_eq!(leftovers, 0, "temporary files left");
+}
+
 // G. `instructions.open` opens only files of the workspace.
 
 #[tokio::test]

@@ -63,6 +63,15 @@ impl Inner {
         self.watcher.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(DirWatcher::is_complete)
     }
 
+    /// Waits (bounded) until every queued ledger is written; blocks, so never on the protocol
+    /// thread's runtime without `spawn_blocking`.
+    pub fn flush_ledgers(&self) {
+        let writer = self.state().ledgers.clone();
+        if !writer.flush(LEDGER_FLUSH_LIMIT) {
+            tracing::warn!("ledgers still unwritten after {} s; giving up on them", LEDGER_FLUSH_LIMIT.as_secs());
+        }
+    }
+
     /// Whether `shutdown` was received (the exit code depends on it).
     pub fn shut_down(&self) -> bool {
         self.shutdown.load(Ordering::SeqCst)
@@ -76,6 +85,10 @@ pub struct Server {
     pulls: tokio::sync::mpsc::UnboundedSender<Vec<PathBuf>>,
     pull_queue: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<Vec<PathBuf>>>>,
 }
+
+/// How long `shutdown` or the end of the process waits for ledgers to reach the disk: long
+/// enough for thousands of fsyncs, bounded so a hung file system cannot keep the process.
+const LEDGER_FLUSH_LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// How long a `workspace/configuration` pull may wait for the client; after that the last
 /// known settings stay.
@@ -660,6 +673,11 @@ impl LanguageServer for Server {
     async fn shutdown(&self) -> Result<()> {
         self.inner.shutdown.store(true, Ordering::SeqCst);
         self.inner.refresh.notify_one();
+        // What the sessions did must be on disk before the client restarts us.
+        let inner = self.inner.clone();
+        if let Err(e) = tokio::task::spawn_blocking(move || inner.flush_ledgers()).await {
+            tracing::warn!("writing the ledgers at shutdown failed: {e}");
+        }
         Ok(())
     }
 

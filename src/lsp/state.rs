@@ -44,8 +44,8 @@ pub struct State {
     /// The last settings problems shown per folder, so the same problem is shown once.
     pub shown_problems: HashMap<PathBuf, Vec<SettingsProblem>>,
     pub logged_ignored: HashSet<Vec<String>>,
-    /// Folders whose ledger could not be written (warned once each).
-    pub ledger_warned: HashSet<PathBuf>,
+    /// Writes ledgers off the protocol thread.
+    pub ledgers: ledger::Writer,
     /// The client registers file watchers dynamically (`didChangeWatchedFiles`).
     pub dynamic_watch: bool,
     pub registered_watch: bool,
@@ -66,7 +66,7 @@ impl State {
             published: HashMap::new(),
             shown_problems: HashMap::new(),
             logged_ignored: HashSet::new(),
-            ledger_warned: HashSet::new(),
+            ledgers: ledger::Writer::default(),
             dynamic_watch: false,
             registered_watch: false,
         }
@@ -120,8 +120,12 @@ impl State {
         if session.is_started() {
             return None;
         }
+        // A ledger still waiting to be written is newer than the one on disk.
         let loaded = match &session.settings.state_dir {
-            Some(dir) => ledger::load(dir, &session.folder),
+            Some(dir) => match self.ledgers.pending(dir, &session.folder) {
+                Some(l) => Ok(Some(l)),
+                None => ledger::load(dir, &session.folder),
+            },
             None => Ok(None),
         };
         let batch = match loaded {
@@ -161,16 +165,7 @@ impl State {
         }
         let session = self.sessions.get(folder)?;
         if let Some(dir) = &session.settings.state_dir {
-            match ledger::save(dir, &session.ledger()) {
-                Ok(()) => {
-                    self.ledger_warned.remove(folder);
-                }
-                Err(e) => {
-                    if self.ledger_warned.insert(folder.to_path_buf()) {
-                        tracing::warn!("{}: cannot persist the session ({e}); it goes on in memory", folder.display());
-                    }
-                }
-            }
+            self.ledgers.save(dir, session.ledger());
         }
         Some((folder.to_path_buf(), session.seq))
     }

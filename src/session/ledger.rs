@@ -221,3 +221,120 @@ pub fn save(state_dir: &Path, ledger: &Ledger) -> Result<(), String> {
     tmp.persist(&path).map_err(|e| format!("cannot replace {}: {}", path.display(), e.error))?;
     Ok(())
 }
+
+/// How long a writer thread idles before it ends (a new write starts another).
+const WRITER_IDLE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Persists ledgers on a thread of its own, so that a batch never waits for the disk (ten
+/// thousand folders at start are ten thousand fsyncs). Writes coalesce: the latest ledger of a
+/// folder replaces one still waiting.
+#[derive(Clone, Default)]
+pub struct Writer {
+    shared: std::sync::Arc<(std::sync::Mutex<WriterState>, std::sync::Condvar)>,
+}
+
+#[derive(Default)]
+struct WriterState {
+    /// By ledger file: the state directory and the ledger to write there.
+    waiting: std::collections::HashMap<PathBuf, (PathBuf, Ledger)>,
+    /// Taken by the thread and not yet on disk.
+    writing: std::collections::HashMap<PathBuf, Ledger>,
+    running: bool,
+    /// Folders whose ledger could not be written (warned once until a write succeeds).
+    warned: std::collections::HashSet<PathBuf>,
+}
+
+impl Writer {
+    fn lock(&self) -> std::sync::MutexGuard<'_, WriterState> {
+        // A panic while writing leaves the queue usable: keep writing.
+        self.shared.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues `ledger` for writing in `state_dir`.
+    pub fn save(&self, state_dir: &Path, ledger: Ledger) {
+        let file = ledger_path(state_dir, &ledger.folder);
+        let mut st = self.lock();
+        st.waiting.insert(file, (state_dir.to_path_buf(), ledger));
+        if !st.running {
+            let me = self.clone();
+            let spawned = std::thread::Builder::new().name("ledger-writer".into()).spawn(move || me.run());
+            match spawned {
+                Ok(_) => st.running = true,
+                Err(e) => {
+                    // No thread: write here rather than not at all.
+                    tracing::warn!("cannot start the ledger writer ({e}); writing on the protocol thread");
+                    let batch: Vec<_> = st.waiting.drain().map(|(_, v)| v).collect();
+                    drop(st);
+                    for (dir, ledger) in batch {
+                        self.write(&dir, &ledger);
+                    }
+                    return;
+                }
+            }
+        }
+        self.shared.1.notify_all();
+    }
+
+    /// The ledger of `folder` that is queued or being written, newer than what is on disk.
+    pub fn pending(&self, state_dir: &Path, folder: &Path) -> Option<Ledger> {
+        let file = ledger_path(state_dir, folder);
+        let st = self.lock();
+        st.waiting.get(&file).map(|(_, l)| l.clone()).or_else(|| st.writing.get(&file).cloned())
+    }
+
+    /// Waits until every queued ledger is on disk, or `limit` passed; true when all are.
+    pub fn flush(&self, limit: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + limit;
+        let mut st = self.lock();
+        while !(st.waiting.is_empty() && st.writing.is_empty()) {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            st = self.shared.1.wait_timeout(st, left).unwrap_or_else(|e| e.into_inner()).0;
+        }
+        true
+    }
+
+    fn run(&self) {
+        let mut st = self.lock();
+        loop {
+            if st.waiting.is_empty() {
+                let (guard, timeout) = self.shared.1.wait_timeout(st, WRITER_IDLE).unwrap_or_else(|e| e.into_inner());
+                st = guard;
+                if timeout.timed_out() && st.waiting.is_empty() {
+                    st.running = false;
+                    return;
+                }
+                continue;
+            }
+            let batch: Vec<(PathBuf, (PathBuf, Ledger))> = st.waiting.drain().collect();
+            st.writing = batch.iter().map(|(file, (_, l))| (file.clone(), l.clone())).collect();
+            drop(st);
+            for (_, (dir, ledger)) in &batch {
+                self.write(dir, ledger);
+            }
+            st = self.lock();
+            st.writing.clear();
+            self.shared.1.notify_all();
+        }
+    }
+
+    fn write(&self, state_dir: &Path, ledger: &Ledger) {
+        let result = save(state_dir, ledger);
+        let mut st = self.lock();
+        match result {
+            Ok(()) => {
+                st.warned.remove(&ledger.folder);
+            }
+            Err(e) => {
+                if st.warned.insert(ledger.folder.clone()) {
+                    tracing::warn!(
+                        "{}: cannot persist the session ({e}); it goes on in memory",
+                        ledger.folder.display()
+                    );
+                }
+            }
+        }
+    }
+}
