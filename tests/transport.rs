@@ -153,6 +153,30 @@ async fn unanswered_configuration_requests_never_stop_answers() {
     c.finish().await;
 }
 
+// D. `$/cancelRequest` of a running request.
+
+#[tokio::test]
+async fn a_cancelled_request_is_answered_request_cancelled_while_it_still_runs() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root rules");
+    // A nested file that takes seconds to read and digest: the preview below is slow.
+    std::fs::create_dir_all(t.path("r/a")).expect("mkdir");
+    std::fs::File::create(t.path("r/a/AGENTS.md")).and_then(|f| f.set_len(256 << 20)).expect("a sparse file");
+    let root = t.root();
+    let mut c = Client::start(&t.home(), &[&root], json!({"stateDir": null, "maxFileBytes": 1u64 << 30})).await;
+    c.wait_seq(&root, 1).await;
+    let (id, slow) = c.request_later("instructions/effective", json!({"uri": uri(&t.path("r/a")), "profile": "all"}));
+    // Cancelled once it runs (a request cancelled while queued never starts at all).
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    c.notify("$/cancelRequest", json!({"id": id})).await;
+    let (_, next) = c.request_later("instructions/effective", json!({}));
+    let next = next.await.expect("the next request is answered");
+    assert_eq!(next["baseline"]["files"][0]["path"], "AGENTS.md");
+    let cancelled = slow.await.map(|v| v["profiles"][0]["profile"].clone()).expect_err("cancelled, not answered");
+    assert_eq!(cancelled["code"], -32800, "{cancelled}");
+    c.finish().await;
+}
+
 // E. A client that never reads.
 
 /// The `id` of a response body, read from its end (where tower-lsp-server writes it) so that an

@@ -354,14 +354,22 @@ impl Server {
         let p: EffectiveParams = ext::parse(ext::EFFECTIVE, EffectiveParams::SHAPE, params)?;
         let (folder, path) = self.resolve(p.uri.as_deref())?;
         tracing::debug!("effective for {} (unsaved: {})", folder.display(), p.unsaved);
-        if let Some(name) = p.profile.as_deref() {
-            let st = self.inner.state();
-            let Some(session) = st.sessions.get(&folder) else {
-                return Err(Error::invalid_params("the workspace folder was removed"));
+        if let Some(name) = p.profile {
+            let (session, env) = {
+                let st = self.inner.state();
+                let Some(session) = st.sessions.get(&folder) else {
+                    return Err(Error::invalid_params("the workspace folder was removed"));
+                };
+                (session.clone(), st.env.clone())
             };
-            let preview = path.filter(|p| p != &session.folder).map(|p| if p.is_dir() { p.join(".touch") } else { p });
-            return super::profiles::answer(session, &self.inner.cache, name, &st.env, preview.as_deref())
-                .map_err(Error::invalid_params);
+            let inner = self.inner.clone();
+            return off_thread(move || {
+                let preview =
+                    path.filter(|p| p != &session.folder).map(|p| if p.is_dir() { p.join(".touch") } else { p });
+                super::profiles::answer(&session, &inner.cache, &name, &env, preview.as_deref())
+                    .map_err(Error::invalid_params)
+            })
+            .await;
         }
         let generation = self.inner.generation.load(Ordering::SeqCst);
         let key = (folder.clone(), path.clone());
@@ -374,16 +382,23 @@ impl Server {
                 }
             }
         }
-        let st = self.inner.state();
-        let Some(session) = st.sessions.get(&folder) else {
-            return Err(Error::invalid_params("the workspace folder was removed"));
+        let (session, buffers) = {
+            let st = self.inner.state();
+            let Some(session) = st.sessions.get(&folder) else {
+                return Err(Error::invalid_params("the workspace folder was removed"));
+            };
+            (session.clone(), p.unsaved.then(|| st.buffers()))
         };
-        let buffers = p.unsaved.then(|| st.buffers());
-        // A directory below the folder previews what a touch of a file inside it adds.
-        let preview = path.filter(|p| p != &session.folder).map(|p| if p.is_dir() { p.join(".touch") } else { p });
-        let result = session.effective(&self.inner.cache, buffers.as_ref(), preview.as_deref());
-        let value = serde_json::to_value(result).map_err(|e| Error::invalid_params(e.to_string()))?;
-        if memo && session.settings.watch && session.is_started() {
+        let keep = memo && session.settings.watch && session.is_started();
+        let inner = self.inner.clone();
+        let value = off_thread(move || {
+            // A directory below the folder previews what a touch of a file inside it adds.
+            let preview = path.filter(|p| p != &session.folder).map(|p| if p.is_dir() { p.join(".touch") } else { p });
+            let result = session.effective(&inner.cache, buffers.as_ref(), preview.as_deref());
+            serde_json::to_value(result).map_err(|e| Error::invalid_params(e.to_string()))
+        })
+        .await?;
+        if keep {
             let mut m = self.inner.memo.lock().unwrap_or_else(|e| e.into_inner());
             if m.len() > 256 {
                 m.clear();
@@ -412,6 +427,17 @@ impl Server {
         let buffers = st.buffers();
         st.sessions.values().map(|s| (s.clone(), s.snapshot(&self.inner.cache, Some(&buffers)))).collect()
     }
+}
+
+/// Runs a request's heavy part on the blocking pool, over copies of what it needs: the protocol
+/// thread stays free to read `$/cancelRequest`, and a cancelled request is answered at once
+/// (its computation finishes unobserved).
+async fn off_thread<T: Send + 'static>(work: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        let mut error = Error::internal_error();
+        error.message = format!("the computation of the answer failed: {e}").into();
+        Err(error)
+    })
 }
 
 /// Announces new batches (`instructions/didChange`), follows the watched directories, and
@@ -792,19 +818,33 @@ impl LanguageServer for Server {
         if pos.line != 0 && !in_diagnostic {
             return Ok(None);
         }
-        let snapshots = self.snapshots();
-        let descriptions = hover::describe(&path, &snapshots);
-        if descriptions.is_empty() {
-            return Ok(None);
-        }
-        let env = crate::chain::agents::AgentEnv::with_home(&self.inner.state().env);
-        let agents = hover::agents(&path, &snapshots, &env);
-        let markdown =
-            descriptions.iter().map(|d| d.markdown.clone()).chain(agents).collect::<Vec<_>>().join("\n\n---\n\n");
-        Ok(Some(Hover {
-            contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: markdown }),
-            range: None,
-        }))
+        let (sessions, buffers, env) = {
+            let st = self.inner.state();
+            (st.sessions.values().cloned().collect::<Vec<_>>(), st.buffers(), st.env.clone())
+        };
+        let inner = self.inner.clone();
+        off_thread(move || {
+            let snapshots: Vec<_> = sessions
+                .into_iter()
+                .map(|s| {
+                    let snapshot = s.snapshot(&inner.cache, Some(&buffers));
+                    (s, snapshot)
+                })
+                .collect();
+            let descriptions = hover::describe(&path, &snapshots);
+            if descriptions.is_empty() {
+                return Ok(None);
+            }
+            let env = crate::chain::agents::AgentEnv::with_home(&env);
+            let agents = hover::agents(&path, &snapshots, &env);
+            let markdown =
+                descriptions.iter().map(|d| d.markdown.clone()).chain(agents).collect::<Vec<_>>().join("\n\n---\n\n");
+            Ok(Some(Hover {
+                contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: markdown }),
+                range: None,
+            }))
+        })
+        .await
     }
 
     async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
