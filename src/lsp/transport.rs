@@ -136,15 +136,15 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         first.then_some(Frame::Bad(why))
     }
 
-    /// The last body was not JSON: answered once; when it holds a header (its length was too
-    /// long and swallowed the next message), reading goes on from that header.
+    /// The last body was not JSON: answered once, and its bytes are searched again like
+    /// garbage, because a length too long swallowed the next message's header (whole, or cut
+    /// by the body's end).
     fn bad_body(&mut self, body: &[u8]) -> bool {
-        if let Some(at) = find_ignore_case(body, HEADER_NAME) {
-            let mut rest = body[at..].to_vec();
-            rest.extend_from_slice(self.unread());
-            self.buf = rest;
-            self.start = 0;
-        }
+        let mut rest = body.to_vec();
+        rest.extend_from_slice(self.unread());
+        self.buf = rest;
+        self.start = 0;
+        self.skip = true;
         let first = !self.resyncing;
         self.resyncing = true;
         first
@@ -369,4 +369,63 @@ where
 /// An mpsc receiver as a stream.
 fn tokio_stream_from<T: Send + 'static>(mut rx: mpsc::Receiver<T>) -> impl futures::Stream<Item = T> {
     futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every frame of `input`, with garbage and bad bodies handled as `serve` does: what the
+    /// client is told, in order.
+    async fn frames(input: &[u8]) -> Vec<String> {
+        let mut reader = FrameReader::new(input);
+        let mut out = Vec::new();
+        loop {
+            match reader.next().await {
+                Frame::Eof => return out,
+                Frame::Bad(_) => out.push("bad".into()),
+                Frame::Body(body) => match serde_json::from_slice::<Value>(&body) {
+                    Ok(v) => {
+                        reader.in_step();
+                        out.push(v.to_string());
+                    }
+                    Err(_) => {
+                        if reader.bad_body(&body) {
+                            out.push("bad".into());
+                        }
+                    }
+                },
+            }
+        }
+    }
+
+    fn framed(body: &str) -> String {
+        format!("Content-Length: {}\r\n\r\n{body}", body.len())
+    }
+
+    #[tokio::test]
+    async fn headers_are_case_insensitive_and_other_headers_are_ignored() {
+        let input = "content-length: 2\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{}\r\n\r\n";
+        assert_eq!(frames(format!("{input}{}", framed("[1]")).as_bytes()).await, ["{}", "[1]"]);
+    }
+
+    #[tokio::test]
+    async fn garbage_is_answered_once_and_the_header_inside_a_line_is_found() {
+        let input =
+            format!("junk \"}}}} more junk\r\nstill junk\r\n\r\nxxContent-Length: 2\r\n\r\n{{}}{}", framed("[2]"));
+        assert_eq!(frames(input.as_bytes()).await, ["bad", "{}", "[2]"]);
+    }
+
+    #[tokio::test]
+    async fn a_body_that_swallowed_the_next_header_gives_it_back() {
+        let next = framed("[3]");
+        let input = format!("Content-Length: {}\r\n\r\n{{}}{next}", 2 + 10);
+        assert_eq!(frames(input.as_bytes()).await, ["bad", "[3]"]);
+    }
+
+    #[tokio::test]
+    async fn a_header_block_without_an_end_is_garbage() {
+        let input = format!("Content-Length: 2{}\r\n\r\n{{}}{}", "x".repeat(MAX_HEADER_BYTES + 10), framed("[4]"));
+        assert_eq!(frames(input.as_bytes()).await, ["bad", "[4]"]);
+    }
 }
