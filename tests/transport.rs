@@ -307,6 +307,28 @@ fn ten_thousand_folders_are_answered_while_their_ledgers_are_written() {
     assert_eq!(leftovers, 0, "temporary files left");
 }
 
+#[test]
+fn exit_without_shutdown_still_writes_every_ledger() {
+    const FOLDERS: usize = 200;
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root rules");
+    let folders: Vec<std::path::PathBuf> = (0..FOLDERS).map(|i| t.mkdir(&format!("r/f{i}"))).collect();
+    let state = t.path("state");
+    let mut p = Proc::start(&t, &[]);
+    let list: Vec<Value> = folders.iter().map(|f| json!({"uri": uri(f), "name": "f"})).collect();
+    p.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "processId": null, "rootUri": null, "capabilities": {},
+        "initializationOptions": {"stateDir": state.to_string_lossy()}, "workspaceFolders": list}}));
+    p.response(1);
+    p.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    p.send(json!({"jsonrpc": "2.0", "id": 2, "method": "instructions/effective", "params": {"uri": uri(&folders[0])}}));
+    p.response(2);
+    p.send(json!({"jsonrpc": "2.0", "method": "exit"}));
+    assert_eq!(p.exit_code(), Some(1), "exit without shutdown");
+    let missing = folders.iter().filter(|f| !ledger_path(&state, f).is_file()).count();
+    assert_eq!(missing, 0, "ledgers missing after exit");
+}
+
 // G. `instructions.open` opens only files of the workspace.
 
 #[tokio::test]

@@ -338,3 +338,52 @@ impl Writer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ledger(folder: &Path, seq: u64) -> Ledger {
+        Ledger {
+            version: LEDGER_VERSION,
+            folder: folder.to_path_buf(),
+            seq,
+            visible: Vec::new(),
+            reached: Vec::new(),
+            groups: Vec::new(),
+            batches: Vec::new(),
+            pending: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_writer_keeps_the_latest_ledger_and_flush_waits_for_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let folder = Path::new("/work/some/folder");
+        let writer = Writer::default();
+        for seq in 1..=50 {
+            writer.save(dir.path(), ledger(folder, seq));
+        }
+        assert!(writer.pending(dir.path(), folder).is_some_and(|l| l.seq >= 1), "visible before it is written");
+        assert!(writer.flush(std::time::Duration::from_secs(30)));
+        assert_eq!(writer.pending(dir.path(), folder), None);
+        assert_eq!(load(dir.path(), folder).map(|l| l.map(|l| l.seq)), Ok(Some(50)));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn state_files_that_are_links_fifos_or_too_large_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink("/dev/zero", &link).expect("symlink");
+        assert!(read_state_file(&link, 10).is_err());
+        let big = dir.path().join("big");
+        std::fs::write(&big, "x".repeat(11)).expect("write");
+        assert!(read_state_file(&big, 10).is_err());
+        assert_eq!(read_state_file(&big, 11).ok().map(|b| b.len()), Some(11));
+        let fifo = dir.path().join("fifo");
+        if std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
+            assert!(read_state_file(&fifo, 10).is_err(), "never blocks, never reads");
+        }
+    }
+}
