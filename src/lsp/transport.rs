@@ -99,14 +99,12 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             self.buf.drain(..self.start);
             self.start = 0;
         }
-        let mut chunk = [0u8; 64 * 1024];
-        match self.input.read(&mut chunk).await {
-            Ok(0) | Err(_) => false,
-            Ok(n) => {
-                self.buf.extend_from_slice(&chunk[..n]);
-                true
-            }
+        // One huge message must not keep its memory for the rest of the session.
+        if self.buf.capacity() > 4 << 20 && self.buf.len() < 1 << 20 {
+            self.buf.shrink_to(1 << 20);
         }
+        self.buf.reserve(64 * 1024);
+        matches!(self.input.read_buf(&mut self.buf).await, Ok(n) if n > 0)
     }
 
     /// Discards input up to the next `Content-Length:` after the current position; false at
