@@ -177,6 +177,30 @@ async fn a_cancelled_request_is_answered_request_cancelled_while_it_still_runs()
     c.finish().await;
 }
 
+#[tokio::test]
+async fn a_cancelled_hover_is_answered_request_cancelled_while_it_still_runs() {
+    let t = Tree::new();
+    let agents = t.path("r/AGENTS.md");
+    std::fs::File::create(&agents).and_then(|f| f.set_len(256 << 20)).expect("a sparse file");
+    let root = t.root();
+    // Not watching, so that nothing but the hover reads the file once it changes.
+    let options = json!({"stateDir": null, "watch": false, "maxFileBytes": 1u64 << 30});
+    let mut c = Client::start(&t.home(), &[&root], options).await;
+    c.wait_seq(&root, 1).await;
+    c.expect_message("client/registerCapability").await;
+    // Changed: the hover reads and digests it again, which takes seconds.
+    std::fs::OpenOptions::new().write(true).open(&agents).and_then(|f| f.set_len((256 << 20) + 1)).expect("grow");
+    let position = json!({"textDocument": {"uri": uri(&agents)}, "position": {"line": 0, "character": 0}});
+    let (id, slow) = c.request_later("textDocument/hover", position);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    c.notify("$/cancelRequest", json!({"id": id})).await;
+    let unknown = c.request("workspace/executeCommand", json!({"command": "nope", "arguments": []})).await;
+    assert_eq!(unknown.map_err(|e| e["code"].clone()), Err(json!(-32602)), "the next request is answered");
+    let cancelled = slow.await.map(|h| h.is_object()).expect_err("cancelled, not answered");
+    assert_eq!(cancelled["code"], -32800, "{cancelled}");
+    c.finish().await;
+}
+
 // E. A client that never reads.
 
 /// The `id` of a response body, read from its end (where tower-lsp-server writes it) so that an
