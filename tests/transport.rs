@@ -307,20 +307,26 @@ fn ten_thousand_folders_are_answered_while_their_ledgers_are_written() {
         "initializationOptions": {"stateDir": state.to_string_lossy()}, "workspaceFolders": list}}));
     p.response(1);
     p.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
-    // Answered while ten thousand ledgers wait to be written.
-    p.send(json!({"jsonrpc": "2.0", "id": 2, "method": "instructions/effective", "params": {"uri": uri(&folders[0])}}));
-    assert_eq!(p.response(2)["result"]["baseline"]["files"][0]["path"], "AGENTS.md");
-    // Shutdown waits for every pending write; a generous guard for ten thousand fsyncs.
-    p.send(json!({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}));
-    let deadline = std::time::Instant::now() + Duration::from_secs(300);
-    let down = loop {
-        match p.messages.recv_timeout(Duration::from_secs(1)) {
-            Ok(m) if m["id"] == 3 => break m,
-            Ok(_) => {}
-            Err(_) => assert!(std::time::Instant::now() < deadline, "no answer to shutdown"),
+    // Answered while the ledgers wait to be written: before, the first answer came only after
+    // all ten thousand were on disk. The guards are generous (a loaded machine is slow); what
+    // is asserted is the order, not a time.
+    let answer = |p: &mut Proc, id: u64| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(300);
+        loop {
+            match p.messages.recv_timeout(Duration::from_secs(1)) {
+                Ok(m) if m["id"] == id && m.get("method").is_none() => return m,
+                Ok(_) => {}
+                Err(_) => assert!(std::time::Instant::now() < deadline, "no answer to request {id}"),
+            }
         }
     };
-    assert_eq!(down["result"], Value::Null);
+    p.send(json!({"jsonrpc": "2.0", "id": 2, "method": "instructions/effective", "params": {"uri": uri(&folders[0])}}));
+    assert_eq!(answer(&mut p, 2)["result"]["baseline"]["files"][0]["path"], "AGENTS.md");
+    let written = std::fs::read_dir(&state).map(|d| d.filter_map(Result::ok).count()).unwrap_or(0);
+    assert!(written < FOLDERS, "the first answer waited for all {written} ledgers to be written");
+    // Shutdown waits for every pending write.
+    p.send(json!({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}));
+    assert_eq!(answer(&mut p, 3)["result"], Value::Null);
     let missing = folders.iter().filter(|f| !ledger_path(&state, f).is_file()).count();
     assert_eq!(missing, 0, "ledgers missing after shutdown");
     let leftovers = std::fs::read_dir(&state)
