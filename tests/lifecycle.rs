@@ -261,11 +261,12 @@ async fn a_corrupt_or_unwritable_state_is_a_fresh_start_and_the_server_keeps_wor
     let mut c = Client::start(&t.home(), &[&root], json!({"stateDir": state.to_string_lossy()})).await;
     c.wait_seq(&root, 1).await;
     assert_eq!(transitions(&mut c, &root, 0).await["batches"][0]["reason"], "baseline");
+    // Ledgers are written in the background; shutdown waits for them.
+    c.finish().await;
     let saved: Value =
         serde_json::from_str(&std::fs::read_to_string(&ledger).expect("ledger")).expect("a valid ledger replaced it");
     assert_eq!(saved["version"], 1);
     assert_eq!(saved["seq"], 1);
-    c.finish().await;
 
     // A stateDir that is a file: the ledger cannot be written; the session goes on in memory.
     let t = Tree::new();
@@ -334,14 +335,15 @@ async fn two_servers_on_one_folder_never_leave_a_half_written_ledger() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let reads = reader.join().expect("no torn read");
     assert!(reads > 0);
+    // Ledgers are written in the background; shutdown waits for them.
+    one.finish().await;
+    two.finish().await;
     let leftovers: Vec<_> = std::fs::read_dir(&state)
         .expect("state")
         .filter_map(Result::ok)
         .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
         .collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
-    one.finish().await;
-    two.finish().await;
 }
 
 #[tokio::test]

@@ -81,6 +81,9 @@ pub fn serve_stdio() -> ExitCode {
         let inner = service.inner().inner();
         let (input, output) = stdio();
         transport::serve(input, output, service, socket).await;
+        // `exit` without `shutdown`, or the end of input: the sessions' ledgers still count.
+        let flushing = inner.clone();
+        let _ = tokio::task::spawn_blocking(move || flushing.flush_ledgers()).await;
         inner.shut_down()
     });
     // Background tasks (diagnostics, watchers) must not delay the exit.

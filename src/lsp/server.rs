@@ -64,6 +64,15 @@ impl Inner {
         self.watcher.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(DirWatcher::is_complete)
     }
 
+    /// Waits (bounded) until every queued ledger is written; blocks, so never on the protocol
+    /// thread's runtime without `spawn_blocking`.
+    pub fn flush_ledgers(&self) {
+        let writer = self.state().ledgers.clone();
+        if !writer.flush(LEDGER_FLUSH_LIMIT) {
+            tracing::warn!("ledgers still unwritten after {} s; giving up on them", LEDGER_FLUSH_LIMIT.as_secs());
+        }
+    }
+
     /// Whether `shutdown` was received (the exit code depends on it).
     pub fn shut_down(&self) -> bool {
         self.shutdown.load(Ordering::SeqCst)
@@ -73,7 +82,18 @@ impl Inner {
 pub struct Server {
     client: Client,
     inner: Arc<Inner>,
+    /// Folders whose settings to pull, in order, by one task (started at `initialized`).
+    pulls: tokio::sync::mpsc::UnboundedSender<Vec<PathBuf>>,
+    pull_queue: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<Vec<PathBuf>>>>,
 }
+
+/// How long `shutdown` or the end of the process waits for ledgers to reach the disk: long
+/// enough for thousands of fsyncs, bounded so a hung file system cannot keep the process.
+const LEDGER_FLUSH_LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// How long a `workspace/configuration` pull may wait for the client; after that the last
+/// known settings stay.
+const PULL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 fn path_of(uri: &Uri) -> Option<PathBuf> {
     uri_to_path(uri.as_str())
@@ -90,7 +110,8 @@ impl Server {
             generation: std::sync::atomic::AtomicU64::new(0),
             memo: Mutex::new(std::collections::HashMap::new()),
         };
-        Self { client, inner: Arc::new(inner) }
+        let (pulls, queue) = tokio::sync::mpsc::unbounded_channel();
+        Self { client, inner: Arc::new(inner), pulls, pull_queue: Mutex::new(Some(queue)) }
     }
 
     pub fn inner(&self) -> Arc<Inner> {
@@ -102,26 +123,65 @@ impl Server {
         self.inner.refresh.notify_one();
     }
 
-    /// Pulls the `instructions` section for folders and applies it.
+    /// Pulls the `instructions` section for folders and applies it: queued for the pull task
+    /// when the client answers `workspace/configuration`, so that a handler never waits for
+    /// the client (a client that never answers would hold every handler slot); applied at once
+    /// otherwise.
     async fn pull_settings(&self, folders: Vec<PathBuf>) {
         if folders.is_empty() {
             return;
         }
+        if self.inner.state().pull_config {
+            if self.pulls.send(folders).is_err() {
+                tracing::warn!("the settings pull task has stopped; keeping the current settings");
+            }
+        } else {
+            self.apply_settings_of(folders).await;
+        }
+    }
+
+    /// Runs queued pulls one after another, so settings apply in the order they were asked.
+    fn start_pull_task(&self) {
+        let Some(mut queue) = self.pull_queue.lock().unwrap_or_else(|e| e.into_inner()).take() else { return };
+        let server = Server {
+            client: self.client.clone(),
+            inner: self.inner.clone(),
+            pulls: self.pulls.clone(),
+            pull_queue: Mutex::new(None),
+        };
+        tokio::spawn(async move {
+            while let Some(folders) = queue.recv().await {
+                server.apply_settings_of(folders).await;
+            }
+        });
+    }
+
+    /// Pulls (when the client answers `workspace/configuration`) and applies the settings of
+    /// folders, then starts or reconciles their sessions. A pull that fails or times out keeps
+    /// the last known settings.
+    async fn apply_settings_of(&self, folders: Vec<PathBuf>) {
         let pull = self.inner.state().pull_config;
-        let pulled: Vec<Option<Value>> = if pull {
+        let pulled: Option<Vec<Option<Value>>> = if pull {
             let items = folders
                 .iter()
                 .map(|f| ConfigurationItem { scope_uri: convert::uri_of(f), section: Some("instructions".into()) })
                 .collect();
-            match self.client.configuration(items).await {
-                Ok(values) => values.into_iter().map(Some).collect(),
-                Err(e) => {
+            match tokio::time::timeout(PULL_TIMEOUT, self.client.configuration(items)).await {
+                Ok(Ok(values)) => Some(values.into_iter().map(Some).collect()),
+                Ok(Err(e)) => {
                     tracing::warn!("workspace/configuration failed: {e}; keeping the current settings");
-                    return;
+                    None
+                }
+                Err(_) => {
+                    tracing::warn!(
+                        "workspace/configuration had no answer in {} s; keeping the current settings",
+                        PULL_TIMEOUT.as_secs()
+                    );
+                    None
                 }
             }
         } else {
-            Vec::new()
+            Some(Vec::new())
         };
         let mut reports = Vec::new();
         let mut events = Vec::new();
@@ -129,11 +189,15 @@ impl Server {
         {
             let mut st = self.inner.state();
             for (i, folder) in folders.iter().enumerate() {
-                let value = st.settings_value(pulled.get(i).and_then(Option::as_ref));
-                if let Some(r) = apply_settings(&mut st, folder, &value) {
-                    reports.push(r);
+                let before = st.sessions.get(folder).map(|s| s.settings.clone());
+                if let Some(pulled) = &pulled {
+                    let value = st.settings_value(pulled.get(i).and_then(Option::as_ref));
+                    if let Some(r) = apply_settings(&mut st, folder, &value) {
+                        reports.push(r);
+                    }
                 }
-                events.extend(self.settle(&mut st, folder));
+                let changed = st.sessions.get(folder).map(|s| &s.settings) != before.as_ref();
+                events.extend(self.settle(&mut st, folder, changed));
             }
             unwatched = st.sessions.values().any(|s| !s.settings.watch);
         }
@@ -146,9 +210,14 @@ impl Server {
 
     /// After settings are applied: start the session's lifecycle, or reconcile with the new
     /// settings (`config`).
-    fn settle(&self, st: &mut State, folder: &Path) -> Vec<(PathBuf, u64)> {
+    fn settle(&self, st: &mut State, folder: &Path, changed: bool) -> Vec<(PathBuf, u64)> {
         let started = st.sessions.get(folder).is_some_and(crate::session::Session::is_started);
         if started {
+            // Settings that did not change (a pull answering what the session already has) are
+            // no event: a `config` batch would hand over what the budget kept out.
+            if !changed {
+                return Vec::new();
+            }
             st.with_session(folder, &self.inner.cache, |s, cache| {
                 s.reconcile(cache, Reason::Config);
             })
@@ -166,8 +235,10 @@ impl Server {
             let mut reports = Vec::new();
             let mut events = Vec::new();
             for folder in folders {
+                let before = st.sessions.get(&folder).map(|s| s.settings.clone());
                 reports.extend(apply_settings(&mut st, &folder, &merged));
-                events.extend(self.settle(&mut st, &folder));
+                let changed = st.sessions.get(&folder).map(|s| &s.settings) != before.as_ref();
+                events.extend(self.settle(&mut st, &folder, changed));
             }
             (reports, events)
         };
@@ -254,14 +325,22 @@ impl Server {
         let p: EffectiveParams = ext::parse(ext::EFFECTIVE, EffectiveParams::SHAPE, params)?;
         let (folder, path) = self.resolve(p.uri.as_deref())?;
         tracing::debug!("effective for {} (unsaved: {})", folder.display(), p.unsaved);
-        if let Some(name) = p.profile.as_deref() {
-            let st = self.inner.state();
-            let Some(session) = st.sessions.get(&folder) else {
-                return Err(Error::invalid_params("the workspace folder was removed"));
+        if let Some(name) = p.profile {
+            let (session, env) = {
+                let st = self.inner.state();
+                let Some(session) = st.sessions.get(&folder) else {
+                    return Err(Error::invalid_params("the workspace folder was removed"));
+                };
+                (session.clone(), st.env.clone())
             };
-            let preview = path.filter(|p| p != &session.folder).map(|p| if p.is_dir() { p.join(".touch") } else { p });
-            return super::profiles::answer(session, &self.inner.cache, name, &st.env, preview.as_deref())
-                .map_err(Error::invalid_params);
+            let inner = self.inner.clone();
+            return off_thread(move || {
+                let preview =
+                    path.filter(|p| p != &session.folder).map(|p| if p.is_dir() { p.join(".touch") } else { p });
+                super::profiles::answer(&session, &inner.cache, &name, &env, preview.as_deref())
+                    .map_err(Error::invalid_params)
+            })
+            .await;
         }
         let generation = self.inner.generation.load(Ordering::SeqCst);
         let key = (folder.clone(), path.clone());
@@ -274,16 +353,23 @@ impl Server {
                 }
             }
         }
-        let st = self.inner.state();
-        let Some(session) = st.sessions.get(&folder) else {
-            return Err(Error::invalid_params("the workspace folder was removed"));
+        let (session, buffers) = {
+            let st = self.inner.state();
+            let Some(session) = st.sessions.get(&folder) else {
+                return Err(Error::invalid_params("the workspace folder was removed"));
+            };
+            (session.clone(), p.unsaved.then(|| st.buffers()))
         };
-        let buffers = p.unsaved.then(|| st.buffers());
-        // A directory below the folder previews what a touch of a file inside it adds.
-        let preview = path.filter(|p| p != &session.folder).map(|p| if p.is_dir() { p.join(".touch") } else { p });
-        let result = session.effective(&self.inner.cache, buffers.as_ref(), preview.as_deref());
-        let value = serde_json::to_value(result).map_err(|e| Error::invalid_params(e.to_string()))?;
-        if memo && session.settings.watch && session.is_started() {
+        let keep = memo && session.settings.watch && session.is_started();
+        let inner = self.inner.clone();
+        let value = off_thread(move || {
+            // A directory below the folder previews what a touch of a file inside it adds.
+            let preview = path.filter(|p| p != &session.folder).map(|p| if p.is_dir() { p.join(".touch") } else { p });
+            let result = session.effective(&inner.cache, buffers.as_ref(), preview.as_deref());
+            serde_json::to_value(result).map_err(|e| Error::invalid_params(e.to_string()))
+        })
+        .await?;
+        if keep {
             let mut m = self.inner.memo.lock().unwrap_or_else(|e| e.into_inner());
             if m.len() > 256 {
                 m.clear();
@@ -310,18 +396,35 @@ impl Server {
     /// What the hover and the code lens say of `path`: the session's own profile's view when it
     /// is selected, then each selected agent's.
     fn describe(&self, path: &Path) -> Vec<hover::Description> {
-        let snapshots = self.snapshots();
-        let env = crate::chain::agents::AgentEnv::with_home(&self.inner.state().env);
-        let mut out = hover::describe(path, &snapshots);
-        out.extend(hover::agents(path, &snapshots, &env));
-        out
+        let (sessions, buffers, env) = {
+            let st = self.inner.state();
+            (st.sessions.values().cloned().collect::<Vec<_>>(), st.buffers(), st.env.clone())
+        };
+        describe(&self.inner, path, sessions, &buffers, &env)
     }
+}
 
-    fn snapshots(&self) -> Vec<(crate::session::Session, crate::session::Snapshot)> {
-        let st = self.inner.state();
-        let buffers = st.buffers();
-        st.sessions.values().map(|s| (s.clone(), s.snapshot(&self.inner.cache, Some(&buffers)))).collect()
-    }
+/// What the hover and the code lens say of `path`, over copies of the sessions (so it can run
+/// off the protocol thread): each session's own profile's view when it is selected, then each
+/// selected agent's.
+fn describe(
+    inner: &Inner,
+    path: &Path,
+    sessions: Vec<crate::session::Session>,
+    buffers: &crate::chain::source::Buffers,
+    env: &Env,
+) -> Vec<hover::Description> {
+    let snapshots: Vec<_> = sessions
+        .into_iter()
+        .map(|s| {
+            let snapshot = s.snapshot(&inner.cache, Some(buffers));
+            (s, snapshot)
+        })
+        .collect();
+    let env = crate::chain::agents::AgentEnv::with_home(env);
+    let mut out = hover::describe(path, &snapshots);
+    out.extend(hover::agents(path, &snapshots, &env));
+    out
 }
 
 /// Asks the client to report changes of instruction files and root markers, for sessions that
@@ -365,6 +468,17 @@ async fn register_watched_files(client: &Client, inner: &Inner) {
     }
 }
 
+/// Runs a request's heavy part on the blocking pool, over copies of what it needs: the protocol
+/// thread stays free to read `$/cancelRequest`, and a cancelled request is answered at once
+/// (its computation finishes unobserved).
+async fn off_thread<T: Send + 'static>(work: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        let mut error = Error::internal_error();
+        error.message = format!("the computation of the answer failed: {e}").into();
+        Err(error)
+    })
+}
+
 /// Announces new batches (`instructions/didChange`), follows the watched directories, and
 /// republishes diagnostics.
 async fn announce(client: &Client, inner: &Inner, events: Vec<(PathBuf, u64)>) {
@@ -398,14 +512,30 @@ async fn handle_paths(client: &Client, inner: &Inner, changed: Vec<PathBuf>) {
         for p in &changed {
             inner.cache.invalidate(p);
         }
+        // Repositories whose targets may have changed are walked again, once each.
+        let mut walked: std::collections::HashMap<PathBuf, _> = std::collections::HashMap::new();
+        let mut retarget = Vec::new();
+        for folder in &folders {
+            let Some(s) = st.sessions.get(folder) else { continue };
+            if changed.iter().any(|p| s.changes_targets(p)) {
+                let root = s.project_root();
+                if !walked.contains_key(&root) {
+                    st.forget_names_below(&root);
+                    let names = st.names_below(&root);
+                    walked.insert(root.clone(), names);
+                }
+                retarget.push((folder.clone(), root));
+            }
+        }
+        for (folder, root) in retarget {
+            let (Some(s), Some(names)) = (st.sessions.get_mut(&folder), walked.get(&root)) else { continue };
+            if let Some(e) = s.refresh_targets_with(names) {
+                tracing::warn!("{}: {e}; the agents are detected from the files instead", folder.display());
+            }
+        }
         let mut events = Vec::new();
         for folder in folders {
             events.extend(st.with_session(&folder, &inner.cache, |s, cache| {
-                if changed.iter().any(|p| s.changes_targets(p)) {
-                    if let Some(e) = s.refresh_targets() {
-                        tracing::warn!("{}: {e}; the agents are detected from the files instead", s.folder.display());
-                    }
-                }
                 s.reconcile(cache, Reason::Change);
             }));
         }
@@ -472,7 +602,13 @@ fn apply_settings(st: &mut State, folder: &Path, value: &Value) -> Option<String
     // root markers change (a walk of a large repository is not free).
     let same_root = session.settings.root_markers == settings.root_markers && session.targets().is_some();
     session.settings = settings;
-    let config_problem = if same_root { None } else { session.refresh_targets() };
+    let config_problem = if same_root {
+        None
+    } else {
+        let root = session.project_root();
+        let names = st.names_below(&root);
+        st.sessions.get_mut(folder).and_then(|s| s.refresh_targets_with(&names))
+    };
     if !ignored.is_empty() && st.logged_ignored.insert(ignored.clone()) {
         tracing::warn!(
             "ignored candidate entries {ignored:?}: a candidate is a file name without `/` or `\\`, not empty, `.` or `..`"
@@ -656,6 +792,7 @@ impl LanguageServer for Server {
             (folders, reports)
         };
         self.report(init_problems).await;
+        self.start_pull_task();
         self.pull_settings(folders).await;
         self.refresh();
     }
@@ -663,6 +800,11 @@ impl LanguageServer for Server {
     async fn shutdown(&self) -> Result<()> {
         self.inner.shutdown.store(true, Ordering::SeqCst);
         self.inner.refresh.notify_one();
+        // What the sessions did must be on disk before the client restarts us.
+        let inner = self.inner.clone();
+        if let Err(e) = tokio::task::spawn_blocking(move || inner.flush_ledgers()).await {
+            tracing::warn!("writing the ledgers at shutdown failed: {e}");
+        }
         Ok(())
     }
 
@@ -782,15 +924,23 @@ impl LanguageServer for Server {
         if pos.line != 0 && !in_diagnostic {
             return Ok(None);
         }
-        let descriptions = self.describe(&path);
-        if descriptions.is_empty() {
-            return Ok(None);
-        }
-        let markdown = descriptions.iter().map(|d| d.markdown.clone()).collect::<Vec<_>>().join("\n\n---\n\n");
-        Ok(Some(Hover {
-            contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: markdown }),
-            range: None,
-        }))
+        let (sessions, buffers, env) = {
+            let st = self.inner.state();
+            (st.sessions.values().cloned().collect::<Vec<_>>(), st.buffers(), st.env.clone())
+        };
+        let inner = self.inner.clone();
+        off_thread(move || {
+            let descriptions = describe(&inner, &path, sessions, &buffers, &env);
+            if descriptions.is_empty() {
+                return Ok(None);
+            }
+            let markdown = descriptions.iter().map(|d| d.markdown.clone()).collect::<Vec<_>>().join("\n\n---\n\n");
+            Ok(Some(Hover {
+                contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: markdown }),
+                range: None,
+            }))
+        })
+        .await
     }
 
     async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
@@ -849,9 +999,20 @@ impl LanguageServer for Server {
                 ext::CMD_OPEN
             )));
         }
-        let uri = params.arguments.first().and_then(Value::as_str).and_then(|s| s.parse::<Uri>().ok());
-        let Some(uri) = uri else {
+        let Some(arg) = params.arguments.first().and_then(Value::as_str) else {
             return Err(Error::invalid_params(format!("`{}` takes one argument: the file URI to open", ext::CMD_OPEN)));
+        };
+        // The argument comes from the client, which may relay it from anywhere: never ask the
+        // editor to open a web page or run a `command:` URI on our behalf.
+        let uri = match uri_to_path(arg) {
+            Some(path) if self.may_open(&path) => arg.parse::<Uri>().ok(),
+            _ => None,
+        };
+        let Some(uri) = uri else {
+            return Err(Error::invalid_params(format!(
+                "`{}` opens only a file: URI inside a workspace folder or a file a session loads, got `{arg}`",
+                ext::CMD_OPEN
+            )));
         };
         let shown = self
             .client
@@ -865,6 +1026,13 @@ impl LanguageServer for Server {
 }
 
 impl Server {
+    /// Whether `instructions.open` may show `path`: inside a workspace folder, or a file some
+    /// session has given its agent (a project file above the folder, the global file).
+    fn may_open(&self, path: &Path) -> bool {
+        let st = self.inner.state();
+        st.folder_of(path).is_some() || st.sessions.values().any(|s| s.ledger().visible.iter().any(|v| v.path == path))
+    }
+
     /// "Rename CLAUDE.md to AGENTS.md": offered when a later candidate is its directory's
     /// winner and the first candidate does not exist.
     fn rename_action(&self, path: &Path) -> Option<CodeActionOrCommand> {

@@ -48,6 +48,8 @@ pub struct State {
     pub implicit: bool,
     /// Those sessions, oldest first (at most [`IMPLICIT_SESSIONS_MAX`]).
     implicit_order: std::collections::VecDeque<PathBuf>,
+    /// The instruction file names below each project root (see [`State::names_below`]).
+    names_below: HashMap<PathBuf, Arc<std::collections::BTreeSet<String>>>,
     pub sessions: BTreeMap<PathBuf, Session>,
     pub documents: HashMap<PathBuf, Document>,
     /// What was last published, per file.
@@ -55,8 +57,8 @@ pub struct State {
     /// The last settings problems shown per folder, so the same problem is shown once.
     pub shown_problems: HashMap<PathBuf, Vec<SettingsProblem>>,
     pub logged_ignored: HashSet<Vec<String>>,
-    /// Folders whose ledger could not be written (warned once each).
-    pub ledger_warned: HashSet<PathBuf>,
+    /// Writes ledgers off the protocol thread.
+    pub ledgers: ledger::Writer,
     /// The client registers file watchers dynamically (`didChangeWatchedFiles`).
     pub dynamic_watch: bool,
     pub registered_watch: bool,
@@ -73,12 +75,13 @@ impl State {
             pull_config: false,
             implicit: false,
             implicit_order: std::collections::VecDeque::new(),
+            names_below: HashMap::new(),
             sessions: BTreeMap::new(),
             documents: HashMap::new(),
             published: HashMap::new(),
             shown_problems: HashMap::new(),
             logged_ignored: HashSet::new(),
-            ledger_warned: HashSet::new(),
+            ledgers: ledger::Writer::default(),
             dynamic_watch: false,
             registered_watch: false,
         }
@@ -124,12 +127,27 @@ impl State {
         let (settings, problems) = Settings::parse(&self.settings_value(None), None, &self.env);
         if !self.sessions.contains_key(folder) {
             let mut session = Session::new(folder, settings);
-            if let Some(e) = session.refresh_targets() {
+            let names = self.names_below(&session.project_root());
+            if let Some(e) = session.refresh_targets_with(&names) {
                 tracing::warn!("{}: {e}; the agents are detected from the files instead", folder.display());
             }
             self.sessions.insert(folder.to_path_buf(), session);
         }
         problems
+    }
+
+    /// The instruction file names below a project root, walked once for every session of that
+    /// repository (ten thousand folders of one repository cost one walk).
+    pub fn names_below(&mut self, root: &Path) -> Arc<std::collections::BTreeSet<String>> {
+        self.names_below
+            .entry(root.to_path_buf())
+            .or_insert_with(|| Arc::new(crate::chain::targets::names_below(root)))
+            .clone()
+    }
+
+    /// Walks a project root again (an instruction file appeared or went away).
+    pub fn forget_names_below(&mut self, root: &Path) {
+        self.names_below.remove(root);
     }
 
     /// Adds a session for a project the client did not open as a folder; past
@@ -155,8 +173,12 @@ impl State {
         if session.is_started() {
             return None;
         }
+        // A ledger still waiting to be written is newer than the one on disk.
         let loaded = match &session.settings.state_dir {
-            Some(dir) => ledger::load(dir, &session.folder),
+            Some(dir) => match self.ledgers.pending(dir, &session.folder) {
+                Some(l) => Ok(Some(l)),
+                None => ledger::load(dir, &session.folder),
+            },
             None => Ok(None),
         };
         let batch = match loaded {
@@ -196,16 +218,7 @@ impl State {
         }
         let session = self.sessions.get(folder)?;
         if let Some(dir) = &session.settings.state_dir {
-            match ledger::save(dir, &session.ledger()) {
-                Ok(()) => {
-                    self.ledger_warned.remove(folder);
-                }
-                Err(e) => {
-                    if self.ledger_warned.insert(folder.to_path_buf()) {
-                        tracing::warn!("{}: cannot persist the session ({e}); it goes on in memory", folder.display());
-                    }
-                }
-            }
+            self.ledgers.save(dir, session.ledger());
         }
         Some((folder.to_path_buf(), session.seq))
     }

@@ -1,14 +1,19 @@
 //! Our own stdio transport. tower-lsp-server's reader ends its input stream at the first
 //! decoding error (tokio-util's `FramedRead` stops after an error), so one malformed message
-//! would silently stop the server. Here a bad frame gets a JSON-RPC error and reading goes on.
+//! would silently stop the server. Here a bad frame gets a JSON-RPC error and reading goes on:
+//! after a garbage header block or a body that is not JSON (a client that counted characters
+//! instead of bytes, or a length that swallowed the next message), the reader resynchronises on
+//! the next `Content-Length:` it finds, even in the middle of a line or inside the bad body.
 //! Futures are polled in arrival order, up to a few at once, as tower-lsp-server does, so the
 //! synchronous part of each handler runs in the order the client sent its messages.
+//! Output is bounded: when the client stops reading, answers wait, handlers stop being polled,
+//! and reading stops, so a client that never reads cannot make the server grow.
 
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tower::{Service, ServiceExt};
 use tower_lsp_server::jsonrpc::{Request, Response};
@@ -17,12 +22,16 @@ use tower_lsp_server::{ClientSocket, LspService};
 use super::Server;
 
 const MAX_CONCURRENCY: usize = 4;
-/// A header line longer than this is garbage, not a header.
-const MAX_HEADER_LINE_BYTES: usize = 8 * 1024;
+/// A header block longer than this is garbage, not headers.
+const MAX_HEADER_BYTES: usize = 8 * 1024;
 /// A body larger than this is refused (and skipped) rather than buffered.
 const MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
+/// Frames waiting for the client to read them; beyond this, the server stops reading input.
+const MAX_QUEUED_FRAMES: usize = 16;
 /// How long queued output may take to flush after `exit` or the end of input.
 const FLUSH_GRACE: Duration = Duration::from_millis(200);
+/// What a resynchronisation looks for, compared ignoring ASCII case.
+const HEADER_NAME: &[u8] = b"content-length:";
 
 /// One frame read from the input.
 enum Frame {
@@ -32,45 +41,191 @@ enum Frame {
     Eof,
 }
 
-async fn read_frame<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Frame {
-    let mut length: Option<usize> = None;
-    let mut saw_header = false;
-    loop {
-        let mut line = Vec::new();
-        let read = (&mut *reader).take(MAX_HEADER_LINE_BYTES as u64).read_until(b'\n', &mut line).await;
-        match read {
-            Ok(0) | Err(_) => return Frame::Eof,
-            Ok(_) => {}
+/// The input with a buffer of our own, so that after a framing error the bytes already read
+/// can be searched for the next header instead of being lost.
+struct FrameReader<R> {
+    input: R,
+    buf: Vec<u8>,
+    /// Where unread bytes start in `buf`.
+    start: usize,
+    /// A framing error was answered: skip to the next `Content-Length:` before parsing.
+    skip: bool,
+    /// Errors since the last good message are the same bad message: answered once.
+    resyncing: bool,
+}
+
+/// Where `needle` (lowercase ASCII) first occurs in `hay`, ignoring ASCII case.
+fn find_ignore_case(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w.eq_ignore_ascii_case(needle))
+}
+
+/// A header field name: an RFC 9110 token.
+fn is_token(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// The body length a header block declares, or why the block is garbage.
+fn parse_headers(block: &[u8]) -> Result<usize, String> {
+    let mut length = None;
+    for line in block.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let text = std::str::from_utf8(line).map_err(|_| "a header line that is not UTF-8".to_string())?;
+        let Some((name, value)) = text.split_once(':') else {
+            return Err(format!("a header line without a colon: `{}`", text.escape_debug()));
+        };
+        if !is_token(name) {
+            return Err(format!("`{}` is not a header name", name.escape_debug()));
         }
-        let text = String::from_utf8_lossy(&line);
-        let text = text.trim_end_matches(['\r', '\n']);
-        if text.is_empty() {
-            if saw_header {
-                break;
+        if name.eq_ignore_ascii_case("content-length") {
+            let n = value.trim().parse::<usize>().map_err(|e| format!("Content-Length `{}`: {e}", value.trim()))?;
+            length = Some(n);
+        }
+    }
+    length.ok_or_else(|| "a message without a valid Content-Length header".to_string())
+}
+
+impl<R: AsyncRead + Unpin> FrameReader<R> {
+    fn new(input: R) -> Self {
+        Self { input, buf: Vec::new(), start: 0, skip: false, resyncing: false }
+    }
+
+    fn unread(&self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+
+    /// Reads more input; false at the end of input or on a read error.
+    async fn fill(&mut self) -> bool {
+        if self.start > 0 {
+            self.buf.drain(..self.start);
+            self.start = 0;
+        }
+        // One huge message must not keep its memory for the rest of the session.
+        if self.buf.capacity() > 4 << 20 && self.buf.len() < 1 << 20 {
+            self.buf.shrink_to(1 << 20);
+        }
+        self.buf.reserve(64 * 1024);
+        matches!(self.input.read_buf(&mut self.buf).await, Ok(n) if n > 0)
+    }
+
+    /// Discards input up to the next `Content-Length:` after the current position; false at
+    /// the end of input.
+    async fn resync(&mut self) -> bool {
+        // Past the first byte, so a garbage block that begins with the header is not re-read.
+        self.start = (self.start + 1).min(self.buf.len());
+        loop {
+            if let Some(at) = find_ignore_case(self.unread(), HEADER_NAME) {
+                self.start += at;
+                return true;
             }
-            continue;
-        }
-        saw_header = true;
-        if let Some((name, value)) = text.split_once(':') {
-            if name.trim().eq_ignore_ascii_case("content-length") {
-                length = value.trim().parse().ok();
+            // Keep a tail that may be the start of the header cut by the read.
+            let keep = (HEADER_NAME.len() - 1).min(self.unread().len());
+            self.start = self.buf.len() - keep;
+            if !self.fill().await {
+                return false;
             }
         }
     }
-    let Some(length) = length else {
-        return Frame::Bad("a message without a valid Content-Length header".into());
-    };
-    if length > MAX_BODY_BYTES {
-        let skipped = tokio::io::copy(&mut (&mut *reader).take(length as u64), &mut tokio::io::sink()).await;
-        if skipped.is_err() {
-            return Frame::Eof;
-        }
-        return Frame::Bad(format!("a message of {length} bytes is larger than {MAX_BODY_BYTES} bytes"));
+
+    /// A garbage frame: answered once per run of garbage, then skipped.
+    fn garbage(&mut self, why: String) -> Option<Frame> {
+        self.skip = true;
+        let first = !self.resyncing;
+        self.resyncing = true;
+        first.then_some(Frame::Bad(why))
     }
-    let mut body = vec![0; length];
-    match reader.read_exact(&mut body).await {
-        Ok(_) => Frame::Body(body),
-        Err(_) => Frame::Eof,
+
+    /// The last body was not JSON: answered once, and its bytes are searched again like
+    /// garbage, because a length too long swallowed the next message's header (whole, or cut
+    /// by the body's end).
+    fn bad_body(&mut self, body: &[u8]) -> bool {
+        let mut rest = body.to_vec();
+        rest.extend_from_slice(self.unread());
+        self.buf = rest;
+        self.start = 0;
+        self.skip = true;
+        let first = !self.resyncing;
+        self.resyncing = true;
+        first
+    }
+
+    /// A message was understood: the stream is in step again.
+    fn in_step(&mut self) {
+        self.resyncing = false;
+    }
+
+    async fn next(&mut self) -> Frame {
+        loop {
+            if self.skip {
+                self.skip = false;
+                if !self.resync().await {
+                    return Frame::Eof;
+                }
+            }
+            // Blank lines between messages are tolerated.
+            while let Some(&b) = self.unread().first() {
+                if b != b'\r' && b != b'\n' {
+                    break;
+                }
+                self.start += 1;
+            }
+            let unread = self.unread();
+            let end = unread
+                .windows(2)
+                .position(|w| w == b"\n\n")
+                .map(|i| (i, i + 2))
+                .into_iter()
+                .chain(unread.windows(3).position(|w| w == b"\n\r\n").map(|i| (i, i + 3)))
+                .min_by_key(|&(i, _)| i);
+            let Some((block_end, body_start)) = end.filter(|&(i, _)| i <= MAX_HEADER_BYTES) else {
+                if unread.len() > MAX_HEADER_BYTES {
+                    if let Some(bad) = self.garbage(format!("no end of headers in {MAX_HEADER_BYTES} bytes")) {
+                        return bad;
+                    }
+                    continue;
+                }
+                if !self.fill().await {
+                    return Frame::Eof;
+                }
+                continue;
+            };
+            let length = match parse_headers(&unread[..block_end]) {
+                Ok(n) => n,
+                Err(why) => {
+                    if let Some(bad) = self.garbage(why) {
+                        return bad;
+                    }
+                    continue;
+                }
+            };
+            self.start += body_start;
+            if length > MAX_BODY_BYTES {
+                return self.skip_body(length).await;
+            }
+            while self.unread().len() < length {
+                if !self.fill().await {
+                    return Frame::Eof;
+                }
+            }
+            let body = self.buf[self.start..self.start + length].to_vec();
+            self.start += length;
+            return Frame::Body(body);
+        }
+    }
+
+    /// Discards a body too large to buffer, as it arrives.
+    async fn skip_body(&mut self, length: usize) -> Frame {
+        let mut left = length;
+        loop {
+            let take = left.min(self.unread().len());
+            self.start += take;
+            left -= take;
+            if left == 0 {
+                return Frame::Bad(format!("a message of {length} bytes is larger than {MAX_BODY_BYTES} bytes"));
+            }
+            if !self.fill().await {
+                return Frame::Eof;
+            }
+        }
     }
 }
 
@@ -90,7 +245,7 @@ where
     I: AsyncRead + Unpin,
     O: AsyncWrite + Unpin + Send + 'static,
 {
-    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    let (out_tx, mut out_rx) = mpsc::channel::<Vec<u8>>(MAX_QUEUED_FRAMES);
     let writer = tokio::spawn(async move {
         while let Some(body) = out_rx.recv().await {
             if let Err(e) = write_frame(&mut output, &body).await {
@@ -99,12 +254,9 @@ where
             }
         }
     });
-    let send = {
-        let out_tx = out_tx.clone();
-        move |v: &Value| {
-            if let Ok(body) = serde_json::to_vec(v) {
-                let _ = out_tx.send(body);
-            }
+    let send = |out_tx: mpsc::Sender<Vec<u8>>, v: Value| async move {
+        if let Ok(body) = serde_json::to_vec(&v) {
+            let _ = out_tx.send(body).await;
         }
     };
 
@@ -115,13 +267,16 @@ where
         tokio::spawn(async move {
             while let Some(req) = to_client.next().await {
                 if let Ok(body) = serde_json::to_vec(&req) {
-                    let _ = out_tx.send(body);
+                    if out_tx.send(body).await.is_err() {
+                        break;
+                    }
                 }
             }
         })
     };
 
-    // Handler futures, polled in arrival order, a few at once.
+    // Handler futures, polled in arrival order, a few at once. While an answer waits for room
+    // in the output, no further future is polled, this channel fills, and reading stops.
     let (fut_tx, fut_rx) = mpsc::channel::<futures::future::BoxFuture<'static, Option<Response>>>(100);
     let processing = {
         let out_tx = out_tx.clone();
@@ -130,20 +285,22 @@ where
             while let Some(result) = results.next().await {
                 if let Some(resp) = result {
                     if let Ok(body) = serde_json::to_vec(&resp) {
-                        let _ = out_tx.send(body);
+                        if out_tx.send(body).await.is_err() {
+                            break;
+                        }
                     }
                 }
             }
         })
     };
 
-    let mut reader = BufReader::new(input);
+    let mut reader = FrameReader::new(input);
     loop {
-        let body = match read_frame(&mut reader).await {
+        let body = match reader.next().await {
             Frame::Eof => break,
             Frame::Bad(why) => {
-                tracing::warn!("unreadable message: {why}");
-                send(&error_response(Value::Null, -32700, format!("Parse error: {why}")));
+                tracing::warn!("unreadable message: {why}; skipping to the next Content-Length header");
+                send(out_tx.clone(), error_response(Value::Null, -32700, format!("Parse error: {why}"))).await;
                 continue;
             }
             Frame::Body(body) => body,
@@ -151,11 +308,15 @@ where
         let value: Value = match serde_json::from_slice(&body) {
             Ok(v) => v,
             Err(e) => {
-                tracing::warn!("a message that is not JSON: {e}");
-                send(&error_response(Value::Null, -32700, format!("Parse error: the body is not JSON: {e}")));
+                if reader.bad_body(&body) {
+                    tracing::warn!("a message that is not JSON: {e}; skipping to the next Content-Length header");
+                    let message = format!("Parse error: the body is not JSON: {e}");
+                    send(out_tx.clone(), error_response(Value::Null, -32700, message)).await;
+                }
                 continue;
             }
         };
+        reader.in_step();
         let id = value.get("id").cloned().unwrap_or(Value::Null);
         let value = without_empty_params(value);
         if value.get("method").is_some() {
@@ -163,7 +324,8 @@ where
                 Ok(r) => r,
                 Err(e) => {
                     tracing::warn!("an invalid request: {e}");
-                    send(&error_response(id, -32600, format!("Invalid request: {e}; expected a JSON-RPC 2.0 request")));
+                    let message = format!("Invalid request: {e}; expected a JSON-RPC 2.0 request");
+                    send(out_tx.clone(), error_response(id, -32600, message)).await;
                     continue;
                 }
             };
@@ -189,17 +351,13 @@ where
                 }
                 Err(e) => {
                     tracing::warn!("a message that is neither request nor response: {e}");
-                    send(&error_response(
-                        id,
-                        -32600,
-                        format!("Invalid request: {e}; expected a JSON-RPC 2.0 request or response"),
-                    ));
+                    let message = format!("Invalid request: {e}; expected a JSON-RPC 2.0 request or response");
+                    send(out_tx.clone(), error_response(id, -32600, message)).await;
                 }
             }
         }
     }
     drop(fut_tx);
-    drop(send);
     // Let what is queued reach the client, but never wait long: the process must end.
     let _ = tokio::time::timeout(FLUSH_GRACE, processing).await;
     outgoing.abort();
@@ -229,4 +387,63 @@ fn without_empty_params(mut value: Value) -> Value {
 /// An mpsc receiver as a stream.
 fn tokio_stream_from<T: Send + 'static>(mut rx: mpsc::Receiver<T>) -> impl futures::Stream<Item = T> {
     futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every frame of `input`, with garbage and bad bodies handled as `serve` does: what the
+    /// client is told, in order.
+    async fn frames(input: &[u8]) -> Vec<String> {
+        let mut reader = FrameReader::new(input);
+        let mut out = Vec::new();
+        loop {
+            match reader.next().await {
+                Frame::Eof => return out,
+                Frame::Bad(_) => out.push("bad".into()),
+                Frame::Body(body) => match serde_json::from_slice::<Value>(&body) {
+                    Ok(v) => {
+                        reader.in_step();
+                        out.push(v.to_string());
+                    }
+                    Err(_) => {
+                        if reader.bad_body(&body) {
+                            out.push("bad".into());
+                        }
+                    }
+                },
+            }
+        }
+    }
+
+    fn framed(body: &str) -> String {
+        format!("Content-Length: {}\r\n\r\n{body}", body.len())
+    }
+
+    #[tokio::test]
+    async fn headers_are_case_insensitive_and_other_headers_are_ignored() {
+        let input = "content-length: 2\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{}\r\n\r\n";
+        assert_eq!(frames(format!("{input}{}", framed("[1]")).as_bytes()).await, ["{}", "[1]"]);
+    }
+
+    #[tokio::test]
+    async fn garbage_is_answered_once_and_the_header_inside_a_line_is_found() {
+        let input =
+            format!("junk \"}}}} more junk\r\nstill junk\r\n\r\nxxContent-Length: 2\r\n\r\n{{}}{}", framed("[2]"));
+        assert_eq!(frames(input.as_bytes()).await, ["bad", "{}", "[2]"]);
+    }
+
+    #[tokio::test]
+    async fn a_body_that_swallowed_the_next_header_gives_it_back() {
+        let next = framed("[3]");
+        let input = format!("Content-Length: {}\r\n\r\n{{}}{next}", 2 + 10);
+        assert_eq!(frames(input.as_bytes()).await, ["bad", "[3]"]);
+    }
+
+    #[tokio::test]
+    async fn a_header_block_without_an_end_is_garbage() {
+        let input = format!("Content-Length: 2{}\r\n\r\n{{}}{}", "x".repeat(MAX_HEADER_BYTES + 10), framed("[4]"));
+        assert_eq!(frames(input.as_bytes()).await, ["bad", "[4]"]);
+    }
 }

@@ -1,7 +1,7 @@
 //! The transition log's types and its persistence (SPEC section 6): one JSON file per session,
 //! named by the SHA-256 of the folder path, written atomically.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -130,6 +130,10 @@ pub struct Pending {
     pub sha256: String,
 }
 
+/// A ledger larger than this is not one of ours (ours hold at most [`LOG_LIMIT`] batches): it is
+/// replaced, never read, so a huge or endless file in `stateDir` costs nothing.
+pub const MAX_LEDGER_BYTES: u64 = 16 * 1024 * 1024;
+
 /// The ledger file of a folder.
 pub fn ledger_path(state_dir: &Path, folder: &Path) -> PathBuf {
     let key = sha256_hex(folder.as_os_str().as_encoded_bytes());
@@ -140,7 +144,7 @@ pub fn ledger_path(state_dir: &Path, folder: &Path) -> PathBuf {
 /// cannot be used and must be replaced by a fresh start.
 pub fn load(state_dir: &Path, folder: &Path) -> Result<Option<Ledger>, String> {
     let path = ledger_path(state_dir, folder);
-    let bytes = match std::fs::read(&path) {
+    let bytes = match read_state_file(&path, MAX_LEDGER_BYTES) {
         Ok(b) => b,
         Err(e) if is_absence(&e) => return Ok(None),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
@@ -162,6 +166,44 @@ pub fn load(state_dir: &Path, folder: &Path) -> Result<Option<Ledger>, String> {
     Ok(Some(ledger))
 }
 
+/// Reads a file of `stateDir`, which anyone able to write there may have replaced: a symlink is
+/// not followed (it could lead to `/dev/zero` or another user's file), a FIFO or device never
+/// blocks the open, and more than `max_bytes` is refused rather than buffered.
+pub fn read_state_file(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(|e| {
+        // O_NOFOLLOW reports a symlink as ELOOP, which reads as "too many links": say what it is.
+        #[cfg(unix)]
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            return std::io::Error::other("it is a symlink, which a state file never is");
+        }
+        e
+    })?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if meta.len() > max_bytes {
+        return Err(std::io::Error::other(format!(
+            "{} bytes, more than the {max_bytes} a state file may hold",
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::new();
+    // The file may grow after the stat: never take more than the cap.
+    file.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(std::io::Error::other(format!("more than the {max_bytes} bytes a state file may hold")));
+    }
+    Ok(bytes)
+}
+
 /// Writes a ledger atomically: a temporary file in the same directory, then a rename, so a
 /// reader (or a second server) never sees half a file.
 pub fn save(state_dir: &Path, ledger: &Ledger) -> Result<(), String> {
@@ -178,4 +220,170 @@ pub fn save(state_dir: &Path, ledger: &Ledger) -> Result<(), String> {
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     tmp.persist(&path).map_err(|e| format!("cannot replace {}: {}", path.display(), e.error))?;
     Ok(())
+}
+
+/// How long a writer thread idles before it ends (a new write starts another).
+const WRITER_IDLE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Persists ledgers on a thread of its own, so that a batch never waits for the disk (ten
+/// thousand folders at start are ten thousand fsyncs). Writes coalesce: the latest ledger of a
+/// folder replaces one still waiting.
+#[derive(Clone, Default)]
+pub struct Writer {
+    shared: std::sync::Arc<(std::sync::Mutex<WriterState>, std::sync::Condvar)>,
+}
+
+#[derive(Default)]
+struct WriterState {
+    /// By ledger file: the state directory and the ledger to write there.
+    waiting: std::collections::HashMap<PathBuf, (PathBuf, Ledger)>,
+    /// Taken by the thread and not yet on disk.
+    writing: std::collections::HashMap<PathBuf, Ledger>,
+    running: bool,
+    /// Folders whose ledger could not be written (warned once until a write succeeds).
+    warned: std::collections::HashSet<PathBuf>,
+}
+
+impl Writer {
+    fn lock(&self) -> std::sync::MutexGuard<'_, WriterState> {
+        // A panic while writing leaves the queue usable: keep writing.
+        self.shared.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues `ledger` for writing in `state_dir`.
+    pub fn save(&self, state_dir: &Path, ledger: Ledger) {
+        let file = ledger_path(state_dir, &ledger.folder);
+        let mut st = self.lock();
+        st.waiting.insert(file, (state_dir.to_path_buf(), ledger));
+        if !st.running {
+            let me = self.clone();
+            let spawned = std::thread::Builder::new().name("ledger-writer".into()).spawn(move || me.run());
+            match spawned {
+                Ok(_) => st.running = true,
+                Err(e) => {
+                    // No thread: write here rather than not at all.
+                    tracing::warn!("cannot start the ledger writer ({e}); writing on the protocol thread");
+                    let batch: Vec<_> = st.waiting.drain().map(|(_, v)| v).collect();
+                    drop(st);
+                    for (dir, ledger) in batch {
+                        self.write(&dir, &ledger);
+                    }
+                    return;
+                }
+            }
+        }
+        self.shared.1.notify_all();
+    }
+
+    /// The ledger of `folder` that is queued or being written, newer than what is on disk.
+    pub fn pending(&self, state_dir: &Path, folder: &Path) -> Option<Ledger> {
+        let file = ledger_path(state_dir, folder);
+        let st = self.lock();
+        st.waiting.get(&file).map(|(_, l)| l.clone()).or_else(|| st.writing.get(&file).cloned())
+    }
+
+    /// Waits until every queued ledger is on disk, or `limit` passed; true when all are.
+    pub fn flush(&self, limit: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + limit;
+        let mut st = self.lock();
+        while !(st.waiting.is_empty() && st.writing.is_empty()) {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            st = self.shared.1.wait_timeout(st, left).unwrap_or_else(|e| e.into_inner()).0;
+        }
+        true
+    }
+
+    fn run(&self) {
+        let mut st = self.lock();
+        loop {
+            if st.waiting.is_empty() {
+                let (guard, timeout) = self.shared.1.wait_timeout(st, WRITER_IDLE).unwrap_or_else(|e| e.into_inner());
+                st = guard;
+                if timeout.timed_out() && st.waiting.is_empty() {
+                    st.running = false;
+                    return;
+                }
+                continue;
+            }
+            let batch: Vec<(PathBuf, (PathBuf, Ledger))> = st.waiting.drain().collect();
+            st.writing = batch.iter().map(|(file, (_, l))| (file.clone(), l.clone())).collect();
+            drop(st);
+            for (_, (dir, ledger)) in &batch {
+                self.write(dir, ledger);
+            }
+            st = self.lock();
+            st.writing.clear();
+            self.shared.1.notify_all();
+        }
+    }
+
+    fn write(&self, state_dir: &Path, ledger: &Ledger) {
+        let result = save(state_dir, ledger);
+        let mut st = self.lock();
+        match result {
+            Ok(()) => {
+                st.warned.remove(&ledger.folder);
+            }
+            Err(e) => {
+                if st.warned.insert(ledger.folder.clone()) {
+                    tracing::warn!(
+                        "{}: cannot persist the session ({e}); it goes on in memory",
+                        ledger.folder.display()
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ledger(folder: &Path, seq: u64) -> Ledger {
+        Ledger {
+            version: LEDGER_VERSION,
+            folder: folder.to_path_buf(),
+            seq,
+            visible: Vec::new(),
+            reached: Vec::new(),
+            groups: Vec::new(),
+            batches: Vec::new(),
+            pending: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_writer_keeps_the_latest_ledger_and_flush_waits_for_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let folder = Path::new("/work/some/folder");
+        let writer = Writer::default();
+        for seq in 1..=50 {
+            writer.save(dir.path(), ledger(folder, seq));
+        }
+        assert!(writer.pending(dir.path(), folder).is_some_and(|l| l.seq >= 1), "visible before it is written");
+        assert!(writer.flush(std::time::Duration::from_secs(30)));
+        assert_eq!(writer.pending(dir.path(), folder), None);
+        assert_eq!(load(dir.path(), folder).map(|l| l.map(|l| l.seq)), Ok(Some(50)));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn state_files_that_are_links_fifos_or_too_large_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink("/dev/zero", &link).expect("symlink");
+        assert!(read_state_file(&link, 10).is_err());
+        let big = dir.path().join("big");
+        std::fs::write(&big, "x".repeat(11)).expect("write");
+        assert!(read_state_file(&big, 10).is_err());
+        assert_eq!(read_state_file(&big, 11).ok().map(|b| b.len()), Some(11));
+        let fifo = dir.path().join("fifo");
+        if std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
+            assert!(read_state_file(&fifo, 10).is_err(), "never blocks, never reads");
+        }
+    }
 }

@@ -128,9 +128,19 @@ impl Session {
     /// files show (a bounded walk from the project root). A configuration that cannot be used is
     /// reported and detection stands in for it.
     pub fn refresh_targets(&mut self) -> Option<String> {
+        let names = crate::chain::targets::names_below(&self.project_root());
+        self.refresh_targets_with(&names)
+    }
+
+    /// The project root of the folder, under the session's markers.
+    pub fn project_root(&self) -> PathBuf {
+        crate::chain::discover::project_root(&self.folder, &self.settings.root_markers)
+    }
+
+    /// [`Session::refresh_targets`] with the instruction file names of the project already
+    /// found (sessions of one repository share one walk).
+    pub fn refresh_targets_with(&mut self, names: &std::collections::BTreeSet<String>) -> Option<String> {
         use crate::chain::targets::{self, Targets};
-        let root = crate::chain::discover::project_root(&self.folder, &self.settings.root_markers);
-        let names = targets::names_below(&root);
         let (targets, problem) = match Targets::resolve(&self.folder, names.iter().map(String::as_str)) {
             Ok(t) => (t, None),
             Err(e) => {

@@ -25,8 +25,10 @@ struct Shared {
     /// Notifications and requests from the server other than diagnostics and configuration.
     messages: VecDeque<Value>,
     pending: HashMap<u64, oneshot::Sender<Value>>,
-    /// How many `workspace/configuration` requests were answered.
+    /// How many `workspace/configuration` requests were answered (or ignored).
     config_requests: usize,
+    /// Leave `workspace/configuration` unanswered, as a broken client does.
+    ignore_config: bool,
     /// Every `instructions/didChange` received, in order: (folder URI, seq).
     did_change: Vec<(String, u64)>,
 }
@@ -174,6 +176,7 @@ impl Client {
         let mut sh = shared.lock().expect("lock");
         let method = msg["method"].as_str().map(str::to_string);
         match (method.as_deref(), msg.get("id")) {
+            (Some("workspace/configuration"), Some(_)) if sh.ignore_config => sh.config_requests += 1,
             (Some("workspace/configuration"), Some(id)) => {
                 let items = msg["params"]["items"].as_array().cloned().unwrap_or_default();
                 let answers: Vec<Value> = items
@@ -222,6 +225,11 @@ impl Client {
         self.shared.lock().expect("lock").config.insert(key, value);
     }
 
+    /// From now on, `workspace/configuration` requests are never answered.
+    pub fn ignore_config(&self) {
+        self.shared.lock().expect("lock").ignore_config = true;
+    }
+
     pub fn config_requests(&self) -> usize {
         self.shared.lock().expect("lock").config_requests
     }
@@ -238,6 +246,27 @@ impl Client {
             Some(e) => Err(e.clone()),
             None => Ok(reply["result"].clone()),
         }
+    }
+
+    /// Sends a request and returns its id and its reply, to await later.
+    pub fn request_later(
+        &mut self,
+        method: &str,
+        params: Value,
+    ) -> (u64, impl std::future::Future<Output = Result<Value, Value>> + use<>) {
+        let id = self.next_id;
+        self.next_id += 1;
+        let (tx, rx) = oneshot::channel();
+        self.shared.lock().expect("lock").pending.insert(id, tx);
+        let _ = self.out.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let reply = async move {
+            let reply = tokio::time::timeout(WAIT, rx).await.expect("response in time").expect("response");
+            match reply.get("error") {
+                Some(e) => Err(e.clone()),
+                None => Ok(reply["result"].clone()),
+            }
+        };
+        (id, reply)
     }
 
     /// Sends every request at once, then waits for all the answers (in the order sent).

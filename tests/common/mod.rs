@@ -1,6 +1,7 @@
 #![allow(dead_code)]
 
 pub mod lsp;
+pub mod stdio;
 pub mod tree;
 
 use serde_json::Value;

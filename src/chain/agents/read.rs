@@ -16,8 +16,10 @@ use super::view::{AgentFile, Status};
 pub const READ_CAP: u64 = 4 * 1024 * 1024;
 
 /// The most one agent view reads in all, whatever the number of files (fifty links to one
-/// large file, say): past it, files are reported `capped` and not read.
-pub const VIEW_READ_CAP: u64 = 32 * 1024 * 1024;
+/// large file, say): past it, files are reported `capped` and not read. Eight MiB of instructions
+/// is some two million tokens, more than any agent's context holds; and a view's text is copied
+/// a few times on its way to a client, with several views computed at once.
+pub const VIEW_READ_CAP: u64 = 8 * 1024 * 1024;
 
 thread_local! {
     /// What the view being computed on this thread may still read; `None` outside a view.
