@@ -717,7 +717,20 @@ fn the_rough_edges_a_new_user_hit_are_gone() {
         .env("HOME", t.home())
         .output()
         .expect("run as nobody");
+    let e = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(&bin)
+        .args(["effective", "pkg"])
+        .current_dir(t.root())
+        .env("HOME", t.home())
+        .output()
+        .expect("run as nobody");
     std::fs::set_permissions(&pkg, std::fs::Permissions::from_mode(0o755)).expect("chmod back");
+    assert!(
+        String::from_utf8_lossy(&e.stderr).contains("warning: pkg/AGENTS.md: cannot be read (Permission denied"),
+        "effective says what its block leaves out: {}",
+        String::from_utf8_lossy(&e.stderr)
+    );
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     assert!(
         stdout(&o).contains("pkg:1:1: warning[unreadableDirectory]: cannot read this directory (Permission denied"),

@@ -48,6 +48,15 @@ pub fn effective(args: &EffectiveArgs) -> Result<String, String> {
         return Ok(json + "\n");
     }
     let snapshot = session.snapshot(&cache, None);
+    // What cannot be read is not silently left out: the block stays the agent's exact block, and
+    // stderr says what is missing from it.
+    for s in snapshot.skipped().filter(|s| s.reason == crate::chain::source::SkipReason::Unreadable) {
+        let why = match &s.detail {
+            crate::chain::source::SkipDetail::Error(e) => e.clone(),
+            _ => "unreadable".into(),
+        };
+        eprintln!("warning: {}: cannot be read ({why}); the block leaves it out", s.heading);
+    }
     let blocks: Vec<&str> = std::iter::once(&snapshot.baseline)
         .chain(&snapshot.nested)
         .map(|r| r.rendered.text.as_str())
