@@ -195,13 +195,29 @@ fn the_gemini_profile_matches_gemini_cli_core_memory_discovery() {
     let mut rng = Rng(0x6E5E_ED6E);
     let mut cases = Vec::new();
     let mut expected_ours = Vec::new();
-    for case in 0..24 {
-        let names: &[&str] = if rng.below(3) == 0 { &["GEMINI.md", "AGENTS.md"] } else { &["GEMINI.md"] };
-        let (t, dirs) = seeded_chain(&mut rng, names, &texts);
+    // context.fileName: not set, GEMINI.md with another name, one name without GEMINI.md (which
+    // still loads), two names, a name repeated.
+    let lists: [Option<&[&str]>; 6] = [
+        None,
+        Some(&["GEMINI.md", "AGENTS.md"]),
+        Some(&["AGENTS.md"]),
+        Some(&["AGENTS.md", "CLAUDE.md"]),
+        Some(&["CLAUDE.md", " AGENTS.md ", "CLAUDE.md"]),
+        Some(&["GEMINI.md"]),
+    ];
+    for case in 0..30 {
+        let names = lists[rng.below(lists.len() as u64) as usize];
+        // Files of every name, configured or not.
+        let (t, dirs) = seeded_chain(&mut rng, &["GEMINI.md", "AGENTS.md", "CLAUDE.md"], &texts);
         for d in &dirs {
             if rng.below(2) == 0 {
                 std::fs::write(d.join("notes.md"), "notes, then @./more.md\n").expect("notes");
                 std::fs::write(d.join("more.md"), "more, then back to @./notes.md\n").expect("more");
+            }
+            // A CLAUDE.md that is a link to the AGENTS.md beside it: one file, loaded once.
+            if d.join("AGENTS.md").exists() && rng.below(2) == 0 {
+                let _ = std::fs::remove_file(d.join("CLAUDE.md"));
+                std::os::unix::fs::symlink("AGENTS.md", d.join("CLAUDE.md")).expect("link");
             }
         }
         t.write("outside.md", "outside the project\n");
@@ -226,7 +242,10 @@ fn the_gemini_profile_matches_gemini_cli_core_memory_discovery() {
         cases.push(json!({
             "kind": "gemini", "cwd": cwd, "home": t.home(), "names": names, "touches": touches,
         }));
-        let mut args = vec!["--set".to_string(), format!("instructionFileCandidates={}", json!(names))];
+        let mut args = Vec::new();
+        if let Some(names) = names {
+            args.extend(["--set".to_string(), format!("instructionFileCandidates={}", json!(names))]);
+        }
         for f in &touches {
             args.extend(["--touch".to_string(), f.to_string_lossy().into_owned()]);
         }
@@ -242,6 +261,91 @@ fn the_gemini_profile_matches_gemini_cli_core_memory_discovery() {
     for ((case, got, _tree), want) in expected_ours.into_iter().zip(theirs) {
         assert_eq!(got, want, "case {case}: {}", cases[case]);
     }
+}
+
+/// A Gemini case: the working directory, `context.fileName` (`None`: not set), the touches.
+type GeminiCase<'a> = (PathBuf, Option<&'a [&'a str]>, Vec<PathBuf>);
+
+/// Gemini's view of `cases` against gemini-cli-core's; returns the agent's texts.
+fn gemini_compare(modules: &Path, t: &Tree, cases: &[GeminiCase]) -> Vec<String> {
+    let js: Vec<Value> = cases
+        .iter()
+        .map(|(cwd, names, touches)| json!({"kind": "gemini", "cwd": cwd, "home": t.home(), "names": names, "touches": touches}))
+        .collect();
+    let theirs = node_texts(modules, &js);
+    for ((cwd, names, touches), want) in cases.iter().zip(&theirs) {
+        let mut args = Vec::new();
+        if let Some(names) = names {
+            args.extend(["--set".to_string(), format!("instructionFileCandidates={}", json!(names))]);
+        }
+        for f in touches {
+            args.extend(["--touch".to_string(), f.to_string_lossy().into_owned()]);
+        }
+        let got = ours("gemini", &t.home(), cwd, &args, &[]);
+        assert_eq!(&got, want, "cwd {}, names {names:?}, touches {touches:?}\n{}", cwd.display(), listing(&t.path("")));
+    }
+    theirs
+}
+
+#[test]
+fn gemini_loads_a_claude_md_linked_to_agents_md_once_even_lazily() {
+    let Some(modules) = modules() else { return };
+    // The common pattern: AGENTS.md, and CLAUDE.md a link to it, at the root and in a package.
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root rules\n");
+    t.write("r/pkg/AGENTS.md", "package rules\n");
+    t.write("r/pkg/src/main.ts", "x\n");
+    for dir in ["r", "r/pkg"] {
+        std::os::unix::fs::symlink("AGENTS.md", t.path(dir).join("CLAUDE.md")).expect("link");
+    }
+    let both: &[&str] = &["AGENTS.md", "CLAUDE.md"];
+    let (root, pkg, main) = (t.root(), t.path("r/pkg"), t.path("r/pkg/src/main.ts"));
+    let theirs = gemini_compare(
+        &modules,
+        &t,
+        &[
+            (root.clone(), Some(both), vec![main.clone()]),
+            (pkg.clone(), Some(both), vec![main.clone()]),
+            (root.clone(), Some(&["CLAUDE.md", "AGENTS.md"]), vec![main.clone(), pkg.join("CLAUDE.md")]),
+        ],
+    );
+    // Each text once, whichever name it was met under.
+    for text in &theirs {
+        assert_eq!(text.matches("root rules").count(), 1, "{text}");
+        assert_eq!(text.matches("package rules").count(), 1, "{text}");
+    }
+}
+
+#[test]
+fn gemini_context_file_names_add_to_gemini_md() {
+    let Some(modules) = modules() else { return };
+    let t = Tree::new();
+    for (rel, text) in [
+        ("r/GEMINI.md", "gemini root\n"),
+        ("r/AGENTS.md", "agents root\n"),
+        ("r/CONTEXT.md", "context root\n"),
+        ("r/a/GEMINI.md", "gemini a\n"),
+        ("r/a/CONTEXT.md", "context a\n"),
+        ("r/a/AGENTS.md", "agents a\n"),
+        ("r/a/b/work.txt", "x\n"),
+        ("home/.gemini/GEMINI.md", "gemini global\n"),
+        ("home/.gemini/AGENTS.md", "agents global\n"),
+    ] {
+        t.write(rel, text);
+    }
+    let work = vec![t.path("r/a/b/work.txt")];
+    let lists: [Option<&[&str]>; 6] = [
+        None,
+        Some(&["AGENTS.md"]),
+        Some(&["CONTEXT.md", "AGENTS.md"]),
+        Some(&["AGENTS.md", "GEMINI.md", "CONTEXT.md"]),
+        Some(&[]),
+        Some(&["", "  "]),
+    ];
+    let cases: Vec<_> = lists.iter().map(|names| (t.root(), *names, work.clone())).collect();
+    let theirs = gemini_compare(&modules, &t, &cases);
+    // A configured AGENTS.md alone still loads every GEMINI.md.
+    assert!(theirs[1].contains("gemini root") && theirs[1].contains("agents a"), "{}", theirs[1]);
 }
 
 #[test]

@@ -121,10 +121,14 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
                 found.reverse();
             }
             let first_new = files.len();
+            let same = |a: &AgentFile, b: &AgentFile| {
+                a.path == b.path
+                    || (profile.nested_by_identity && file_key(&a.path).is_some_and(|k| file_key(&b.path) == Some(k)))
+            };
             for mut f in found {
                 // Each file once (already loaded, or already met on an earlier touch), and never
                 // the touched file itself.
-                if f.path != t && !files.iter().any(|k| k.path == f.path) {
+                if f.path != t && !files.iter().any(|k| same(k, &f)) {
                     f.batch = u32::try_from(n + 1).unwrap_or(u32::MAX);
                     files.push(f);
                 }
