@@ -670,6 +670,101 @@ fn the_claude_profile_matches_what_claude_code_sends() {
     }
 }
 
+/// Files with HTML comments in every shape tried against Claude Code 2.1.332: on their own
+/// lines, indented, inline, several on a line, unclosed, multi-line, at the start and the end, in
+/// fences, lists, quotes and HTML blocks, with CRLF and lone CR line endings.
+const COMMENT_SHAPES: &[&str] = &[
+    "before\n\n<!-- hidden -->\n\nafter\n",
+    "text <!-- inline --> more\n",
+    "<!-- at start -->\nrules\n",
+    "rules\n<!-- at end -->",
+    "one\n<!--\nmulti\n\nline\n-->\ntwo\n",
+    "x\n\n   <!-- three -->\ny\n",
+    "x\n\n    <!-- four -->\ny\n",
+    "x\n\n<!-- c --> tail\ny\n",
+    "x\n\n<!-- a --> <!-- b -->\ny\n",
+    "x\n\n<!-- never closed\ny\n",
+    "x\n```\n<!-- in fence -->\n```\ny\n",
+    "x\n~~~\n<!-- in tilde -->\n~~~\ny\n",
+    "x\r\n\r\n<!-- crlf -->\r\ny\r\n",
+    "x <!-- in --> y\r\nz\r\n",
+    "para\n<!-- right after -->\nnext\n",
+    "- item\n  <!-- in item -->\n- two\n",
+    "> quote\n> <!-- in quote -->\n",
+    "x\n\n\t<!-- tab -->\ny\n",
+    "<!-- only a comment -->\n",
+    "<div>\n<!-- in div -->\n</div>\n\nz\n",
+    "# Title <!-- h -->\nz\n",
+    "<!--\nc\n--> after close\nz\n",
+    "x\n\n<!-->\ny\n",
+    "x\n\n<!--->\ny\n",
+    "a\n\n<!-- c -->\n\n\nb\n",
+    "a\n\n<!-- c -->  \n  \nb\n",
+    "- item\n<!-- c -->\n- two\n",
+    "> quote\n<!-- c -->\nz\n",
+    "a\n```\ncode\n<!-- c -->\n",
+    "a <!--\nmulti\n--> b\n",
+    "para\n    <!-- c -->\nz\n",
+    "<!-- c -->\n---\nz\n",
+    "<!-- a -->\n<!-- b -->\nz\n",
+    "- a\n\n<!-- c -->\n\n- b\n",
+    "1. item\n<!-- c -->\nz\n",
+    "---\ntitle: x\n---\n<!-- c -->\nz\n",
+    "# H\n<!-- c -->\nz\n",
+    "````\n<!-- c -->\n```\n````\nz\n",
+    "  ```\n<!-- c -->\n  ```\nz\n",
+    "x\n\n<!-- outer <!-- inner --> rest -->\nz\n",
+    "x\r\r<!-- c -->\rz\r",
+    "z\n\n<!-- end -->",
+    "<!-- a\nb -->c\nz\n",
+    "<span>x</span>\n<!-- c -->\nz\n",
+    "<!-- c --><div>\nz\n",
+    "    code\n<!-- c -->\nz\n",
+    "x\n\n<!--\tc\t-->\t\nz\n",
+    "[a]: http://x\n<!-- c -->\nz\n",
+];
+
+#[test]
+fn claude_hides_html_comments_that_stand_as_blocks_like_claude_code() {
+    let Some(modules) = modules() else { return };
+    let claude = modules.join(".bin/claude");
+    let api = FakeApi::start();
+    let compare = |t: &Tree, read: Option<&Path>| {
+        let want = api.claude_parts(&claude, &t.home(), &t.root(), read);
+        let mut args = vec!["--json".to_string()];
+        if let Some(r) = read {
+            args.extend(["--touch".to_string(), r.to_string_lossy().into_owned()]);
+        }
+        let view: Value = serde_json::from_str(&ours("claude", &t.home(), &t.root(), &args, &[])).expect("our JSON");
+        let got: Vec<String> =
+            view["parts"].as_array().into_iter().flatten().filter_map(|p| p.as_str().map(str::to_string)).collect();
+        assert_eq!(got, want, "read {read:?}\n{}", listing(&t.path("")));
+        want.join("\n")
+    };
+    // Every shape as a rule loaded at start (texts trimmed), and as a rule a read loads (texts as
+    // they are), with a CLAUDE.md, its import and the user's own file.
+    let t = Tree::new();
+    for (i, shape) in COMMENT_SHAPES.iter().enumerate() {
+        t.write(&format!("r/.claude/rules/s{i:02}.md"), shape);
+        t.write(&format!("r/sub/.claude/rules/s{i:02}.md"), shape);
+    }
+    t.write("r/CLAUDE.md", "<!-- maintainers: keep this short -->\n# Rules\n\nsee @notes.md\n<!-- @hidden.md -->\n");
+    t.write("r/notes.md", "notes\n\n<!-- a note on notes -->\n");
+    t.write("r/hidden.md", "never imported\n");
+    t.write("r/sub/CLAUDE.md", "\n<!-- lazy -->\nsub rules\n\n<!-- end -->\n");
+    t.write("home/.claude/CLAUDE.md", "<!--\nmy own notes\n-->\nglobal rules\n");
+    let work = t.write("r/sub/work.txt", "x\n");
+    let seen = compare(&t, None) + &compare(&t, Some(&work));
+    assert!(seen.contains("text <!-- inline --> more") && !seen.contains("<!-- hidden -->"), "{seen}");
+    // AGENTS.md, at start and through the read's tool hook.
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "<!-- generated, do not edit -->\nagents rules\n\n<!-- x --> kept\n");
+    t.write("r/sub/AGENTS.md", "sub agents\r\n<!-- crlf -->\r\n");
+    let work = t.write("r/sub/work.txt", "x\n");
+    let seen = compare(&t, Some(&work));
+    assert!(seen.contains("tool.call hook additional context") && !seen.contains("generated"), "{seen}");
+}
+
 #[test]
 fn the_opencode_profile_matches_opencodes_system_prompt() {
     let Some(modules) = modules() else { return };

@@ -40,6 +40,7 @@ pub(super) fn profile(env: &AgentEnv) -> AgentProfile {
             "user's private global instructions for all projects",
         ],
         strip_front_matter: true,
+        hide_block_comments: true,
         global_rule: GlobalRule::Labelled,
         pick: Pick::Layers,
         // The same layers, ordered as Claude Code loads them at start and on a read.

@@ -12,7 +12,7 @@ use super::view::{AgentFile, AgentView, Scope, Status};
 use super::walk::{
     file_key, front_matter, mark_linked_outside, pick_files, present, project_base, rules_files, touch_start, walk_dirs,
 };
-use super::{claude, codex, dshnext, gemini, imports, opencode};
+use super::{claude, codex, comments, dshnext, gemini, imports, opencode};
 
 /// A file of the chain with the text the agent takes from it.
 pub(super) struct Entry {
@@ -193,6 +193,11 @@ fn unbudgeted(profile: &AgentProfile, cwd: &Path, files: Vec<AgentFile>) -> (Vec
         if profile.strip_front_matter {
             if let Some((_, body)) = front_matter(&text) {
                 text = body.to_string();
+            }
+        }
+        if profile.hide_block_comments {
+            if let std::borrow::Cow::Owned(shown) = comments::hide_block_comments(&text) {
+                text = shown;
             }
         }
         let blank = if profile.drop_blank { js_trim(&text).is_empty() } else { text.is_empty() };

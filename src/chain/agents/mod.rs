@@ -23,6 +23,7 @@
 //! - `load.rs`: [`load()`]: globals, project files, touches, then the budget or whole reads with
 //!   imports, and the join of the agent.
 //! - `imports.rs`: `@path` imports, Gemini's inline form and Claude Code's listed form.
+//! - `comments.rs`: Claude Code's hiding of HTML comments that stand as blocks.
 //! - `read.rs`: every read, capped per file and per view.
 //! - `explain.rs`: what an agent does differently, in words and as findings.
 //!
@@ -31,6 +32,7 @@
 mod claude;
 mod codex;
 mod codex_config;
+mod comments;
 mod dshnext;
 mod env;
 mod explain;

@@ -190,6 +190,9 @@ pub struct AgentProfile {
     /// A touch skips a file already loaded when it is the same file (device and inode, so a link
     /// to a loaded file counts: Gemini CLI), else when it has the same path.
     pub nested_by_identity: bool,
+    /// HTML comments standing as blocks of their own are not text (Claude Code; see
+    /// `comments.rs`).
+    pub hide_block_comments: bool,
 }
 
 impl AgentProfile {
@@ -216,6 +219,7 @@ impl AgentProfile {
             global_labels: Vec::new(),
             strip_front_matter: false,
             nested_by_identity: false,
+            hide_block_comments: false,
         }
     }
 }
