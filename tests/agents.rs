@@ -766,6 +766,76 @@ fn claude_hides_html_comments_that_stand_as_blocks_like_claude_code() {
 }
 
 #[test]
+fn claude_loads_rules_with_paths_when_a_read_reaches_a_matching_file_like_claude_code() {
+    let Some(modules) = modules() else { return };
+    let claude = modules.join(".bin/claude");
+    let api = FakeApi::start();
+    let compare = |t: &Tree, cwd: &Path, read: Option<&Path>| -> (String, Value) {
+        let want = api.claude_parts(&claude, &t.home(), cwd, read);
+        let mut args = vec!["--json".to_string()];
+        if let Some(r) = read {
+            args.extend(["--touch".to_string(), r.to_string_lossy().into_owned()]);
+        }
+        let view: Value = serde_json::from_str(&ours("claude", &t.home(), cwd, &args, &[])).expect("our JSON");
+        let got: Vec<String> =
+            view["parts"].as_array().into_iter().flatten().filter_map(|p| p.as_str().map(str::to_string)).collect();
+        assert_eq!(got, want, "cwd {}, read {read:?}\n{}", cwd.display(), listing(&t.path("")));
+        (want.join("\n"), view)
+    };
+    // Every form of `paths:` tried: a glob, a YAML list, a flow list, commas, braces, `*.ts`, a
+    // file name, an anchored path, a directory, `./`, a negation, another case, `**` alone, an
+    // empty key, globs that never match; rules of a nested folder (relative to it) and the
+    // user's own (relative to the working directory).
+    let t = Tree::new();
+    for (rel, text) in [
+        ("r/CLAUDE.md", "root\n"),
+        ("r/.claude/rules/api.md", "---\npaths: src/api/**\n---\napi rule\n"),
+        ("r/.claude/rules/list.md", "---\npaths:\n  - \"src/api/*.ts\"\n  - docs/**\n---\nlist rule\n"),
+        ("r/.claude/rules/comma.md", "---\npaths: src/api/*.ts, other/**\n---\ncomma rule\n"),
+        ("r/.claude/rules/brace.md", "---\npaths: \"src/{api,web}/*.ts\"\n---\nbrace rule\n"),
+        ("r/.claude/rules/rel.md", "---\npaths: api/**\n---\nrel rule\n"),
+        ("r/.claude/rules/ts.md", "---\npaths: \"**/*.ts\"\n---\nts rule\n"),
+        ("r/.claude/rules/never.md", "---\npaths: nothing/**\n---\nnever rule\n"),
+        ("r/.claude/rules/star.md", "---\npaths: \"*.ts\"\n---\nstar rule\n"),
+        ("r/.claude/rules/base.md", "---\npaths: x.ts\n---\nbase rule\n"),
+        ("r/.claude/rules/slash.md", "---\npaths: /src/api/x.ts\n---\nslash rule\n"),
+        ("r/.claude/rules/dir.md", "---\npaths: src/api\n---\ndir rule\n"),
+        ("r/.claude/rules/dot.md", "---\npaths: ./src/api/x.ts\n---\ndot rule\n"),
+        ("r/.claude/rules/neg.md", "---\npaths: [\"src/**\", \"!src/api/**\"]\n---\nneg rule\n"),
+        ("r/.claude/rules/flow.md", "---\npaths: [src/api/x.ts]\n---\nflow rule\n"),
+        ("r/.claude/rules/case.md", "---\npaths: src/API/X.ts\n---\ncase rule\n"),
+        ("r/.claude/rules/all.md", "---\npaths: \"**\"\n---\nall rule\n"),
+        ("r/.claude/rules/empty.md", "---\npaths:\n---\nempty paths rule\n"),
+        ("r/.claude/rules/sub/deep.md", "---\npaths: src/**\n---\nrule in a sub-folder\n"),
+        ("r/src/CLAUDE.md", "src claude\n"),
+        ("r/src/.claude/rules/n1.md", "---\npaths: api/**\n---\nnested rule, relative to src\n"),
+        ("r/src/.claude/rules/n2.md", "---\npaths: src/api/**\n---\nnested rule, relative to the root\n"),
+        ("r/src/.claude/rules/n3.md", "plain nested rule\n"),
+        ("home/.claude/rules/g.md", "---\npaths: src/api/**\n---\nglobal rule with paths\n"),
+        ("home/.claude/rules/g2.md", "---\npaths: api/**\n---\nglobal rule relative to the cwd\n"),
+        ("r/src/api/x.ts", "code\n"),
+        ("r/src/api/y.md", "notes\n"),
+        ("r/docs/guide.md", "guide\n"),
+    ] {
+        t.write(rel, text);
+    }
+    let (root, src) = (t.root(), t.path("r/src"));
+    let x = t.path("r/src/api/x.ts");
+    let (start, view) = compare(&t, &root, None);
+    assert!(start.contains("all rule") && start.contains("empty paths rule") && !start.contains("api rule"), "{start}");
+    let waiting: Vec<&Value> =
+        view["files"].as_array().into_iter().flatten().filter(|f| f["status"] == "waiting").collect();
+    assert!(waiting.iter().any(|f| f["globs"] == json!(["src/api/**"])), "{view}");
+    let (read, _) = compare(&t, &root, Some(&x));
+    assert!(read.contains("<system-reminder>\nContents of") && read.contains("api rule"), "{read}");
+    compare(&t, &root, Some(&t.path("r/src/api/y.md")));
+    compare(&t, &root, Some(&t.path("r/docs/guide.md")));
+    // From a working directory below: the root's rules are still relative to the root, the
+    // user's to the working directory.
+    compare(&t, &src, Some(&x));
+}
+
+#[test]
 fn the_opencode_profile_matches_opencodes_system_prompt() {
     let Some(modules) = modules() else { return };
     let opencode = modules.join(".bin/opencode");
