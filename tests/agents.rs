@@ -611,6 +611,10 @@ fn the_claude_profile_matches_what_claude_code_sends() {
         "code `@./notes.md` is no import\n",
         "outside @../../../../../../outside.md and @~/mine.md\n",
         "---\npaths: src/**/*.rs\n---\nonly for Rust files\n",
+        "---\npaths:\n  - \"**/work.txt\"\n---\nonly for work files\n",
+        "---\npaths: \"*.txt, d{0,1}/**\"\n---\nfor text files and d0, d1\n",
+        "<!-- a note for maintainers -->\nrules after a comment\n\n<!--\nmore notes\n-->\n",
+        "rules with an <!-- inline --> comment\r\n",
     ];
     let names = [
         "CLAUDE.md",
@@ -620,9 +624,9 @@ fn the_claude_profile_matches_what_claude_code_sends() {
         ".claude/AGENTS.md",
         ".claude/rules/style.md",
     ];
-    let mut rng = Rng(0x00C1_A0DE);
+    let mut rng = Rng(0x00C1_A0E1);
     let mut seen = String::new();
-    for case in 0..24 {
+    for case in 0..32 {
         // Half the trees hold only AGENTS.md and rules: Claude Code falls back to AGENTS.md.
         let pool: &[&str] = if rng.below(2) == 0 { &names } else { &names[3..] };
         let (t, dirs) = seeded_chain(&mut rng, pool, &texts);
@@ -665,6 +669,8 @@ fn the_claude_profile_matches_what_claude_code_sends() {
         "/home/mine.md (user's private global",
         "<system-reminder>\nContents of",
         "tool.call hook additional context: ",
+        "rules after a comment",
+        "only for work files\n\n</system-reminder>",
     ] {
         assert!(seen.contains(needle), "no case shows {needle:?}");
     }
@@ -833,6 +839,31 @@ fn claude_loads_rules_with_paths_when_a_read_reaches_a_matching_file_like_claude
     // From a working directory below: the root's rules are still relative to the root, the
     // user's to the working directory.
     compare(&t, &src, Some(&x));
+}
+
+/// Found while extending the seeded trees (seed 0x00C1_A0DF, case 3), outside issue 14 §1: on a
+/// read, Claude Code's tool hook adds the `AGENTS.md` of a directory between unless that
+/// directory has its own CLAUDE file, even when the read loads a CLAUDE file deeper down; the
+/// profile hides every `AGENTS.md` of the read instead. Not mirrored yet.
+#[test]
+#[ignore = "Claude Code's AGENTS.md fallback on a read is per directory; not mirrored yet"]
+fn claude_reads_add_the_agents_md_of_directories_without_a_claude_file() {
+    let Some(modules) = modules() else { return };
+    let claude = modules.join(".bin/claude");
+    let api = FakeApi::start();
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root agents\n");
+    t.write("r/d0/AGENTS.md", "a0\n");
+    t.write("r/d0/d1/CLAUDE.md", "c1\n");
+    t.write("r/d0/d1/AGENTS.md", "a1\n");
+    let work = t.write("r/d0/d1/work.txt", "x\n");
+    let want = api.claude_parts(&claude, &t.home(), &t.root(), Some(&work));
+    assert!(want.iter().any(|p| p.contains("additional context: Contents of") && p.contains("a0")), "{want:?}");
+    let args = ["--json".to_string(), "--touch".to_string(), work.to_string_lossy().into_owned()];
+    let view: Value = serde_json::from_str(&ours("claude", &t.home(), &t.root(), &args, &[])).expect("our JSON");
+    let got: Vec<String> =
+        view["parts"].as_array().into_iter().flatten().filter_map(|p| p.as_str().map(str::to_string)).collect();
+    assert_eq!(got, want);
 }
 
 #[test]
