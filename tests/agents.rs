@@ -512,15 +512,27 @@ impl FakeApi {
     /// Runs `claude -p` in `cwd` (reading `read` first when given) and returns the instruction
     /// parts of the conversation: the start reminder, then each reminder the read added.
     fn claude_parts(&self, claude: &Path, home: &Path, cwd: &Path, read: Option<&Path>) -> Vec<String> {
+        self.claude_touch_parts(claude, home, cwd, read, "")
+    }
+
+    /// [`Self::claude_parts`] with another tool than Read: `tool` is `write:` or `edit:`.
+    fn claude_touch_parts(
+        &self,
+        claude: &Path,
+        home: &Path,
+        cwd: &Path,
+        read: Option<&Path>,
+        tool: &str,
+    ) -> Vec<String> {
         let _ = std::fs::remove_file(&self.log);
         match read {
-            Some(r) => std::fs::write(&self.target, r.to_string_lossy().as_bytes()).expect("target"),
+            Some(r) => std::fs::write(&self.target, format!("{tool}{}", r.display())).expect("target"),
             None => {
                 let _ = std::fs::remove_file(&self.target);
             }
         }
         let out = Command::new(claude)
-            .args(["-p", "hi", "--allowedTools", "Read"])
+            .args(["-p", "hi", "--allowedTools", "Read,Write,Edit"])
             .current_dir(cwd)
             .env("HOME", home)
             .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", self.port))
@@ -839,6 +851,16 @@ fn claude_loads_rules_with_paths_when_a_read_reaches_a_matching_file_like_claude
     // From a working directory below: the root's rules are still relative to the root, the
     // user's to the working directory.
     compare(&t, &src, Some(&x));
+    // A write (of a new file, too) and an edit wake the same rules as a read.
+    for (tool, file) in [("write:", t.path("r/src/api/new.ts")), ("edit:", x.clone())] {
+        let want = api.claude_touch_parts(&claude, &t.home(), &root, Some(&file), tool);
+        let args = ["--json".to_string(), "--touch".to_string(), file.to_string_lossy().into_owned()];
+        let view: Value = serde_json::from_str(&ours("claude", &t.home(), &root, &args, &[])).expect("our JSON");
+        let got: Vec<String> =
+            view["parts"].as_array().into_iter().flatten().filter_map(|p| p.as_str().map(str::to_string)).collect();
+        assert_eq!(got, want, "{tool} {}", file.display());
+        assert!(want.join("\n").contains("api rule"), "{tool}: {want:?}");
+    }
 }
 
 /// Found while extending the seeded trees (seed 0x00C1_A0DF, case 3), outside issue 14 §1: on a
