@@ -10,8 +10,8 @@ use super::profile::{AgentProfile, Budget, GlobalRule, Imports, Join, Nested, Or
 use super::read::{self, READ_CAP, js_trim, read_into, read_string};
 use super::view::{AgentFile, AgentView, Scope, Status};
 use super::walk::{
-    file_key, front_matter, mark_linked_outside, pick_files, present, project_base, rule_base, rule_files,
-    rule_matches, touch_start, walk_dirs,
+    compile_globs, file_key, front_matter, globs_match, mark_linked_outside, pick_files, present, project_base,
+    rule_base, rule_files, touch_start, walk_dirs,
 };
 use super::{claude, codex, comments, dshnext, gemini, imports, opencode};
 
@@ -103,6 +103,9 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
 
     // Files reached by touches.
     if let Nested::Walk { pick, upto_root, deepest_first } = profile.nested {
+        // Each waiting rule's globs, compiled once for all touches.
+        let compiled: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<ignore::gitignore::Gitignore>>> =
+            Default::default();
         for (n, t) in touched.iter().enumerate() {
             let t = fs::canonicalize(t).unwrap_or_else(|_| t.clone());
             if !t.starts_with(&cwd) || t == cwd {
@@ -110,7 +113,11 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
             }
             let batch = u32::try_from(n + 1).unwrap_or(u32::MAX);
             let wakes = |f: &AgentFile| {
-                f.status == Status::Waiting && rule_matches(&f.globs, &rule_base(&f.path, f.scope, &cwd), &t)
+                f.status == Status::Waiting && {
+                    let mut cache = compiled.borrow_mut();
+                    let set = cache.entry(f.path.clone()).or_insert_with(|| compile_globs(&f.globs));
+                    set.as_ref().is_some_and(|set| globs_match(set, &rule_base(&f.path, f.scope, &cwd), &t))
+                }
             };
             // Claude Code's order for one read: the user's own rules that match, the files of
             // the directories between (each folder's waiting rules after its others), then the

@@ -191,6 +191,7 @@ fn rule_globs(path: &Path) -> Option<Vec<String>> {
         .flat_map(|s| split_outside_braces(s))
         .flat_map(|g| expand_braces(&g))
         .filter(|g| !as_matched(g).is_empty())
+        .take(RULE_GLOBS_MAX)
         .collect();
     (!globs.is_empty() && !globs.iter().all(|g| as_matched(g) == "**")).then_some(globs)
 }
@@ -248,6 +249,10 @@ fn split_outside_braces(s: &str) -> Vec<String> {
     out.into_iter().map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect()
 }
 
+/// The most globs one rule keeps: each touch matches every waiting rule, so a folder of rules
+/// with thousands of globs each would cost seconds per touch. Claude Code keeps up to 1,000.
+const RULE_GLOBS_MAX: usize = 100;
+
 /// The most globs one pattern's braces expand to: `{a,b}{c,d}…` grows exponentially.
 const BRACE_MAX: usize = 1_000;
 
@@ -270,22 +275,33 @@ fn expand_braces(glob: &str) -> Vec<String> {
     out
 }
 
-/// Whether a touch of `target` wakes a rule with `globs`: Claude Code matches them as gitignore
+/// Whether a touch of `target` wakes a rule with `globs` (see [`compile_globs`] and
+/// [`globs_match`]): Claude Code matches them as gitignore
 /// lines (the `ignore` package: case-insensitive, a directory matching takes all below it)
 /// against `target` relative to `base`, the directory holding the rule's `.claude` (the working
 /// directory for the user's own rules); a target outside `base` matches nothing.
+#[cfg(test)]
 pub(super) fn rule_matches(globs: &[String], base: &Path, target: &Path) -> bool {
-    let Ok(rel) = target.strip_prefix(base) else { return false };
-    if rel.as_os_str().is_empty() {
-        return false;
-    }
+    compile_globs(globs).is_some_and(|set| globs_match(&set, base, target))
+}
+
+/// `globs` as one gitignore matcher (built once per rule: a view's touches all use it).
+pub(super) fn compile_globs(globs: &[String]) -> Option<ignore::gitignore::Gitignore> {
     let mut builder = ignore::gitignore::GitignoreBuilder::new("");
     builder.case_insensitive(true).ok();
     for g in globs {
         // A line the matcher refuses matches nothing, as in the package.
         let _ = builder.add_line(None, as_matched(g));
     }
-    let Ok(set) = builder.build() else { return false };
+    builder.build().ok()
+}
+
+/// [`rule_matches`] with the globs compiled.
+pub(super) fn globs_match(set: &ignore::gitignore::Gitignore, base: &Path, target: &Path) -> bool {
+    let Ok(rel) = target.strip_prefix(base) else { return false };
+    if rel.as_os_str().is_empty() {
+        return false;
+    }
     // As the package does: a matching parent directory decides; else the path itself.
     let parts: Vec<_> = rel.components().collect();
     let mut prefix = PathBuf::new();
