@@ -775,3 +775,42 @@ fn check_says_when_claude_code_in_a_subdirectory_misses_the_roots_imports() {
         stdout(&o)
     );
 }
+
+/// The common pattern of a `.claude/rules` folder: rules for one part of the tree. Before a read
+/// they wait (listed, never a finding); a read of a matching file loads them after the read.
+#[test]
+fn claude_rules_with_paths_wait_for_a_matching_read() {
+    let t = Tree::new();
+    t.write("r/CLAUDE.md", "root rules\n");
+    t.write("r/.claude/rules/api.md", "---\npaths:\n  - \"src/api/**\"\n  - \"*.sql\"\n---\nAPI rules\n");
+    t.write("r/.claude/rules/style.md", "style rules\n");
+    t.write("r/src/api/handler.ts", "x\n");
+    t.write("r/src/web/page.ts", "x\n");
+    let root = t.root();
+    let compare = stdout(&run(&t, &root, &["compare", "--profile", "claude", "."]));
+    assert!(compare.contains("  waits      .claude/rules/api.md (for `src/api/**` or `*.sql`)\n"), "{compare}");
+    let check = run(&t, &root, &["check", "--profile", "claude", "."]);
+    assert!(!stdout(&check).contains("api.md"), "{}", stdout(&check));
+    for (touch, loads) in [("src/web/page.ts", false), ("src/api/handler.ts", true)] {
+        let out = stdout(&run(&t, &root, &["effective", "--profile", "claude", "--json", "--touch", touch, "."]));
+        let view: serde_json::Value = serde_json::from_str(&out).expect("json");
+        let api = view["files"]
+            .as_array()
+            .expect("files")
+            .iter()
+            .find(|f| f["path"].as_str().is_some_and(|p| p.ends_with("api.md")));
+        let api = api.expect("api.md listed");
+        assert_eq!(api["status"], if loads { "loaded" } else { "waiting" }, "{out}");
+        assert_eq!(api["globs"], serde_json::json!(["src/api/**", "*.sql"]));
+        let last =
+            view["parts"].as_array().expect("parts").last().and_then(|p| p.as_str()).unwrap_or_default().to_string();
+        assert_eq!(last.contains("API rules"), loads, "{out}");
+        if loads {
+            assert!(
+                last.starts_with("<system-reminder>\nContents of ")
+                    && last.ends_with("API rules\n\n</system-reminder>"),
+                "{last}"
+            );
+        }
+    }
+}

@@ -49,6 +49,8 @@ pub struct Row {
     pub shadowed: Vec<String>,
     /// Other files the agent does not take, with the reason (`oversized`, `linked-outside`, …).
     pub skipped: Vec<String>,
+    /// Rules that load only when a touch reaches a matching file, with their globs.
+    pub waits: Vec<String>,
     /// Why the agent loads nothing, when it does not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -179,6 +181,7 @@ fn engine_row(
         omitted: Vec::new(),
         shadowed: Vec::new(),
         skipped: Vec::new(),
+        waits: Vec::new(),
         note: None,
         budget: Some(match u64::try_from(session.settings.budget_bytes) {
             Ok(b) if b > 0 => format!("{} budget per block", agents::size_words(b)),
@@ -287,6 +290,10 @@ fn agent_row(
         omitted,
         shadowed: names(with(&[Status::Shadowed])),
         skipped,
+        waits: with(&[Status::Waiting])
+            .into_iter()
+            .map(|f| format!("{} (for {})", name(&f.path), agents::globs_words(&f.globs)))
+            .collect(),
         note,
         budget: view.budget.clone(),
     }
@@ -326,6 +333,7 @@ fn text(rows: &[Row]) -> String {
         item("omitted", r.omitted.clone());
         item("ignores", r.shadowed.clone());
         item("skips", r.skipped.clone());
+        item("waits", r.waits.clone());
         if let Some(note) = &r.note {
             out.push_str(&format!("  {note}\n"));
         }
@@ -353,6 +361,7 @@ mod tests {
             omitted: vec![],
             shadowed: vec![],
             skipped: vec![],
+            waits: vec![".claude/rules/api.md (for `src/api/**`)".into()],
             note: None,
             budget: Some("32 KiB shared budget".into()),
         };
@@ -362,5 +371,6 @@ mod tests {
         ));
         assert!(t.contains(&format!("  loads      {}\n", long.join(", "))));
         assert!(t.contains("  truncated  AGENTS.md (10 of 20 bytes, cut at line 2)\n"));
+        assert!(t.contains("  waits      .claude/rules/api.md (for `src/api/**`)\n"));
     }
 }

@@ -142,6 +142,7 @@ pub fn agents(path: &Path, sessions: &[(Session, Snapshot)], env: &agents::Agent
                     let by = f.by.as_deref().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned());
                     format!("ignores it for `{}`", by.unwrap_or_default())
                 }
+                agents::Status::Waiting => format!("loads it on reading {}", agents::globs_words(&f.globs)),
                 other => other.as_str().to_string(),
             };
             parts.push(format!("{agent}: {what}"));

@@ -1,6 +1,7 @@
 // Asks the real agent libraries what they load, for tests/agents.rs.
 //   node tests/support/agents.mjs MODULES < cases.json > results.json
-// A case is { kind: "gemini" | "dsh-next", cwd, home, touches?, maxBytes?, dshHome? }.
+// A case is { kind: "gemini" | "dsh-next", cwd, home, names?, touches?, maxBytes?, dshHome? }.
+// names: Gemini's context.fileName (absent: not configured).
 // gemini: { text } as Gemini CLI core composes it: global, project, then each touch's JIT files.
 // dsh-next: { text } of loadBaselineInstructions, "" when it returns nothing.
 import { readFileSync } from "fs";
@@ -20,7 +21,10 @@ const tool = await load("@google/gemini-cli-core/dist/src/tools/memoryTool.js");
 const dsh = await load("@deepseek-ai/dsh-agent-instructions/lib/index.js");
 
 async function gemini(c) {
-  tool.setGeminiMdFilename(c.names ?? ["GEMINI.md"]);
+  // As Config's constructor does with context.fileName, from the default GEMINI.md: the
+  // names accumulate, so each case starts over.
+  tool.resetGeminiMdFilename();
+  if (c.names) tool.setGeminiMdFilename(c.names);
   process.env.HOME = c.home;
   const global = await discovery.getGlobalMemoryPaths();
   const project = await discovery.getEnvironmentMemoryPaths([c.cwd]);

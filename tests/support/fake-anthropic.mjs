@@ -1,7 +1,8 @@
 // A stand-in for the Anthropic Messages API on 127.0.0.1, so that Claude Code runs offline in
 // tests/agents.rs: it appends every request to LOG (one JSON line each) and answers with a short
 // streamed reply. While TARGET (a file) names a path, the first turn answers with a Read tool
-// call of that path, so that Claude Code loads what a read loads.
+// call of that path (a Write or an Edit for "write:PATH" or "edit:PATH", the edit replacing
+// "code"), so that Claude Code loads what such a touch loads.
 //   node tests/support/fake-anthropic.mjs LOG TARGET   (prints the port)
 import http from "http";
 import { appendFileSync, readFileSync } from "fs";
@@ -45,8 +46,13 @@ const server = http.createServer((req, res) => {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify({ ...message, content: [{ type: "text", text: "ok" }], stop_reason: "end_turn" }));
     } else if (target && !answered) {
-      stream(res, { type: "tool_use", id: "toolu_1", name: "Read", input: {} },
-        { type: "input_json_delta", partial_json: JSON.stringify({ file_path: target }) }, "tool_use");
+      // "write:PATH" and "edit:PATH" ask for a Write or an Edit instead.
+      const [tool, path] = target.startsWith("write:") ? ["Write", target.slice(6)]
+        : target.startsWith("edit:") ? ["Edit", target.slice(5)] : ["Read", target];
+      const input = tool === "Write" ? { file_path: path, content: "written\n" }
+        : tool === "Edit" ? { file_path: path, old_string: "code", new_string: "edited" } : { file_path: path };
+      stream(res, { type: "tool_use", id: "toolu_1", name: tool, input: {} },
+        { type: "input_json_delta", partial_json: JSON.stringify(input) }, "tool_use");
     } else {
       stream(res, { type: "text", text: "" }, { type: "text_delta", text: "ok" }, "end_turn");
     }

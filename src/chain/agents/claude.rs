@@ -40,6 +40,7 @@ pub(super) fn profile(env: &AgentEnv) -> AgentProfile {
             "user's private global instructions for all projects",
         ],
         strip_front_matter: true,
+        hide_block_comments: true,
         global_rule: GlobalRule::Labelled,
         pick: Pick::Layers,
         // The same layers, ordered as Claude Code loads them at start and on a read.
@@ -114,7 +115,8 @@ pub(super) fn join(entries: &[Entry]) -> Vec<String> {
     let mut batch = 0;
     for e in entries {
         if e.file.scope != Scope::Import {
-            batch = if e.file.scope == Scope::Nested { e.file.batch.max(1) } else { 0 };
+            // A rule of any scope that a read woke loads with that read.
+            batch = e.file.batch;
         }
         if !e.file.status.reaches() || e.text.is_empty() {
             continue;

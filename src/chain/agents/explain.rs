@@ -79,6 +79,9 @@ pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> Strin
             "{agent} would load this file, but this view already read {} (instructions-lsp's cap for one agent); not read",
             size_words(read::VIEW_READ_CAP)
         )),
+        Status::Waiting => {
+            Some(format!("{agent} loads this rule when a file matching {} is read", globs_words(&file.globs)))
+        }
         Status::Runaway => Some(format!(
             "{agent} inlines this file's @imports again wherever they appear, past {} in all; not mirrored (the agent itself would build a context this large or fail)",
             size_words(imports::EXPANSION_CAP)
@@ -113,7 +116,8 @@ pub fn profile_findings(
         _ => p.display().to_string(),
     };
     let mut out = Vec::new();
-    for f in &view.files {
+    // A rule waiting for a matching file is the agent working as designed: nothing to warn of.
+    for f in view.files.iter().filter(|f| f.status != Status::Waiting) {
         let Some(message) = explain(&view, f, show) else { continue };
         let cut = matches!(
             f.status,
@@ -147,6 +151,16 @@ pub fn profile_findings(
     out
 }
 
+/// Globs in words: `src/api/**` or `*.ts`, one of `a`, `b` and `c`.
+pub fn globs_words(globs: &[String]) -> String {
+    let quoted: Vec<String> = globs.iter().map(|g| format!("`{g}`")).collect();
+    match quoted.as_slice() {
+        [] => "its `paths:`".to_string(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
 /// How an agent is called in messages.
 pub fn display_name(profile: &str) -> &'static str {
     match profile {
@@ -162,4 +176,16 @@ pub fn display_name(profile: &str) -> &'static str {
 /// Whether `a` and `b` are one file (a link and its target, say).
 fn same_file(a: &Path, b: Option<&Path>) -> bool {
     b.is_some_and(|b| super::walk::file_key(a).is_some_and(|k| super::walk::file_key(b) == Some(k)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::globs_words;
+
+    #[test]
+    fn globs_read_as_a_list() {
+        let words = |g: &[&str]| globs_words(&g.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(words(&["src/api/**"]), "`src/api/**`");
+        assert_eq!(words(&["a", "b", "c"]), "`a`, `b` or `c`");
+    }
 }

@@ -8,7 +8,7 @@ use super::view::Scope;
 
 /// The Gemini CLI profile for `env`; `o.candidates` is its `context.fileName`.
 pub(super) fn profile(env: &AgentEnv, o: &Overrides) -> AgentProfile {
-    let candidates = o.candidates_or(&["GEMINI.md"]);
+    let candidates = file_names(o.candidates.as_deref().unwrap_or_default());
     let global = vec![candidates.iter().map(|n| env.home_join(".gemini").join(n)).collect()];
     AgentProfile {
         name: "gemini",
@@ -24,7 +24,47 @@ pub(super) fn profile(env: &AgentEnv, o: &Overrides) -> AgentProfile {
         budget: Budget::None,
         join: Join::GeminiContext,
         drop_blank: true,
+        // `loadJitSubdirectoryMemory` skips a file whose device and inode it already loaded.
+        nested_by_identity: true,
         ..AgentProfile::base(env.home.clone())
+    }
+}
+
+/// The names Gemini CLI looks for, given its `context.fileName`: `setGeminiMdFilename` adds the
+/// configured names (trimmed, blank ones dropped, normalized, each once) in front of the names it
+/// already has, `GEMINI.md` at start, so `GEMINI.md` files load whatever is configured.
+fn file_names(configured: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for name in configured.iter().map(|n| normalize(n.trim())).chain(["GEMINI.md".to_string()]) {
+        if !name.is_empty() && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// Node's `path.normalize` of a relative file name: `.` segments and repeated slashes dropped,
+/// `..` folded into what precedes it.
+fn normalize(name: &str) -> String {
+    if name.is_empty() {
+        return String::new();
+    }
+    let absolute = name.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in name.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." if parts.last().is_some_and(|p| *p != "..") => drop(parts.pop()),
+            ".." if absolute => {}
+            s => parts.push(s),
+        }
+    }
+    let joined = parts.join("/");
+    let trailing = if name.ends_with('/') && !joined.is_empty() { "/" } else { "" };
+    match (absolute, joined.is_empty()) {
+        (true, _) => format!("/{joined}{trailing}"),
+        (false, true) => ".".to_string(),
+        (false, false) => format!("{joined}{trailing}"),
     }
 }
 
@@ -54,4 +94,24 @@ pub(super) fn join(entries: &[Entry]) -> Vec<String> {
         .into_iter()
         .filter(|s| !s.is_empty())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(configured: &[&str]) -> Vec<String> {
+        file_names(&configured.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn configured_names_come_first_and_gemini_md_always_stays() {
+        assert_eq!(names(&[]), ["GEMINI.md"]);
+        assert_eq!(names(&["AGENTS.md"]), ["AGENTS.md", "GEMINI.md"]);
+        assert_eq!(names(&["GEMINI.md", "AGENTS.md"]), ["GEMINI.md", "AGENTS.md"]);
+        assert_eq!(
+            names(&[" CONTEXT.md ", "", "./docs//AI.md", "CONTEXT.md"]),
+            ["CONTEXT.md", "docs/AI.md", "GEMINI.md"]
+        );
+    }
 }

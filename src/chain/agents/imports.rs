@@ -320,9 +320,11 @@ impl ClaudeImports<'_> {
                 continue;
             }
             seen.push(full.clone());
-            match read_text(&full) {
+            // An imported file is shown as its importer is: block-level comments hidden.
+            let read = read_text(&full);
+            let bytes = read.as_ref().map_or(0, |t| t.len() as u64);
+            match read.map(|t| super::comments::hide_block_comments(&t).into_owned()) {
                 Ok(text) if !super::js_trim(&text).is_empty() => {
-                    let bytes = text.len() as u64;
                     let dir = full.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/"));
                     let inner = self.resolve(&text, &dir, &full, depth + 1, seen);
                     out.push((imported(full, Status::Loaded).size(bytes, bytes), text));

@@ -10,9 +10,10 @@ use super::profile::{AgentProfile, Budget, GlobalRule, Imports, Join, Nested, Or
 use super::read::{self, READ_CAP, js_trim, read_into, read_string};
 use super::view::{AgentFile, AgentView, Scope, Status};
 use super::walk::{
-    file_key, front_matter, mark_linked_outside, pick_files, present, project_base, rules_files, touch_start, walk_dirs,
+    compile_globs, file_key, front_matter, globs_match, mark_linked_outside, pick_files, present, project_base,
+    rule_base, rule_files, touch_start, walk_dirs,
 };
-use super::{claude, codex, dshnext, gemini, imports, opencode};
+use super::{claude, codex, comments, dshnext, gemini, imports, opencode};
 
 /// A file of the chain with the text the agent takes from it.
 pub(super) struct Entry {
@@ -54,14 +55,13 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
             for (i, path) in profile.global.iter().flatten().enumerate() {
                 let label = profile.global_labels.get(i).copied();
                 let found = if path.is_dir() {
-                    rules_files(path)
+                    rule_files(path, Scope::Global)
                 } else if present(Probe::StatFile, path) {
-                    vec![path.clone()]
+                    vec![AgentFile::new(path.clone(), Scope::Global, Status::Loaded)]
                 } else {
                     Vec::new()
                 };
-                for p in found {
-                    let mut f = AgentFile::new(p, Scope::Global, Status::Loaded);
+                for mut f in found {
                     f.label = label;
                     globals.push(f);
                 }
@@ -103,12 +103,30 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
 
     // Files reached by touches.
     if let Nested::Walk { pick, upto_root, deepest_first } = profile.nested {
+        // Each waiting rule's globs, compiled once for all touches.
+        let compiled: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<ignore::gitignore::Gitignore>>> =
+            Default::default();
         for (n, t) in touched.iter().enumerate() {
             let t = fs::canonicalize(t).unwrap_or_else(|_| t.clone());
             if !t.starts_with(&cwd) || t == cwd {
                 continue;
             }
-            let Some(start) = touch_start(&t) else { continue };
+            let batch = u32::try_from(n + 1).unwrap_or(u32::MAX);
+            let wakes = |f: &AgentFile| {
+                f.status == Status::Waiting && {
+                    let mut cache = compiled.borrow_mut();
+                    let set = cache.entry(f.path.clone()).or_insert_with(|| compile_globs(&f.globs));
+                    set.as_ref().is_some_and(|set| globs_match(set, &rule_base(&f.path, f.scope, &cwd), &t))
+                }
+            };
+            // Claude Code's order for one read: the user's own rules that match, the files of
+            // the directories between (each folder's waiting rules after its others), then the
+            // matching rules of the directories loaded at start.
+            wake(&mut files, batch, |f| f.scope == Scope::Global && wakes(f));
+            let Some(start) = touch_start(&t) else {
+                wake(&mut files, batch, |f| f.scope == Scope::Project && wakes(f));
+                continue;
+            };
             let stop = if upto_root { &root } else { &cwd };
             let mut walk: Vec<PathBuf> = start
                 .ancestors()
@@ -121,16 +139,33 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
                 found.reverse();
             }
             let first_new = files.len();
+            let same = |a: &AgentFile, b: &AgentFile| {
+                a.path == b.path
+                    || (profile.nested_by_identity && file_key(&a.path).is_some_and(|k| file_key(&b.path) == Some(k)))
+            };
             for mut f in found {
                 // Each file once (already loaded, or already met on an earlier touch), and never
-                // the touched file itself.
-                if f.path != t && !files.iter().any(|k| k.path == f.path) {
-                    f.batch = u32::try_from(n + 1).unwrap_or(u32::MAX);
-                    files.push(f);
+                // the touched file itself; a rule met before waits for its own touch.
+                if f.path == t {
+                    continue;
                 }
+                if let Some(i) = files.iter().position(|k| same(k, &f)) {
+                    if wakes(&files[i]) {
+                        let mut woken = files.remove(i);
+                        (woken.status, woken.batch) = (Status::Loaded, batch);
+                        files.push(woken);
+                    }
+                    continue;
+                }
+                f.batch = batch;
+                files.push(f);
             }
             mark_linked_outside(&mut files, first_new, &base);
+            for f in files.iter_mut().skip(first_new).filter(|f| wakes(f)) {
+                f.status = Status::Loaded;
+            }
             claude::hide_fallbacks(&mut files, first_new, profile.drop_blank);
+            wake(&mut files, batch, |f| f.scope == Scope::Project && wakes(f));
         }
     }
 
@@ -169,6 +204,17 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
     }
 }
 
+/// Loads the waiting files `wakes` picks, in order, as files touch `batch` reached: they move to
+/// the end, after what earlier touches loaded.
+fn wake(files: &mut Vec<AgentFile>, batch: u32, wakes: impl Fn(&AgentFile) -> bool) {
+    let (mut woken, rest): (Vec<_>, Vec<_>) = std::mem::take(files).into_iter().partition(|f| wakes(f));
+    *files = rest;
+    for f in &mut woken {
+        (f.status, f.batch) = (Status::Loaded, batch);
+    }
+    files.extend(woken);
+}
+
 /// Each file once: a file the agent gets (through an import, say: a `CLAUDE.md` that imports
 /// `@AGENTS.md` gives Claude Code the `AGENTS.md` it would otherwise skip as a fallback) is not
 /// also listed as one it ignores.
@@ -194,6 +240,11 @@ fn unbudgeted(profile: &AgentProfile, cwd: &Path, files: Vec<AgentFile>) -> (Vec
         if profile.strip_front_matter {
             if let Some((_, body)) = front_matter(&text) {
                 text = body.to_string();
+            }
+        }
+        if profile.hide_block_comments {
+            if let std::borrow::Cow::Owned(shown) = comments::hide_block_comments(&text) {
+                text = shown;
             }
         }
         let blank = if profile.drop_blank { js_trim(&text).is_empty() } else { text.is_empty() };

@@ -23,6 +23,7 @@
 //! - `load.rs`: [`load()`]: globals, project files, touches, then the budget or whole reads with
 //!   imports, and the join of the agent.
 //! - `imports.rs`: `@path` imports, Gemini's inline form and Claude Code's listed form.
+//! - `comments.rs`: Claude Code's hiding of HTML comments that stand as blocks.
 //! - `read.rs`: every read, capped per file and per view.
 //! - `explain.rs`: what an agent does differently, in words and as findings.
 //!
@@ -31,6 +32,7 @@
 mod claude;
 mod codex;
 mod codex_config;
+mod comments;
 mod dshnext;
 mod env;
 mod explain;
@@ -45,7 +47,7 @@ mod walk;
 
 pub use codex::codex;
 pub use env::{AgentEnv, FILE_NAMES, NAMES, Overrides, profile};
-pub use explain::{cut_line, display_name, explain, findings, profile_findings, size_words};
+pub use explain::{cut_line, display_name, explain, findings, globs_words, profile_findings, size_words};
 pub use load::load;
 pub use profile::{
     AgentProfile, Budget, GlobalRule, Imports, Join, Layer, LayerKind, Nested, Order, Pick, Probe, Role, Root,

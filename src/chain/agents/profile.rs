@@ -187,6 +187,12 @@ pub struct AgentProfile {
     pub global_labels: Vec<&'static str>,
     /// YAML front matter (`---` … `---` at the very top) is metadata, not text (Claude Code).
     pub strip_front_matter: bool,
+    /// A touch skips a file already loaded when it is the same file (device and inode, so a link
+    /// to a loaded file counts: Gemini CLI), else when it has the same path.
+    pub nested_by_identity: bool,
+    /// HTML comments standing as blocks of their own are not text (Claude Code; see
+    /// `comments.rs`).
+    pub hide_block_comments: bool,
 }
 
 impl AgentProfile {
@@ -212,6 +218,8 @@ impl AgentProfile {
             lazy_layers: Vec::new(),
             global_labels: Vec::new(),
             strip_front_matter: false,
+            nested_by_identity: false,
+            hide_block_comments: false,
         }
     }
 }

@@ -46,6 +46,9 @@ pub enum Status {
     LinkedOutside,
     /// Not read: the view already read its [`super::read::VIEW_READ_CAP`].
     Capped,
+    /// A rule that loads only when a touch reaches a file matching its `globs` (Claude Code's
+    /// `paths:` front matter); no touch has yet.
+    Waiting,
     /// `@imports` that expand past [`super::imports::EXPANSION_CAP`]: the agent itself would build a
     /// context this large (or fail); not mirrored.
     Runaway,
@@ -67,6 +70,7 @@ impl Status {
             Status::Outside => "outside",
             Status::LinkedOutside => "linked-outside",
             Status::Capped => "capped",
+            Status::Waiting => "waiting",
             Status::Runaway => "runaway",
         }
     }
@@ -89,6 +93,10 @@ pub struct AgentFile {
     /// The file that shadows this one, or that imports it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<PathBuf>,
+    /// The globs a [`Status::Waiting`] rule waits for (as the agent reads them), also once a
+    /// touch loaded it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub globs: Vec<String>,
     /// How the agent describes the file (Claude Code), and its layer's role.
     #[serde(skip)]
     pub label: Option<&'static str>,
@@ -101,7 +109,18 @@ pub struct AgentFile {
 
 impl AgentFile {
     pub fn new(path: PathBuf, scope: Scope, status: Status) -> Self {
-        Self { path, scope, bytes: 0, included_bytes: 0, status, by: None, label: None, role: Role::Neutral, batch: 0 }
+        Self {
+            path,
+            scope,
+            bytes: 0,
+            included_bytes: 0,
+            status,
+            by: None,
+            globs: Vec::new(),
+            label: None,
+            role: Role::Neutral,
+            batch: 0,
+        }
     }
 
     pub fn by(mut self, other: &Path) -> Self {

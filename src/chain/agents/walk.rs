@@ -59,12 +59,13 @@ pub(super) fn pick_files(profile: &AgentProfile, pick: Pick, dirs: &[PathBuf], s
                 for layer in layers {
                     let path = dir.join(layer.path);
                     let found = match layer.kind {
-                        LayerKind::File if present(Probe::StatFile, &path) => vec![path],
+                        LayerKind::File if present(Probe::StatFile, &path) => {
+                            vec![AgentFile::new(path, scope, Status::Loaded)]
+                        }
                         LayerKind::File => Vec::new(),
-                        LayerKind::Rules => rules_files(&path),
+                        LayerKind::Rules => rule_files(&path, scope),
                     };
-                    for p in found {
-                        let mut f = AgentFile::new(p, scope, Status::Loaded);
+                    for mut f in found {
                         f.label = Some(layer.label);
                         f.role = layer.role;
                         out.push(f);
@@ -123,15 +124,30 @@ const RULES_MAX: usize = 1_000;
 /// Rules folders nest at most this deep.
 const RULES_MAX_DEPTH: usize = 16;
 
+/// The rules of a rules folder as files of `scope`: those that always load first, then those
+/// whose front matter names `paths:`, [`Status::Waiting`] with their globs (Claude Code loads
+/// them when a touch reaches a matching file, after the others of their folder).
+pub(super) fn rule_files(dir: &Path, scope: Scope) -> Vec<AgentFile> {
+    let (always, waiting): (Vec<_>, Vec<_>) = rules_files(dir).into_iter().partition(|(_, g)| g.is_none());
+    let mut out: Vec<AgentFile> = always.into_iter().map(|(p, _)| AgentFile::new(p, scope, Status::Loaded)).collect();
+    for (p, globs) in waiting {
+        let bytes = fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+        let mut f = AgentFile::new(p, scope, Status::Waiting).size(bytes, 0);
+        f.globs = globs.unwrap_or_default();
+        out.push(f);
+    }
+    out
+}
+
 /// The rules of a rules folder: every `*.md` below it, sub-folders included, depth first in
-/// directory order (as `readdir` returns them); rules whose front matter names `paths:` apply
-/// only to matching files and are left out. Directory links are followed, but every directory
-/// is walked once (by file identity), so links back up the tree add nothing.
-pub(super) fn rules_files(dir: &Path) -> Vec<PathBuf> {
+/// directory order (as `readdir` returns them), each with its `paths:` globs when it has some.
+/// Directory links are followed, but every directory is walked once (by file identity), so links
+/// back up the tree add nothing.
+fn rules_files(dir: &Path) -> Vec<(PathBuf, Option<Vec<String>>)> {
     struct Walk {
         seen: HashSet<(u64, u64)>,
         entries: usize,
-        out: Vec<PathBuf>,
+        out: Vec<(PathBuf, Option<Vec<String>>)>,
     }
     fn walk(dir: &Path, depth: usize, w: &mut Walk) {
         let Some(key) = file_key(dir) else { return };
@@ -150,8 +166,9 @@ pub(super) fn rules_files(dir: &Path) -> Vec<PathBuf> {
                 if depth < RULES_MAX_DEPTH {
                     walk(&path, depth + 1, w);
                 }
-            } else if meta.is_file() && path.extension().is_some_and(|e| e == "md") && !conditional(&path) {
-                w.out.push(path);
+            } else if meta.is_file() && path.extension().is_some_and(|e| e == "md") {
+                let globs = rule_globs(&path);
+                w.out.push((path, globs));
             }
         }
     }
@@ -160,11 +177,157 @@ pub(super) fn rules_files(dir: &Path) -> Vec<PathBuf> {
     w.out
 }
 
-/// A rule whose front matter has a `paths:` key.
-fn conditional(path: &Path) -> bool {
-    let Ok((data, _)) = read_capped(path, 64 * 1024) else { return false };
+/// The globs of a rule whose front matter names `paths:`, as Claude Code 2.1.332 reads them (its
+/// bundle, checked with `claude -p`): a string or a YAML list; each string split at commas
+/// outside braces, trimmed, braces expanded; `None` when nothing is left or every glob is `**`
+/// (the rule loads at start). The globs are kept as written, for messages; [`rule_matches`]
+/// drops a trailing `/**` as the agent does.
+fn rule_globs(path: &Path) -> Option<Vec<String>> {
+    let (data, _) = read_capped(path, 64 * 1024).ok()?;
     let text = String::from_utf8_lossy(&data);
-    front_matter(&text).is_some_and(|(meta, _)| meta.lines().any(|l| l.starts_with("paths:")))
+    let (meta, _) = front_matter(&text)?;
+    let globs: Vec<String> = yaml_strings(meta, "paths")
+        .iter()
+        .flat_map(|s| split_outside_braces(s))
+        .flat_map(|g| expand_braces(&g))
+        .filter(|g| !as_matched(g).is_empty())
+        .take(RULE_GLOBS_MAX)
+        .collect();
+    (!globs.is_empty() && !globs.iter().all(|g| as_matched(g) == "**")).then_some(globs)
+}
+
+/// A glob as Claude Code matches it: without a trailing `/**` (`src/**` is `src`, which the
+/// gitignore-style match takes with all below it).
+fn as_matched(glob: &str) -> &str {
+    glob.strip_suffix("/**").unwrap_or(glob)
+}
+
+/// The strings of the top-level YAML key `key`: a scalar, a flow list `[a, "b"]` or a block list
+/// of `- a` lines; quotes removed. Enough YAML for front matter, not a YAML parser.
+fn yaml_strings(meta: &str, key: &str) -> Vec<String> {
+    let unquote = |v: &str| {
+        let v = v.trim();
+        let quoted =
+            v.len() >= 2 && ((v.starts_with('"') && v.ends_with('"')) || (v.starts_with('\'') && v.ends_with('\'')));
+        if quoted { v[1..v.len() - 1].to_string() } else { v.to_string() }
+    };
+    let mut lines = meta.lines();
+    let Some(value) = lines.by_ref().find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix(':'))) else {
+        return Vec::new();
+    };
+    let value = value.trim();
+    if let Some(inner) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
+        return inner.split(',').map(unquote).filter(|v| !v.is_empty()).collect();
+    }
+    if !value.is_empty() {
+        return vec![unquote(value)];
+    }
+    lines
+        .take_while(|l| l.starts_with([' ', '-']) || l.trim().is_empty())
+        .filter_map(|l| l.trim_start().strip_prefix('-'))
+        .map(unquote)
+        .filter(|v| !v.is_empty())
+        .collect()
+}
+
+/// `s` split at commas outside `{…}`, each part trimmed, empty ones dropped.
+fn split_outside_braces(s: &str) -> Vec<String> {
+    let (mut out, mut part, mut depth) = (Vec::new(), String::new(), 0i32);
+    for c in s.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(std::mem::take(&mut part));
+                continue;
+            }
+            _ => {}
+        }
+        part.push(c);
+    }
+    out.push(part);
+    out.into_iter().map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect()
+}
+
+/// The most globs one rule keeps: each touch matches every waiting rule, so a folder of rules
+/// with thousands of globs each would cost seconds per touch. Claude Code keeps up to 1,000.
+const RULE_GLOBS_MAX: usize = 100;
+
+/// The most globs one pattern's braces expand to: `{a,b}{c,d}…` grows exponentially.
+const BRACE_MAX: usize = 1_000;
+
+/// `src/{api,web}/*.ts` as `src/api/*.ts` and `src/web/*.ts`: the first `{…}` without nesting,
+/// again until none is left.
+fn expand_braces(glob: &str) -> Vec<String> {
+    let (mut out, mut todo) = (Vec::new(), vec![glob.to_string()]);
+    while let Some(g) = todo.pop() {
+        let open = g.find('{');
+        let close = open.and_then(|o| g[o..].find('}').map(|c| o + c));
+        match (open, close) {
+            (Some(o), Some(c)) if c > o + 1 && out.len() + todo.len() < BRACE_MAX => {
+                for alt in g[o + 1..c].split(',') {
+                    todo.push(format!("{}{}{}", &g[..o], alt.trim(), &g[c + 1..]));
+                }
+            }
+            _ => out.push(g),
+        }
+    }
+    out
+}
+
+/// Whether a touch of `target` wakes a rule with `globs` (see [`compile_globs`] and
+/// [`globs_match`]): Claude Code matches them as gitignore
+/// lines (the `ignore` package: case-insensitive, a directory matching takes all below it)
+/// against `target` relative to `base`, the directory holding the rule's `.claude` (the working
+/// directory for the user's own rules); a target outside `base` matches nothing.
+#[cfg(test)]
+pub(super) fn rule_matches(globs: &[String], base: &Path, target: &Path) -> bool {
+    compile_globs(globs).is_some_and(|set| globs_match(&set, base, target))
+}
+
+/// `globs` as one gitignore matcher (built once per rule: a view's touches all use it).
+pub(super) fn compile_globs(globs: &[String]) -> Option<ignore::gitignore::Gitignore> {
+    let mut builder = ignore::gitignore::GitignoreBuilder::new("");
+    builder.case_insensitive(true).ok();
+    for g in globs {
+        // A line the matcher refuses matches nothing, as in the package.
+        let _ = builder.add_line(None, as_matched(g));
+    }
+    builder.build().ok()
+}
+
+/// [`rule_matches`] with the globs compiled.
+pub(super) fn globs_match(set: &ignore::gitignore::Gitignore, base: &Path, target: &Path) -> bool {
+    let Ok(rel) = target.strip_prefix(base) else { return false };
+    if rel.as_os_str().is_empty() {
+        return false;
+    }
+    // As the package does: a matching parent directory decides; else the path itself.
+    let parts: Vec<_> = rel.components().collect();
+    let mut prefix = PathBuf::new();
+    for (i, part) in parts.iter().enumerate() {
+        prefix.push(part);
+        let is_dir = i + 1 < parts.len();
+        if set.matched(&prefix, is_dir).is_ignore() {
+            return true;
+        }
+    }
+    false
+}
+
+/// The directory a rule's globs are relative to: the one holding its `.claude`, else (the
+/// user's own rules) `cwd`.
+pub(super) fn rule_base(rule: &Path, scope: Scope, cwd: &Path) -> PathBuf {
+    if scope != Scope::Global {
+        let found = rule.ancestors().find(|d| {
+            d.file_name().is_some_and(|n| n == "rules")
+                && d.parent().is_some_and(|p| p.file_name().is_some_and(|n| n == ".claude"))
+        });
+        if let Some(base) = found.and_then(Path::parent).and_then(Path::parent) {
+            return base.to_path_buf();
+        }
+    }
+    cwd.to_path_buf()
 }
 
 /// The front matter of `text` and what follows it: a first line `---`, then lines up to a line
@@ -218,7 +381,7 @@ pub(super) fn project_base(cwd: &Path) -> PathBuf {
 /// are theirs to link anywhere.
 pub(super) fn mark_linked_outside(files: &mut [AgentFile], from: usize, base: &Path) {
     for f in files.iter_mut().skip(from) {
-        if f.scope == Scope::Global || f.status != Status::Loaded {
+        if f.scope == Scope::Global || !matches!(f.status, Status::Loaded | Status::Waiting) {
             continue;
         }
         let Ok(real) = fs::canonicalize(&f.path) else { continue };
@@ -234,4 +397,48 @@ pub(super) fn mark_linked_outside(files: &mut [AgentFile], from: usize, base: &P
 pub(super) fn touch_start(t: &Path) -> Option<PathBuf> {
     let start = if t.is_dir() { t } else { t.parent()? };
     start.ancestors().find(|d| d.is_dir()).map(Path::to_path_buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_a_string_or_a_list_split_at_commas_with_braces_expanded() {
+        let globs = |meta: &str| -> Vec<String> {
+            let mut g: Vec<String> = yaml_strings(meta, "paths")
+                .iter()
+                .flat_map(|s| split_outside_braces(s))
+                .flat_map(|g| expand_braces(&g))
+                .collect();
+            g.sort();
+            g
+        };
+        assert_eq!(globs("paths: src/**\n"), ["src/**"]);
+        assert_eq!(globs("paths: a/*.ts, b\n"), ["a/*.ts", "b"]);
+        assert_eq!(globs("name: x\npaths:\n  - a\n  - 'b/{c,d}'\nother: y\n"), ["a", "b/c", "b/d"]);
+        assert_eq!(globs("paths: [a, \"b\"]\n"), ["a", "b"]);
+        assert!(globs("paths:\n").is_empty());
+        assert!(globs("path: a\n").is_empty());
+        // Exponential braces stop growing.
+        assert!(expand_braces(&"{a,b}".repeat(30)).len() <= BRACE_MAX + 2);
+    }
+
+    #[test]
+    fn globs_match_as_gitignore_lines_relative_to_the_base() {
+        let base = Path::new("/p");
+        let m = |globs: &[&str], target: &str| {
+            rule_matches(&globs.iter().map(|s| s.to_string()).collect::<Vec<_>>(), base, Path::new(target))
+        };
+        assert!(m(&["src/api/**"], "/p/src/api/x.ts"));
+        assert!(m(&["api/**"], "/p/src/api/x.ts"));
+        assert!(m(&["*.ts"], "/p/src/api/x.ts"));
+        assert!(m(&["/src/api/x.ts"], "/p/src/api/x.ts"));
+        assert!(m(&["src/API/X.ts"], "/p/src/api/x.ts"));
+        assert!(m(&["src/**", "!src/api/**"], "/p/src/api/x.ts"));
+        assert!(!m(&["./src/api/x.ts"], "/p/src/api/x.ts"));
+        assert!(!m(&["src/api/**"], "/elsewhere/src/api/x.ts"));
+        assert!(!m(&["nothing/**"], "/p/src/api/x.ts"));
+        assert!(!m(&["[", "**/"], "/p/x.ts"));
+    }
 }
