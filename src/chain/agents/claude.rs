@@ -69,6 +69,33 @@ pub(super) fn hide_fallbacks(files: &mut [AgentFile], from: usize, drop_blank: b
             if drop_blank { !js_trim(&t).is_empty() } else { !t.is_empty() }
         })
     };
+    // A CLAUDE file with text loaded at start hides every AGENTS.md, then and on every read.
+    let at_start = files[..from].iter().find(|f| f.role == Role::Primary && f.status == Status::Loaded && has_text(f));
+    if from > 0 && at_start.is_none() {
+        // Otherwise, on a read, Claude Code decides per directory (observed with 2.1.332): a
+        // directory's AGENTS.md loads unless that directory has a CLAUDE file of its own (a
+        // CLAUDE.md, even blank; a CLAUDE.local.md only with text), whatever a deeper directory of
+        // the same read loads.
+        for f in files.iter_mut().skip(from).filter(|f| f.role == Role::Fallback && f.status == Status::Loaded) {
+            let Some(mut base) = f.path.parent().map(std::path::Path::to_path_buf) else { continue };
+            if base.file_name().is_some_and(|n| n == ".claude") {
+                base.pop();
+            }
+            let own = [base.join("CLAUDE.md"), base.join(".claude/CLAUDE.md")]
+                .into_iter()
+                .find(|p| p.is_file())
+                .or_else(|| {
+                    let local = base.join("CLAUDE.local.md");
+                    let probe = AgentFile::new(local.clone(), f.scope, Status::Loaded);
+                    (local.is_file() && has_text(&probe)).then_some(local)
+                });
+            if let Some(own) = own {
+                f.status = Status::Shadowed;
+                f.by = Some(own);
+            }
+        }
+        return;
+    }
     let primary = files.iter().find(|f| f.role == Role::Primary && f.status == Status::Loaded && has_text(f));
     let Some(primary) = primary.map(|f| f.path.clone()) else { return };
     for f in files.iter_mut().skip(from).filter(|f| f.role == Role::Fallback && f.status == Status::Loaded) {
