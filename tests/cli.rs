@@ -583,7 +583,8 @@ fn check_reports_where_each_listed_agent_cuts_or_ignores_a_file() {
         "{out}"
     );
     assert!(
-        out.contains("CLAUDE.md:1:1: info[agentIgnored]: opencode ignores this file: it loads AGENTS.md instead"),
+        // Neither listed agent reads CLAUDE.md: a warning, with what opencode loads instead.
+        out.contains("CLAUDE.md:1:1: warning[notRead]: no agent this repository is checked for reads this file: opencode ignores this file: it loads AGENTS.md instead"),
         "{out}"
     );
     assert!(!out.contains("[shadowed]"), "dsh is not listed, so its own findings are not reported: {out}");
@@ -813,4 +814,31 @@ fn claude_rules_with_paths_wait_for_a_matching_read() {
             );
         }
     }
+}
+
+/// A file that no selected agent reads is a real problem (a warning); one that some agent reads
+/// while another ignores it is information.
+#[test]
+fn check_warns_of_a_file_no_selected_agent_reads() {
+    let t = Tree::new();
+    t.write("r/AGENTS.override.md", "the rules Codex reads\n");
+    t.write("r/AGENTS.md", "rules nobody reads when only Codex is targeted\n");
+    // Detected: Codex and opencode; opencode reads AGENTS.md, so Codex ignoring it is information.
+    let o = run(&t, &t.root(), &["check"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains(
+            "AGENTS.md:1:1: info[agentIgnored]: Codex ignores this file: it loads AGENTS.override.md instead"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    // Only Codex: nobody reads AGENTS.md.
+    t.write("r/instructions-lsp.toml", "agents = [\"codex\"]\n");
+    let o = run(&t, &t.root(), &["check"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert_eq!(
+        stdout(&o),
+        "AGENTS.md:1:1: warning[notRead]: no agent this repository is checked for reads this file: Codex ignores this file: it loads AGENTS.override.md instead\n"
+    );
 }

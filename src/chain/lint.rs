@@ -48,6 +48,8 @@ pub enum Code {
     LinkOutside,
     /// `check` cannot read a directory of the tree, so what it holds is not checked.
     UnreadableDirectory,
+    /// No agent the repository is checked for reads this file (each loads another instead).
+    NotRead,
 }
 
 impl Code {
@@ -66,6 +68,7 @@ impl Code {
             Self::AgentIgnored => "agentIgnored",
             Self::LinkOutside => "linkOutside",
             Self::UnreadableDirectory => "unreadableDirectory",
+            Self::NotRead => "notRead",
         }
     }
 
@@ -77,7 +80,8 @@ impl Code {
             | Self::Symlink
             | Self::AgentCut
             | Self::LinkOutside
-            | Self::UnreadableDirectory => Severity::Warning,
+            | Self::UnreadableDirectory
+            | Self::NotRead => Severity::Warning,
             Self::AgentIgnored => Severity::Information,
             Self::TooLarge | Self::InvalidUtf8 => Severity::Error,
             Self::FrameEscape => Severity::Information,

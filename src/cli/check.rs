@@ -203,7 +203,7 @@ pub fn check(roots: &[PathBuf], settings: &Settings, explicit: Option<&str>) -> 
             })
             .collect();
         findings.extend(walked.unreadable);
-        findings.extend(check_dirs(&walked.dirs, root, settings, own, &agent_profiles, &agent_env));
+        findings.extend(check_dirs(&walked.dirs, root, settings, own, &agent_profiles));
     }
     findings.sort_by(|a, b| (&a.path, SpanKey::of(a.span), a.code).cmp(&(&b.path, SpanKey::of(b.span), b.code)));
     Ok((findings, warnings, said))
@@ -216,7 +216,6 @@ fn check_dirs(
     settings: &Settings,
     own: bool,
     agent_profiles: &[agents::AgentProfile],
-    agent_env: &agents::AgentEnv,
 ) -> Vec<Finding> {
     let roots = [root.to_path_buf()];
     let roots = &roots[..];
@@ -224,6 +223,8 @@ fn check_dirs(
     let inside = |p: &Path| roots.iter().any(|r| p.starts_with(r));
     // Group identical findings of different chains: (path, code, span) -> finding, folders.
     let mut grouped: BTreeMap<(PathBuf, lint::Code, SpanKey), (Finding, Vec<String>)> = BTreeMap::new();
+    // Files some selected agent gets, from some directory.
+    let mut reached: BTreeSet<PathBuf> = BTreeSet::new();
     for dir in dirs {
         let disc = Discovery::new(settings, &cache, None, dir);
         let label = match disc.heading(dir) {
@@ -242,15 +243,17 @@ fn check_dirs(
             found.extend(lint::chain_findings(&label, &files, &rendered, settings.budget_bytes));
         }
         for p in agent_profiles {
-            found.extend(agents::profile_findings(p, agent_env, dir, &[]));
+            let view = agents::load(p, dir, &[]);
+            reached.extend(view.files.iter().filter(|f| f.status.reaches()).map(|f| f.path.clone()));
+            found.extend(agents::view_findings(&view, dir));
         }
         for f in found.into_iter().filter(|f| inside(&f.path)) {
             let key = (f.path.clone(), f.code, SpanKey::of(f.span));
             grouped.entry(key).or_insert_with(|| (f, Vec::new())).1.push(label.clone());
         }
     }
-    grouped
-        .into_values()
+    not_read(grouped.into_values().collect(), &reached)
+        .into_iter()
         .map(|(mut f, labels)| {
             if labels.len() > 1
                 && matches!(
@@ -263,6 +266,28 @@ fn check_dirs(
             f
         })
         .collect()
+}
+
+/// A file every selected agent ignores for another, and none gets from any directory, is a
+/// problem, not a piece of information: its `agentIgnored` findings become one `notRead`
+/// warning that says what each agent loads instead.
+fn not_read(grouped: Vec<(Finding, Vec<String>)>, reached: &BTreeSet<PathBuf>) -> Vec<(Finding, Vec<String>)> {
+    let mut ignored: BTreeMap<PathBuf, Vec<String>> = BTreeMap::new();
+    for (f, _) in &grouped {
+        if f.code == lint::Code::AgentIgnored && !reached.contains(&f.path) {
+            ignored.entry(f.path.clone()).or_default().push(f.message.clone());
+        }
+    }
+    let mut out: Vec<(Finding, Vec<String>)> = grouped
+        .into_iter()
+        .filter(|(f, _)| !(f.code == lint::Code::AgentIgnored && ignored.contains_key(&f.path)))
+        .collect();
+    for (path, messages) in ignored {
+        let message = format!("no agent this repository is checked for reads this file: {}", messages.join("; "));
+        let finding = Finding { path, code: lint::Code::NotRead, span: Span::FirstLine, message, related: None };
+        out.push((finding, Vec::new()));
+    }
+    out
 }
 
 /// Orders and groups spans.

@@ -107,8 +107,12 @@ pub fn profile_findings(
     cwd: &Path,
     touched: &[PathBuf],
 ) -> Vec<crate::chain::lint::Finding> {
+    view_findings(&load(profile, cwd, touched), cwd)
+}
+
+/// The findings of a view already computed (for `cwd`).
+pub fn view_findings(view: &AgentView, cwd: &Path) -> Vec<crate::chain::lint::Finding> {
     use crate::chain::lint::{Code, Finding, Related, Span};
-    let view = load(profile, cwd, touched);
     let cwd_real = fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
     let base = cwd_real.ancestors().find(|d| has_git(d)).unwrap_or(&cwd_real).to_path_buf();
     let show = |p: &Path| match p.strip_prefix(&base) {
@@ -118,7 +122,7 @@ pub fn profile_findings(
     let mut out = Vec::new();
     // A rule waiting for a matching file is the agent working as designed: nothing to warn of.
     for f in view.files.iter().filter(|f| f.status != Status::Waiting) {
-        let Some(message) = explain(&view, f, show) else { continue };
+        let Some(message) = explain(view, f, show) else { continue };
         let cut = matches!(
             f.status,
             Status::Truncated

@@ -47,7 +47,9 @@ mod walk;
 
 pub use codex::codex;
 pub use env::{AgentEnv, FILE_NAMES, NAMES, Overrides, profile};
-pub use explain::{cut_line, display_name, explain, findings, globs_words, profile_findings, size_words};
+pub use explain::{
+    cut_line, display_name, explain, findings, globs_words, profile_findings, size_words, view_findings,
+};
 pub use load::load;
 pub use profile::{
     AgentProfile, Budget, GlobalRule, Imports, Join, Layer, LayerKind, Nested, Order, Pick, Probe, Role, Root,
