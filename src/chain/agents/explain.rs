@@ -104,8 +104,12 @@ pub fn profile_findings(
     cwd: &Path,
     touched: &[PathBuf],
 ) -> Vec<crate::chain::lint::Finding> {
+    view_findings(&load(profile, cwd, touched), cwd)
+}
+
+/// [`findings`] of a view already loaded (a remembered one, say).
+pub fn view_findings(view: &AgentView, cwd: &Path) -> Vec<crate::chain::lint::Finding> {
     use crate::chain::lint::{Code, Finding, Related, Span};
-    let view = load(profile, cwd, touched);
     let cwd_real = fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
     let base = cwd_real.ancestors().find(|d| has_git(d)).unwrap_or(&cwd_real).to_path_buf();
     let show = |p: &Path| match p.strip_prefix(&base) {
@@ -114,7 +118,7 @@ pub fn profile_findings(
     };
     let mut out = Vec::new();
     for f in &view.files {
-        let Some(message) = explain(&view, f, show) else { continue };
+        let Some(message) = explain(view, f, show) else { continue };
         let cut = matches!(
             f.status,
             Status::Truncated

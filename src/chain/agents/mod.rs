@@ -25,12 +25,15 @@
 //! - `imports.rs`: `@path` imports, Gemini's inline form and Claude Code's listed form.
 //! - `read.rs`: every read, capped per file and per view.
 //! - `explain.rs`: what an agent does differently, in words and as findings.
+//! - `deps.rs`: the directories a view depends on, so that it can be remembered while they are
+//!   watched.
 //!
 //! Nothing here knows a protocol: no LSP type.
 
 mod claude;
 mod codex;
 mod codex_config;
+mod deps;
 mod dshnext;
 mod env;
 mod explain;
@@ -44,8 +47,9 @@ mod view;
 mod walk;
 
 pub use codex::codex;
+pub use deps::dirs_read;
 pub use env::{AgentEnv, FILE_NAMES, NAMES, Overrides, profile};
-pub use explain::{cut_line, display_name, explain, findings, profile_findings, size_words};
+pub use explain::{cut_line, display_name, explain, findings, profile_findings, size_words, view_findings};
 pub use load::load;
 pub use profile::{
     AgentProfile, Budget, GlobalRule, Imports, Join, Layer, LayerKind, Nested, Order, Pick, Probe, Role, Root,
