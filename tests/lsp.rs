@@ -636,3 +636,32 @@ async fn a_warm_answer_for_every_profile_opens_no_file() {
     assert_eq!(quiet, 3, "warm answers for every profile still open the agents' files: {last:?}");
     c.finish().await;
 }
+
+/// A warm answer is sent from memory, but never before an earlier message's effect: a document
+/// opened just before the request is a touch the answer includes.
+#[tokio::test]
+async fn a_remembered_answer_never_overtakes_a_touch_sent_before_it() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root rules");
+    t.write("r/app/AGENTS.md", "app rules");
+    let mut c = Client::start(&t.home(), &[&t.root()], json!({})).await;
+    // Asked until the answer stays the same (the session starts, the watches come in place):
+    // from then on it comes from memory.
+    let mut warm = c.effective(json!({})).await;
+    let mut same = 0;
+    for _ in 0..100 {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        let again = c.effective(json!({})).await;
+        same = if again == warm { same + 1 } else { 0 };
+        warm = again;
+        if same == 5 {
+            break;
+        }
+    }
+    assert_eq!(same, 5, "the answer never settled: {warm:#}");
+    assert!(!warm.to_string().contains("app rules"), "{warm:#}");
+    c.open(&t.path("r/app/main.rs"), "fn main() {}").await;
+    let after = c.effective(json!({})).await;
+    assert!(after.to_string().contains("app rules"), "the touch is in the answer: {after:#}");
+    c.finish().await;
+}

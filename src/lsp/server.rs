@@ -40,7 +40,13 @@ pub struct Inner {
     /// Directories remembered answers read beyond the sessions' own: watched too, and a change
     /// in one is an event.
     read_dirs: Mutex<std::collections::BTreeSet<PathBuf>>,
+    /// `read_dirs` grew since the watches were last set (see [`Inner::rewatch`]).
+    rewatch: AtomicBool,
     agent_env: AgentEnv,
+    /// Remembered `instructions/effective` answers as sent, by their params as JSON: the
+    /// transport answers from here without routing, cloning or serializing (see
+    /// [`Server::remembered_answer`]).
+    wire: Mutex<Wire>,
 }
 
 /// (folder, uri path) -> (generation, answer).
@@ -49,12 +55,15 @@ type Memo = std::collections::HashMap<(PathBuf, Option<PathBuf>), (u64, Value)>;
 /// (folder, profile, uri path) -> (generation, answer).
 type ProfileMemo = std::collections::HashMap<(PathBuf, String, Option<PathBuf>), (u64, Value)>;
 
+/// params as JSON -> (generation, serialized answer).
+type Wire = std::collections::HashMap<String, (u64, Arc<[u8]>)>;
+
 /// (folder, profile, its overrides, touched paths).
 type ViewKey = (PathBuf, String, String, Vec<PathBuf>);
 
 /// The most entries a memo keeps before it starts afresh (answers are per folder, profile and
 /// preview: a client asking about any number of paths does not grow the server).
-const MEMO_ENTRIES_MAX: usize = 256;
+pub const MEMO_ENTRIES_MAX: usize = 256;
 
 /// The most directories remembered answers may add to the watched ones; past it answers are
 /// computed each time instead.
@@ -100,8 +109,8 @@ impl Inner {
 
     /// Whether an answer computed at `generation` and watcher `epoch`, from the directories
     /// `dirs`, may be remembered: nothing happened since, and every one of them was watched all
-    /// along (the epoch did not move). When some is not watched yet it is watched from now on,
-    /// so the next computation can be remembered.
+    /// along (the epoch did not move). When some is not watched yet it is watched once the
+    /// caller calls [`Inner::rewatch`], so the next computation can be remembered.
     pub fn may_remember(&self, generation: u64, epoch: u64, dirs: &std::collections::BTreeSet<PathBuf>) -> bool {
         if self.generation.load(Ordering::SeqCst) != generation {
             return false;
@@ -122,11 +131,19 @@ impl Inner {
             read.len() != before
         };
         if grew {
+            self.rewatch.store(true, Ordering::SeqCst);
+        }
+        false
+    }
+
+    /// Watches what remembered answers asked for since the last time: once per request or
+    /// diagnostics pass, not once per view (setting the watches looks at every session).
+    pub fn rewatch(&self) {
+        if self.rewatch.swap(false, Ordering::SeqCst) {
             // A directory that cannot be watched leaves the watcher incomplete, which is what
             // the next announce tells the client.
             let _ = self.update_watches();
         }
-        false
     }
 
     /// Whether a changed path lies in a directory a remembered answer read.
@@ -173,6 +190,16 @@ impl Inner {
             }
         }
         Some(memo)
+    }
+
+    /// Keeps a remembered answer as sent, for [`Server::remembered_answer`].
+    fn remember_wire(&self, params: String, generation: u64, value: &Value) {
+        let Ok(bytes) = serde_json::to_vec(value) else { return };
+        let mut wire = self.wire.lock().unwrap_or_else(|e| e.into_inner());
+        if wire.len() >= MEMO_ENTRIES_MAX {
+            wire.clear();
+        }
+        wire.insert(params, (generation, Arc::from(bytes)));
     }
 
     /// Something changed: memoized answers are stale.
@@ -233,7 +260,9 @@ impl Server {
             views: Mutex::new(std::collections::HashMap::new()),
             profile_memo: Mutex::new(std::collections::HashMap::new()),
             read_dirs: Mutex::new(std::collections::BTreeSet::new()),
+            rewatch: AtomicBool::new(false),
             agent_env: AgentEnv::with_home(&env),
+            wire: Mutex::new(std::collections::HashMap::new()),
             state: Mutex::new(State::new(env)),
         };
         let (pulls, queue) = tokio::sync::mpsc::unbounded_channel();
@@ -446,13 +475,29 @@ impl Server {
             .map_err(|e| Error::invalid_params(e.to_string()))
     }
 
+    /// The serialized answer to `instructions/effective` with `params`, when it is remembered
+    /// and still true (nothing happened since, every directory it read is watched): the
+    /// transport's fast path for warm requests.
+    pub fn remembered_answer(&self, params: &Value) -> Option<Arc<[u8]>> {
+        // After `shutdown` every request gets the router's error.
+        if self.inner.shut_down() {
+            return None;
+        }
+        self.inner.watch_epoch()?;
+        let generation = self.inner.generation.load(Ordering::SeqCst);
+        let wire = self.inner.wire.lock().unwrap_or_else(|e| e.into_inner());
+        let (g, bytes) = wire.get(&params.to_string())?;
+        (*g == generation).then(|| bytes.clone())
+    }
+
     /// `instructions/effective`.
     pub async fn effective(&self, params: Value) -> Result<Value> {
+        let wire_key = params.to_string();
         let p: EffectiveParams = ext::parse(ext::EFFECTIVE, EffectiveParams::SHAPE, params)?;
         let (folder, path) = self.resolve(p.uri.as_deref())?;
         tracing::debug!("effective for {} (unsaved: {})", folder.display(), p.unsaved);
         if let Some(name) = p.profile {
-            return self.profile_answer(folder, path, name).await;
+            return self.profile_answer(folder, path, name, wire_key).await;
         }
         let generation = self.inner.generation.load(Ordering::SeqCst);
         let key = (folder.clone(), path.clone());
@@ -487,13 +532,21 @@ impl Server {
                 m.clear();
             }
             m.insert(key, (generation, value.clone()));
+            drop(m);
+            self.inner.remember_wire(wire_key, generation, &value);
         }
         Ok(value)
     }
 
     /// `instructions/effective` with `profile`: from memory while nothing happened since and
     /// every directory it read is watched, as the engine's own answer.
-    async fn profile_answer(&self, folder: PathBuf, path: Option<PathBuf>, name: String) -> Result<Value> {
+    async fn profile_answer(
+        &self,
+        folder: PathBuf,
+        path: Option<PathBuf>,
+        name: String,
+        wire_key: String,
+    ) -> Result<Value> {
         let generation = self.inner.generation.load(Ordering::SeqCst);
         let key = (folder.clone(), name.clone(), path.clone());
         let watch = self.inner.state().sessions.get(&folder).is_some_and(|s| s.settings.watch && s.is_started());
@@ -516,7 +569,9 @@ impl Server {
         let inner = self.inner.clone();
         let (value, dirs) = off_thread(move || {
             let preview = path.filter(|p| p != &session.folder).map(|p| if p.is_dir() { p.join(".touch") } else { p });
-            super::profiles::answer(&session, &inner, &name, &env, preview.as_deref()).map_err(Error::invalid_params)
+            let answer = super::profiles::answer(&session, &inner, &name, &env, preview.as_deref());
+            inner.rewatch();
+            answer.map_err(Error::invalid_params)
         })
         .await?;
         if let (Some(epoch), Some(dirs)) = (epoch, dirs) {
@@ -526,6 +581,8 @@ impl Server {
                     memo.clear();
                 }
                 memo.insert(key, (generation, value.clone()));
+                drop(memo);
+                self.inner.remember_wire(wire_key, generation, &value);
             }
         }
         Ok(value)
@@ -576,6 +633,7 @@ fn describe(
     out.extend(hover::agents(path, &snapshots, |s, name| {
         inner.agent_view(name, &s.overrides(name), &s.folder, &s.touched_paths(), s.settings.watch)
     }));
+    inner.rewatch();
     out
 }
 
@@ -806,7 +864,13 @@ pub async fn refresh_loop(client: Client, inner: Arc<Inner>) {
         }
         let input = inner.state().diagnostics_input();
         let worker = inner.clone();
-        let computed = match tokio::task::spawn_blocking(move || state::diagnostics(&input, &worker)).await {
+        let computed = match tokio::task::spawn_blocking(move || {
+            let diagnostics = state::diagnostics(&input, &worker);
+            worker.rewatch();
+            diagnostics
+        })
+        .await
+        {
             Ok(d) => d,
             Err(e) => {
                 tracing::error!("diagnostics pass failed: {e}");

@@ -291,6 +291,10 @@ pub fn findings(input: &DiagnosticsInput, inner: &Inner) -> (Vec<Finding>, Vec<(
     let mut out: Vec<Finding> = Vec::new();
     let mut snapshots = Vec::new();
     let buffers = Some(&input.buffers);
+    // More views than the memory holds would only push each other out: then none is remembered
+    // (and what each read is not worked out).
+    let views: usize = input.sessions.iter().map(|s| s.profiles().len()).sum();
+    let remember = views <= super::server::MEMO_ENTRIES_MAX;
     for session in &input.sessions {
         let snap = session.snapshot(cache, buffers);
         let profiles = session.profiles();
@@ -310,7 +314,7 @@ pub fn findings(input: &DiagnosticsInput, inner: &Inner) -> (Vec<Finding>, Vec<(
                 &agents::Overrides::default(),
                 &session.folder,
                 &touched,
-                session.settings.watch,
+                remember && session.settings.watch,
             );
             out.extend(view.iter().flat_map(|v| v.findings.iter().cloned()));
         }

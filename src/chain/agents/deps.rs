@@ -35,8 +35,12 @@ pub fn dirs_read(profile: &AgentProfile, view: &AgentView, touched: &[PathBuf]) 
     for dir in &walk {
         out.insert(dir.clone());
         for name in &profile.candidates {
-            if let Some(parent) = dir.join(name).parent() {
-                out.insert(existing(parent));
+            // Most candidates are plain names, in `dir` itself; `.claude/CLAUDE.md` is not.
+            match dir.join(name).parent() {
+                Some(parent) if parent != dir.as_path() => {
+                    out.insert(existing(parent));
+                }
+                _ => {}
             }
         }
         for layer in profile.layers.iter().chain(&profile.lazy_layers) {
