@@ -221,6 +221,28 @@ impl Server {
         Some(Duration::from_millis(ticks * 10))
     }
 
+    /// The server's CPU time per request over `count` identical requests sent back to back (no
+    /// client round trip in between), from the process's own accounting; `None` without /proc.
+    fn cpu_per_request(&mut self, params: Value, count: usize) -> Option<Duration> {
+        let before = self.cpu_time()?;
+        let first = self.next_id;
+        for _ in 0..count {
+            let id = self.next_id;
+            self.next_id += 1;
+            self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "instructions/effective", "params": params}));
+        }
+        let last = self.next_id - 1;
+        let mut answered = 0;
+        while answered < count {
+            let (_, msg) = self.until(|m| m.get("method").is_none() && m["id"].as_u64().is_some());
+            if msg["id"].as_u64().is_some_and(|id| id >= first && id <= last) {
+                answered += 1;
+            }
+        }
+        let after = self.cpu_time()?;
+        Some(after.saturating_sub(before) / u32::try_from(count).ok()?)
+    }
+
     fn close(mut self) {
         let _ = self.request("shutdown", Value::Null);
         self.notify("exit", Value::Null);
@@ -362,16 +384,45 @@ fn main() {
         Some(w50 <= Duration::from_micros(100)),
     );
     row(&mut rows, "warm effective, p99", format!("{:.0} µs", us(w99)), "", None);
-    // Every profile at once (the VS Code Agents group): seven answers, the agents read the disk.
+    // What the server itself spends, which a client's round trip hides: CPU time over requests
+    // sent back to back.
+    let pipelined = 3000;
+    if let Some(cpu) = s.cpu_per_request(json!({}), pipelined) {
+        results.insert("warm_cpu_us".into(), us(cpu));
+        row(
+            &mut rows,
+            &format!("warm effective, server CPU per request ({pipelined} pipelined)"),
+            format!("{:.0} µs", us(cpu)),
+            "≤ 20 µs",
+            Some(cpu <= Duration::from_micros(20)),
+        );
+    }
+    // Every profile at once (the VS Code Agents group): seven answers, remembered while every
+    // directory they read is watched (the first requests put the watches in place).
+    for _ in 0..3 {
+        let _ = s.request("instructions/effective", json!({"profile": "all"}));
+    }
     let mut all: Vec<Duration> =
-        (0..n(300, 10)).map(|_| s.request("instructions/effective", json!({"profile": "all"})).0).collect();
+        (0..n(300, 50)).map(|_| s.request("instructions/effective", json!({"profile": "all"})).0).collect();
+    let all50 = percentile(&mut all, 0.5);
+    results.insert("all_us".into(), us(all50));
     row(
         &mut rows,
-        "effective with profile \"all\" (7 profiles), p50 / p99",
-        format!("{:.0} µs / {:.0} µs", us(percentile(&mut all, 0.5)), us(percentile(&mut all, 0.99))),
-        "",
-        None,
+        "effective with profile \"all\" (7 profiles), warm, p50 / p99",
+        format!("{:.0} µs / {:.0} µs", us(all50), us(percentile(&mut all, 0.99))),
+        "≤ 300 µs p50",
+        Some(all50 <= Duration::from_micros(300)),
     );
+    if let Some(cpu) = s.cpu_per_request(json!({"profile": "all"}), pipelined) {
+        results.insert("all_cpu_us".into(), us(cpu));
+        row(
+            &mut rows,
+            &format!("effective with profile \"all\", server CPU per request ({pipelined} pipelined)"),
+            format!("{:.0} µs", us(cpu)),
+            "",
+            None,
+        );
+    }
     s.close();
 
     // The engine alone against the syscall floor.
@@ -471,6 +522,43 @@ fn main() {
     row(
         &mut rows,
         "didChange (60 KiB root, 20 folders) to diagnostics, p99",
+        format!("{:.2} ms", us(p99) / 1000.0),
+        "≤ 5 ms",
+        Some(p99 <= Duration::from_millis(5)),
+    );
+    s.close();
+
+    // The same with three agents selected besides the server's own profile (whose moving cut
+    // is what gets published: the agents read the disk, not the buffer): every pass also asks
+    // each agent's view of every folder (remembered while watched, so watching is on here).
+    let mut s = Server::spawn(home.path());
+    s.initialize(
+        &folders,
+        json!({"stateDir": null, "baselineMaxBytes": 32768, "profiles": ["dsh", "codex", "claude", "opencode"]}),
+    );
+    s.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": root_uri, "languageId": "markdown", "version": 1, "text": "x"}}),
+    );
+    let _ = s.request("instructions/effective", json!({"uri": path_to_uri(folders[0])}));
+    // The first passes read the agents' files and put the watches in place.
+    std::thread::sleep(Duration::from_millis(300));
+    let mut lat = Vec::new();
+    for i in 0..n(200, 30) {
+        let text = "r".repeat(61_440 + i % 2);
+        let begin = Instant::now();
+        s.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": root_uri, "version": i + 2}, "contentChanges": [{"text": text}]}),
+        );
+        let (at, _) = s.until(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == root_uri);
+        lat.push(at - begin);
+    }
+    let p99 = percentile(&mut lat, 0.99);
+    results.insert("did_change_agents_p99_us".into(), us(p99));
+    row(
+        &mut rows,
+        "didChange (60 KiB root, 20 folders, dsh + codex, claude, opencode) to diagnostics, p99",
         format!("{:.2} ms", us(p99) / 1000.0),
         "≤ 5 ms",
         Some(p99 <= Duration::from_millis(5)),

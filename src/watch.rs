@@ -41,6 +41,9 @@ pub struct DirWatcher {
     /// Every existing directory asked for is watched (no failure, e.g. no exhausted limit).
     complete: bool,
     warned: bool,
+    /// Counts the calls of [`DirWatcher::set`] that added a watch: an answer computed while it
+    /// did not move read no directory before its watch was in place.
+    epoch: u64,
 }
 
 /// Collects raw events for [`DEBOUNCE`] after the first one, then sends them as one batch.
@@ -93,7 +96,7 @@ impl DirWatcher {
             .name("watch-debounce".into())
             .spawn(move || debounce(raw_rx, tx))
             .map_err(|e| format!("cannot start file watching: {e}"))?;
-        Ok(Self { watcher, watched: BTreeSet::new(), complete: true, warned: false })
+        Ok(Self { watcher, watched: BTreeSet::new(), complete: true, warned: false, epoch: 0 })
     }
 
     /// Watches exactly `dirs` (non-recursively): new ones are added, old ones dropped. When an
@@ -102,6 +105,7 @@ impl DirWatcher {
     /// one warning is logged.
     pub fn set(&mut self, dirs: BTreeSet<PathBuf>) {
         let mut failures = Vec::new();
+        let mut added = false;
         let gone: Vec<PathBuf> = self.watched.difference(&dirs).cloned().collect();
         for dir in gone {
             let _ = self.watcher.unwatch(&dir);
@@ -114,11 +118,15 @@ impl DirWatcher {
             match self.watcher.watch(&dir, RecursiveMode::NonRecursive) {
                 Ok(()) => {
                     self.watched.insert(dir);
+                    added = true;
                 }
                 Err(e) => failures.push(format!("{}: {e}", dir.display())),
             }
         }
         self.complete = failures.is_empty();
+        if added {
+            self.epoch += 1;
+        }
         if !failures.is_empty() && !self.warned {
             self.warned = true;
             tracing::warn!(
@@ -132,6 +140,16 @@ impl DirWatcher {
     /// Whether every directory that should be watched is.
     pub fn is_complete(&self) -> bool {
         self.complete
+    }
+
+    /// Whether `dir` is watched.
+    pub fn watches(&self, dir: &std::path::Path) -> bool {
+        self.watched.contains(dir)
+    }
+
+    /// Moves whenever a watch is added (see the field).
+    pub fn epoch(&self) -> u64 {
+        self.epoch
     }
 }
 

@@ -527,3 +527,141 @@ async fn claude_home_imports_resolve_against_the_servers_home() {
     assert!(claude["text"].as_str().is_some_and(|t| t.contains("my own rules")));
     c.finish().await;
 }
+
+/// Asks for `profile` until `pred` holds of its answer (a change on disk reaches the server
+/// through its watcher, after the debounce); returns that answer.
+async fn effective_until(c: &mut Client, profile: &str, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+    let mut last = Value::Null;
+    for _ in 0..200 {
+        last = c.effective(json!({ "profile": profile })).await;
+        if pred(&last) {
+            return last;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("{what} did not happen; last answer: {last:#}");
+}
+
+/// The `text` of `profile` in an answer for `"all"`.
+fn text_of<'a>(all: &'a Value, profile: &str) -> &'a str {
+    all["profiles"]
+        .as_array()
+        .and_then(|p| p.iter().find(|p| p["profile"] == profile))
+        .and_then(|p| p["text"].as_str())
+        .unwrap_or("")
+}
+
+#[tokio::test]
+async fn a_rules_file_edited_on_disk_changes_the_remembered_claude_answer() {
+    let t = Tree::new();
+    t.write("r/CLAUDE.md", "claude rules");
+    let rule = t.write("r/.claude/rules/x.md", "old rule");
+    let mut c = Client::start(&t.home(), &[&t.root()], json!({})).await;
+    // Asked until it is answered from memory (the watches are in place after the first ones).
+    for _ in 0..5 {
+        let claude = c.effective(json!({"profile": "claude"})).await;
+        assert!(claude["text"].as_str().is_some_and(|t| t.contains("old rule")), "{claude:#}");
+        let all = c.effective(json!({"profile": "all"})).await;
+        assert!(text_of(&all, "claude").contains("old rule"), "{all:#}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    std::fs::write(&rule, "new rule").expect("write");
+    effective_until(&mut c, "claude", "the edited rule in Claude Code's answer", |v| {
+        v["text"].as_str().is_some_and(|t| t.contains("new rule") && !t.contains("old rule"))
+    })
+    .await;
+    effective_until(&mut c, "all", "the edited rule in the answer for every profile", |v| {
+        text_of(v, "claude").contains("new rule")
+    })
+    .await;
+    // A rule in a new sub-folder of the rules folder counts too.
+    t.write("r/.claude/rules/sub/y.md", "nested rule");
+    effective_until(&mut c, "claude", "the new sub-folder's rule in Claude Code's answer", |v| {
+        v["text"].as_str().is_some_and(|t| t.contains("nested rule"))
+    })
+    .await;
+    t.write("r/.claude/rules/sub/z.md", "second nested rule");
+    effective_until(&mut c, "all", "a rule added to the sub-folder in the answer for every profile", |v| {
+        text_of(v, "claude").contains("second nested rule")
+    })
+    .await;
+    c.finish().await;
+}
+
+/// Warm, `profile: "all"` is answered from memory: no file an agent reads is opened again.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_warm_answer_for_every_profile_opens_no_file() {
+    use notify::event::AccessKind;
+    use notify::{EventKind, RecursiveMode, Watcher};
+    let t = Tree::new();
+    t.write("r/CLAUDE.md", "claude rules");
+    t.write("r/GEMINI.md", "gemini rules");
+    t.write("r/.claude/rules/x.md", "a rule");
+    t.write("home/.gemini/GEMINI.md", "global gemini rules");
+    let mut c = Client::start(&t.home(), &[&t.root()], json!({})).await;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut w = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
+        let _ = tx.send(e);
+    })
+    .expect("watcher");
+    for dir in ["r", "r/.claude/rules", "home/.gemini"] {
+        w.watch(&t.path(dir), RecursiveMode::NonRecursive).expect("watch");
+    }
+    // Only the agents read these (the engine's profiles read neither `GEMINI.md` nor rules).
+    let agents_only = [t.path("r/GEMINI.md"), t.path("r/.claude/rules/x.md"), t.path("home/.gemini/GEMINI.md")];
+    let opened = || -> Vec<std::path::PathBuf> {
+        rx.try_iter()
+            .flatten()
+            .filter(|e| matches!(e.kind, EventKind::Access(AccessKind::Open(_))))
+            .flat_map(|e| e.paths)
+            .filter(|p| agents_only.contains(p))
+            .collect()
+    };
+    // The server starts watching, pulls settings and runs diagnostics passes (which read the
+    // files) in the background: ask until three answers in a row, and the time after each,
+    // open nothing. Without memory every answer opens them.
+    let (mut quiet, mut last) = (0, Vec::new());
+    for _ in 0..100 {
+        let all = c.effective(json!({"profile": "all"})).await;
+        assert!(text_of(&all, "gemini").contains("global gemini rules"), "{all:#}");
+        assert!(text_of(&all, "claude").contains("a rule"), "{all:#}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        last = opened();
+        quiet = if last.is_empty() { quiet + 1 } else { 0 };
+        if quiet == 3 {
+            break;
+        }
+    }
+    assert_eq!(quiet, 3, "warm answers for every profile still open the agents' files: {last:?}");
+    c.finish().await;
+}
+
+/// A warm answer is sent from memory, but never before an earlier message's effect: a document
+/// opened just before the request is a touch the answer includes.
+#[tokio::test]
+async fn a_remembered_answer_never_overtakes_a_touch_sent_before_it() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root rules");
+    t.write("r/app/AGENTS.md", "app rules");
+    let mut c = Client::start(&t.home(), &[&t.root()], json!({})).await;
+    // Asked until the answer stays the same (the session starts, the watches come in place):
+    // from then on it comes from memory.
+    let mut warm = c.effective(json!({})).await;
+    let mut same = 0;
+    for _ in 0..100 {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        let again = c.effective(json!({})).await;
+        same = if again == warm { same + 1 } else { 0 };
+        warm = again;
+        if same == 5 {
+            break;
+        }
+    }
+    assert_eq!(same, 5, "the answer never settled: {warm:#}");
+    assert!(!warm.to_string().contains("app rules"), "{warm:#}");
+    c.open(&t.path("r/app/main.rs"), "fn main() {}").await;
+    let after = c.effective(json!({})).await;
+    assert!(after.to_string().contains("app rules"), "the touch is in the answer: {after:#}");
+    c.finish().await;
+}

@@ -117,7 +117,12 @@ fn loaded(session: &Session, name: &str, which: &str, block: &RenderedFiles, i: 
 /// What each selected agent does with `path` (those the repository targets, or those named by
 /// `profiles`), side by side, for the sessions whose agents meet it: e.g. "Codex: 32 KiB of
 /// 68.4 KiB (cut at line 575) · Claude Code: loads it". Nothing when no agent meets the file.
-pub fn agents(path: &Path, sessions: &[(Session, Snapshot)], env: &agents::AgentEnv) -> Vec<Description> {
+/// `view` gives an agent's view of a session (from memory when it can).
+pub fn agents(
+    path: &Path,
+    sessions: &[(Session, Snapshot)],
+    view: impl Fn(&Session, &str) -> Option<std::sync::Arc<crate::lsp::server::AgentMemo>>,
+) -> Vec<Description> {
     let mut out = Vec::new();
     for (session, _) in sessions {
         let mut parts = Vec::new();
@@ -125,10 +130,9 @@ pub fn agents(path: &Path, sessions: &[(Session, Snapshot)], env: &agents::Agent
         let selected: Vec<String> =
             session.profiles().into_iter().filter(|n| agents::NAMES.contains(&n.as_str())).collect();
         for name in &selected {
-            let Some(profile) = agents::profile(name, env, &session.overrides(name)) else { continue };
+            let Some(memo) = view(session, name) else { continue };
             let agent = agents::display_name(name);
-            let view = agents::load(&profile, &session.folder, &session.touched_paths());
-            let Some(f) = view.files.iter().find(|f| f.path == path) else {
+            let Some(f) = memo.view.files.iter().find(|f| f.path == path) else {
                 parts.push(format!("{agent}: not read"));
                 continue;
             };

@@ -1,12 +1,15 @@
 //! `instructions/effective` with `profile`: what one profile, or every profile (`"all"`),
 //! loads in a workspace folder, in one shape for the engine's profiles and the agents'.
 
-use std::path::Path;
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::chain::agents::{self, AgentEnv, AgentView};
+use super::server::Inner;
+use crate::chain::agents::{self, AgentView};
 use crate::chain::settings::{Env, Profile, Settings};
 use crate::chain::source::FileCache;
 use crate::paths::{path_to_uri, slash_join};
@@ -52,68 +55,102 @@ pub fn names() -> Vec<&'static str> {
 
 /// The answer for `name` in `session`'s folder, or what was wrong with `name`. `preview`, a
 /// path below the folder, counts as one more touch: what each agent loads once it reads it.
+/// With it, the directories it read (`None` when it cannot be remembered), so that it can be
+/// remembered while they are watched.
 pub fn answer(
     session: &Session,
-    cache: &FileCache,
+    inner: &Inner,
     name: &str,
     env: &Env,
     preview: Option<&Path>,
-) -> Result<Value, String> {
-    let q = Query { session, cache, env, preview };
-    let to_value = |v: Result<Value, serde_json::Error>| v.map_err(|e| e.to_string());
-    if name == "all" || name == "targets" {
-        // `targets`: the profiles the session publishes (the agents the repository targets,
-        // unless `profiles` names others); every agent when there is none.
-        let mut chosen: Vec<String> = if name == "all" {
-            Profile::NAMES.iter().chain(agents::NAMES).map(|s| s.to_string()).collect()
-        } else {
-            session.profiles()
-        };
-        if chosen.is_empty() {
-            chosen = agents::NAMES.iter().map(|s| s.to_string()).collect();
+) -> Result<(Value, Option<BTreeSet<PathBuf>>), String> {
+    let q = Query { session, inner, cache: &inner.cache, env, preview, dirs: RefCell::new(Some(BTreeSet::new())) };
+    let value = q.answer(name)?;
+    Ok((value, q.dirs.into_inner()))
+}
+
+impl Query<'_> {
+    fn answer(&self, name: &str) -> Result<Value, String> {
+        let (q, session) = (self, self.session);
+        let to_value = |v: Result<Value, serde_json::Error>| v.map_err(|e| e.to_string());
+        if name == "all" || name == "targets" {
+            // `targets`: the profiles the session publishes (the agents the repository targets,
+            // unless `profiles` names others); every agent when there is none.
+            let mut chosen: Vec<String> = if name == "all" {
+                Profile::NAMES.iter().chain(agents::NAMES).map(|s| s.to_string()).collect()
+            } else {
+                session.profiles()
+            };
+            if chosen.is_empty() {
+                chosen = agents::NAMES.iter().map(|s| s.to_string()).collect();
+            }
+            let mut all = Vec::new();
+            for p in &chosen {
+                all.push(q.one(p)?);
+            }
+            let folder = path_to_uri(&session.folder);
+            let selected = session.profiles();
+            let said = match session.targets() {
+                Some(t) if session.settings.targeted => t.describe("show"),
+                _ => format!("showing {} (the `profiles` setting)", selected.join(", ")),
+            };
+            return to_value(serde_json::to_value(
+                serde_json::json!({ "folder": folder, "selected": selected, "selectedBecause": said, "profiles": all }),
+            ));
         }
-        let mut all = Vec::new();
-        for p in &chosen {
-            all.push(q.one(p)?);
+        if let Some(p) = Profile::parse(name) {
+            return to_value(serde_json::to_value(q.engine(p)));
         }
-        let folder = path_to_uri(&session.folder);
-        let selected = session.profiles();
-        let said = match session.targets() {
-            Some(t) if session.settings.targeted => t.describe("show"),
-            _ => format!("showing {} (the `profiles` setting)", selected.join(", ")),
-        };
-        return to_value(serde_json::to_value(
-            serde_json::json!({ "folder": folder, "selected": selected, "selectedBecause": said, "profiles": all }),
-        ));
+        let mut r = to_value(serde_json::to_value(q.one(name)?))?;
+        if let Some(obj) = r.as_object_mut() {
+            obj.insert("folder".into(), Value::String(path_to_uri(&session.folder)));
+        }
+        Ok(r)
     }
-    if let Some(p) = Profile::parse(name) {
-        return to_value(serde_json::to_value(q.engine(p)));
-    }
-    let mut r = to_value(serde_json::to_value(q.one(name)?))?;
-    if let Some(obj) = r.as_object_mut() {
-        obj.insert("folder".into(), Value::String(path_to_uri(&session.folder)));
-    }
-    Ok(r)
 }
 
 struct Query<'a> {
     session: &'a Session,
+    inner: &'a Inner,
     cache: &'a FileCache,
     env: &'a Env,
     preview: Option<&'a Path>,
+    /// What the answer read so far; `None` once a part cannot be remembered.
+    dirs: RefCell<Option<BTreeSet<PathBuf>>>,
 }
 
 impl Query<'_> {
+    /// Adds what a part read (`None`: it cannot be remembered, so neither can the answer).
+    fn read(&self, dirs: Option<&BTreeSet<PathBuf>>) {
+        let mut all = self.dirs.borrow_mut();
+        match (all.as_mut(), dirs) {
+            (Some(all), Some(dirs)) => all.extend(dirs.iter().cloned()),
+            _ => *all = None,
+        }
+    }
+
     /// The engine's answer for profile `p`: the session's own, or a session with `p`'s defaults
     /// that reached the same directories.
     fn engine(&self, p: Profile) -> EffectiveResult {
+        // The directories the engine reads: its session's (the folder's ancestors, the reached
+        // directories, the global file's), and those on the way to the preview.
+        let mut dirs = BTreeSet::new();
+        if let Some(preview) = self.preview {
+            let folder = &self.session.folder;
+            let existing = preview.ancestors().skip(1).find(|d| d.is_dir()).unwrap_or(folder);
+            dirs.extend(existing.ancestors().take_while(|d| d.starts_with(folder)).map(Path::to_path_buf));
+        }
         if self.session.settings.profile == p {
+            dirs.extend(self.session.watched_dirs());
+            self.read(Some(&dirs));
             return self.session.effective(self.cache, None, self.preview);
         }
         let mut other = Session::new(&self.session.folder, Settings::defaults(p, self.env));
         for t in self.session.touched_paths() {
             other.touch(self.cache, &t);
         }
+        dirs.extend(other.watched_dirs());
+        self.read(Some(&dirs));
         other.effective(self.cache, None, self.preview)
     }
 
@@ -127,23 +164,26 @@ impl Query<'_> {
         if let Some(p) = Profile::parse(name) {
             return Ok(from_engine(name, self.engine(p)));
         }
-        let Some(profile) = agents::profile(name, &AgentEnv::with_home(self.env), &session.overrides(name)) else {
-            return Err(format!("unknown profile `{name}`; expected one of {}", names().join(", ")));
-        };
         let mut touched = session.touched_paths();
         touched.extend(self.preview.map(Path::to_path_buf));
-        Ok(from_agent(agents::load(&profile, &session.folder, &touched), show))
+        let overrides = session.overrides(name);
+        let Some(memo) = self.inner.agent_view(name, &overrides, &session.folder, &touched, session.settings.watch)
+        else {
+            return Err(format!("unknown profile `{name}`; expected one of {}", names().join(", ")));
+        };
+        self.read(memo.dirs.as_ref());
+        Ok(from_agent(&memo.view, show))
     }
 }
 
-fn from_agent(view: AgentView, show: impl Fn(&Path) -> String) -> ProfileResult {
+fn from_agent(view: &AgentView, show: impl Fn(&Path) -> String) -> ProfileResult {
     ProfileResult {
         profile: view.profile.into(),
         mirrors: view.mirrors.into(),
         bytes: view.text.len(),
-        text: view.text,
-        parts: view.parts,
-        budget: view.budget,
+        text: view.text.clone(),
+        parts: view.parts.clone(),
+        budget: view.budget.clone(),
         files: view
             .files
             .iter()

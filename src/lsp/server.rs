@@ -14,6 +14,7 @@ use super::convert::{self, Encoding};
 use super::ext::{self, DidChangeParams, EffectiveParams, TouchParams, TransitionsParams};
 use super::hover;
 use super::state::{self, State};
+use crate::chain::agents::{self, AgentEnv, AgentView};
 use crate::chain::discover::project_root;
 use crate::chain::settings::{Env, Settings, SettingsProblem};
 use crate::chain::source::FileCache;
@@ -32,10 +33,49 @@ pub struct Inner {
     generation: std::sync::atomic::AtomicU64,
     /// Warm `instructions/effective` answers, valid for one generation while watching.
     memo: Mutex<Memo>,
+    /// Agent views, remembered like `memo` once every directory they read is watched.
+    views: Mutex<std::collections::HashMap<ViewKey, (u64, Arc<AgentMemo>)>>,
+    /// `instructions/effective` answers with `profile`, remembered the same way.
+    profile_memo: Mutex<ProfileMemo>,
+    /// Directories remembered answers read beyond the sessions' own: watched too, and a change
+    /// in one is an event.
+    read_dirs: Mutex<std::collections::BTreeSet<PathBuf>>,
+    /// `read_dirs` grew since the watches were last set (see [`Inner::rewatch`]).
+    rewatch: AtomicBool,
+    agent_env: AgentEnv,
+    /// Remembered `instructions/effective` answers as sent, by their params as JSON: the
+    /// transport answers from here without routing, cloning or serializing (see
+    /// [`Server::remembered_answer`]).
+    wire: Mutex<Wire>,
 }
 
 /// (folder, uri path) -> (generation, answer).
 type Memo = std::collections::HashMap<(PathBuf, Option<PathBuf>), (u64, Value)>;
+
+/// (folder, profile, uri path) -> (generation, answer).
+type ProfileMemo = std::collections::HashMap<(PathBuf, String, Option<PathBuf>), (u64, Value)>;
+
+/// params as JSON -> (generation, serialized answer).
+type Wire = std::collections::HashMap<String, (u64, Arc<[u8]>)>;
+
+/// (folder, profile, its overrides, touched paths).
+type ViewKey = (PathBuf, String, String, Vec<PathBuf>);
+
+/// The most entries a memo keeps before it starts afresh (answers are per folder, profile and
+/// preview: a client asking about any number of paths does not grow the server).
+pub const MEMO_ENTRIES_MAX: usize = 256;
+
+/// The most directories remembered answers may add to the watched ones; past it answers are
+/// computed each time instead.
+const READ_DIRS_MAX: usize = 16_384;
+
+/// One agent's view of a folder and the findings it makes.
+pub struct AgentMemo {
+    pub view: AgentView,
+    pub findings: Vec<crate::chain::lint::Finding>,
+    /// What the view read (see [`agents::dirs_read`]); `None` when it cannot be remembered.
+    pub dirs: Option<std::collections::BTreeSet<PathBuf>>,
+}
 
 impl Inner {
     pub fn state(&self) -> MutexGuard<'_, State> {
@@ -46,11 +86,120 @@ impl Inner {
     /// Watches exactly the directories the sessions need now. True when some cannot be watched
     /// (the inotify limit, say), so the client should report changes instead.
     fn update_watches(&self) -> bool {
-        let dirs = self.state().watched_dirs();
+        let dirs = self.watched_dirs();
         let mut watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
         let Some(w) = watcher.as_mut() else { return false };
         w.set(dirs);
         !w.is_complete()
+    }
+
+    /// The sessions' directories and those remembered answers read.
+    fn watched_dirs(&self) -> std::collections::BTreeSet<PathBuf> {
+        let mut dirs = self.state().watched_dirs();
+        dirs.extend(self.read_dirs.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned());
+        dirs
+    }
+
+    /// The watcher's epoch when it sees every directory it was asked to; `None` when answers
+    /// must not be remembered (no watcher, or some directory could not be watched).
+    fn watch_epoch(&self) -> Option<u64> {
+        let watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
+        watcher.as_ref().filter(|w| w.is_complete()).map(DirWatcher::epoch)
+    }
+
+    /// Whether an answer computed at `generation` and watcher `epoch`, from the directories
+    /// `dirs`, may be remembered: nothing happened since, and every one of them was watched all
+    /// along (the epoch did not move). When some is not watched yet it is watched once the
+    /// caller calls [`Inner::rewatch`], so the next computation can be remembered.
+    pub fn may_remember(&self, generation: u64, epoch: u64, dirs: &std::collections::BTreeSet<PathBuf>) -> bool {
+        if self.generation.load(Ordering::SeqCst) != generation {
+            return false;
+        }
+        {
+            let watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(w) = watcher.as_ref().filter(|w| w.is_complete()) else { return false };
+            if w.epoch() == epoch && dirs.iter().all(|d| w.watches(d)) {
+                return true;
+            }
+        }
+        let grew = {
+            let mut read = self.read_dirs.lock().unwrap_or_else(|e| e.into_inner());
+            let before = read.len();
+            if before + dirs.len() <= READ_DIRS_MAX {
+                read.extend(dirs.iter().cloned());
+            }
+            read.len() != before
+        };
+        if grew {
+            self.rewatch.store(true, Ordering::SeqCst);
+        }
+        false
+    }
+
+    /// Watches what remembered answers asked for since the last time: once per request or
+    /// diagnostics pass, not once per view (setting the watches looks at every session).
+    pub fn rewatch(&self) {
+        if self.rewatch.swap(false, Ordering::SeqCst) {
+            // A directory that cannot be watched leaves the watcher incomplete, which is what
+            // the next announce tells the client.
+            let _ = self.update_watches();
+        }
+    }
+
+    /// Whether a changed path lies in a directory a remembered answer read.
+    fn read_by_memo(&self, changed: &[PathBuf]) -> bool {
+        let read = self.read_dirs.lock().unwrap_or_else(|e| e.into_inner());
+        changed.iter().any(|p| read.contains(p) || p.parent().is_some_and(|d| read.contains(d)))
+    }
+
+    /// The view of agent `name` in `folder` after the `touched` files, with its findings: from
+    /// memory when nothing happened since it was computed and every directory it read is
+    /// watched (`watch`: the session lets the server watch). `None` for a name that is not an
+    /// agent.
+    pub fn agent_view(
+        &self,
+        name: &str,
+        overrides: &agents::Overrides,
+        folder: &Path,
+        touched: &[PathBuf],
+        watch: bool,
+    ) -> Option<Arc<AgentMemo>> {
+        let generation = self.generation.load(Ordering::SeqCst);
+        let epoch = if watch { self.watch_epoch() } else { None };
+        let key = (folder.to_path_buf(), name.to_string(), format!("{overrides:?}"), touched.to_vec());
+        if epoch.is_some() {
+            let views = self.views.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((g, m)) = views.get(&key) {
+                if *g == generation {
+                    return Some(m.clone());
+                }
+            }
+        }
+        let profile = agents::profile(name, &self.agent_env, overrides)?;
+        let view = agents::load(&profile, folder, touched);
+        let findings = agents::view_findings(&view, folder);
+        let dirs = epoch.and_then(|_| agents::dirs_read(&profile, &view, touched));
+        let memo = Arc::new(AgentMemo { view, findings, dirs });
+        if let (Some(epoch), Some(dirs)) = (epoch, &memo.dirs) {
+            if self.may_remember(generation, epoch, dirs) {
+                let mut views = self.views.lock().unwrap_or_else(|e| e.into_inner());
+                if views.len() >= MEMO_ENTRIES_MAX {
+                    views.clear();
+                }
+                views.insert(key, (generation, memo.clone()));
+            }
+        }
+        Some(memo)
+    }
+
+    /// Keeps a remembered answer as sent, for [`Server::remembered_answer`].
+    fn remember_wire(&self, params: String, generation: u64, value: &Value) {
+        let Ok(bytes) = serde_json::to_vec(value) else { return };
+        let mut wire = self.wire.lock().unwrap_or_else(|e| e.into_inner());
+        if wire.len() >= MEMO_ENTRIES_MAX {
+            wire.clear();
+        }
+        wire.insert(params, (generation, Arc::from(bytes)));
     }
 
     /// Something changed: memoized answers are stale.
@@ -102,13 +251,19 @@ fn path_of(uri: &Uri) -> Option<PathBuf> {
 impl Server {
     pub fn new(client: Client, env: Env) -> Self {
         let inner = Inner {
-            state: Mutex::new(State::new(env)),
             cache: FileCache::new(),
             refresh: Notify::new(),
             shutdown: AtomicBool::new(false),
             watcher: Mutex::new(None),
             generation: std::sync::atomic::AtomicU64::new(0),
             memo: Mutex::new(std::collections::HashMap::new()),
+            views: Mutex::new(std::collections::HashMap::new()),
+            profile_memo: Mutex::new(std::collections::HashMap::new()),
+            read_dirs: Mutex::new(std::collections::BTreeSet::new()),
+            rewatch: AtomicBool::new(false),
+            agent_env: AgentEnv::with_home(&env),
+            wire: Mutex::new(std::collections::HashMap::new()),
+            state: Mutex::new(State::new(env)),
         };
         let (pulls, queue) = tokio::sync::mpsc::unbounded_channel();
         Self { client, inner: Arc::new(inner), pulls, pull_queue: Mutex::new(Some(queue)) }
@@ -320,27 +475,29 @@ impl Server {
             .map_err(|e| Error::invalid_params(e.to_string()))
     }
 
+    /// The serialized answer to `instructions/effective` with `params`, when it is remembered
+    /// and still true (nothing happened since, every directory it read is watched): the
+    /// transport's fast path for warm requests.
+    pub fn remembered_answer(&self, params: &Value) -> Option<Arc<[u8]>> {
+        // After `shutdown` every request gets the router's error.
+        if self.inner.shut_down() {
+            return None;
+        }
+        self.inner.watch_epoch()?;
+        let generation = self.inner.generation.load(Ordering::SeqCst);
+        let wire = self.inner.wire.lock().unwrap_or_else(|e| e.into_inner());
+        let (g, bytes) = wire.get(&params.to_string())?;
+        (*g == generation).then(|| bytes.clone())
+    }
+
     /// `instructions/effective`.
     pub async fn effective(&self, params: Value) -> Result<Value> {
+        let wire_key = params.to_string();
         let p: EffectiveParams = ext::parse(ext::EFFECTIVE, EffectiveParams::SHAPE, params)?;
         let (folder, path) = self.resolve(p.uri.as_deref())?;
         tracing::debug!("effective for {} (unsaved: {})", folder.display(), p.unsaved);
         if let Some(name) = p.profile {
-            let (session, env) = {
-                let st = self.inner.state();
-                let Some(session) = st.sessions.get(&folder) else {
-                    return Err(Error::invalid_params("the workspace folder was removed"));
-                };
-                (session.clone(), st.env.clone())
-            };
-            let inner = self.inner.clone();
-            return off_thread(move || {
-                let preview =
-                    path.filter(|p| p != &session.folder).map(|p| if p.is_dir() { p.join(".touch") } else { p });
-                super::profiles::answer(&session, &inner.cache, &name, &env, preview.as_deref())
-                    .map_err(Error::invalid_params)
-            })
-            .await;
+            return self.profile_answer(folder, path, name, wire_key).await;
         }
         let generation = self.inner.generation.load(Ordering::SeqCst);
         let key = (folder.clone(), path.clone());
@@ -375,6 +532,58 @@ impl Server {
                 m.clear();
             }
             m.insert(key, (generation, value.clone()));
+            drop(m);
+            self.inner.remember_wire(wire_key, generation, &value);
+        }
+        Ok(value)
+    }
+
+    /// `instructions/effective` with `profile`: from memory while nothing happened since and
+    /// every directory it read is watched, as the engine's own answer.
+    async fn profile_answer(
+        &self,
+        folder: PathBuf,
+        path: Option<PathBuf>,
+        name: String,
+        wire_key: String,
+    ) -> Result<Value> {
+        let generation = self.inner.generation.load(Ordering::SeqCst);
+        let key = (folder.clone(), name.clone(), path.clone());
+        let watch = self.inner.state().sessions.get(&folder).is_some_and(|s| s.settings.watch && s.is_started());
+        let epoch = if watch { self.inner.watch_epoch() } else { None };
+        if epoch.is_some() {
+            let memo = self.inner.profile_memo.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((g, v)) = memo.get(&key) {
+                if *g == generation {
+                    return Ok(v.clone());
+                }
+            }
+        }
+        let (session, env) = {
+            let st = self.inner.state();
+            let Some(session) = st.sessions.get(&folder) else {
+                return Err(Error::invalid_params("the workspace folder was removed"));
+            };
+            (session.clone(), st.env.clone())
+        };
+        let inner = self.inner.clone();
+        let (value, dirs) = off_thread(move || {
+            let preview = path.filter(|p| p != &session.folder).map(|p| if p.is_dir() { p.join(".touch") } else { p });
+            let answer = super::profiles::answer(&session, &inner, &name, &env, preview.as_deref());
+            inner.rewatch();
+            answer.map_err(Error::invalid_params)
+        })
+        .await?;
+        if let (Some(epoch), Some(dirs)) = (epoch, dirs) {
+            if self.inner.may_remember(generation, epoch, &dirs) {
+                let mut memo = self.inner.profile_memo.lock().unwrap_or_else(|e| e.into_inner());
+                if memo.len() >= MEMO_ENTRIES_MAX {
+                    memo.clear();
+                }
+                memo.insert(key, (generation, value.clone()));
+                drop(memo);
+                self.inner.remember_wire(wire_key, generation, &value);
+            }
         }
         Ok(value)
     }
@@ -396,11 +605,11 @@ impl Server {
     /// What the hover and the code lens say of `path`: the session's own profile's view when it
     /// is selected, then each selected agent's.
     fn describe(&self, path: &Path) -> Vec<hover::Description> {
-        let (sessions, buffers, env) = {
+        let (sessions, buffers) = {
             let st = self.inner.state();
-            (st.sessions.values().cloned().collect::<Vec<_>>(), st.buffers(), st.env.clone())
+            (st.sessions.values().cloned().collect::<Vec<_>>(), st.buffers())
         };
-        describe(&self.inner, path, sessions, &buffers, &env)
+        describe(&self.inner, path, sessions, &buffers)
     }
 }
 
@@ -412,7 +621,6 @@ fn describe(
     path: &Path,
     sessions: Vec<crate::session::Session>,
     buffers: &crate::chain::source::Buffers,
-    env: &Env,
 ) -> Vec<hover::Description> {
     let snapshots: Vec<_> = sessions
         .into_iter()
@@ -421,9 +629,11 @@ fn describe(
             (s, snapshot)
         })
         .collect();
-    let env = crate::chain::agents::AgentEnv::with_home(env);
     let mut out = hover::describe(path, &snapshots);
-    out.extend(hover::agents(path, &snapshots, &env));
+    out.extend(hover::agents(path, &snapshots, |s, name| {
+        inner.agent_view(name, &s.overrides(name), &s.folder, &s.touched_paths(), s.settings.watch)
+    }));
+    inner.rewatch();
     out
 }
 
@@ -506,6 +716,14 @@ async fn handle_paths(client: &Client, inner: &Inner, changed: Vec<PathBuf>) {
             .map(|(f, _)| f.clone())
             .collect();
         if folders.is_empty() {
+            // No session's chain, but maybe a remembered agent view's (a rules file, an import).
+            if inner.read_by_memo(&changed) {
+                inner.bump();
+                for p in &changed {
+                    inner.cache.invalidate(p);
+                }
+                inner.refresh.notify_one();
+            }
             return;
         }
         inner.bump();
@@ -558,7 +776,7 @@ async fn watch_loop(client: Client, inner: Arc<Inner>, mut rx: tokio::sync::mpsc
         }
         let changed = if events.contains(&WatchEvent::Rescan) {
             // Events were lost: every directory that matters is looked at again.
-            inner.state().watched_dirs().into_iter().collect()
+            inner.watched_dirs().into_iter().collect()
         } else {
             events
                 .into_iter()
@@ -646,7 +864,13 @@ pub async fn refresh_loop(client: Client, inner: Arc<Inner>) {
         }
         let input = inner.state().diagnostics_input();
         let worker = inner.clone();
-        let computed = match tokio::task::spawn_blocking(move || state::diagnostics(&input, &worker.cache)).await {
+        let computed = match tokio::task::spawn_blocking(move || {
+            let diagnostics = state::diagnostics(&input, &worker);
+            worker.rewatch();
+            diagnostics
+        })
+        .await
+        {
             Ok(d) => d,
             Err(e) => {
                 tracing::error!("diagnostics pass failed: {e}");
@@ -924,13 +1148,13 @@ impl LanguageServer for Server {
         if pos.line != 0 && !in_diagnostic {
             return Ok(None);
         }
-        let (sessions, buffers, env) = {
+        let (sessions, buffers) = {
             let st = self.inner.state();
-            (st.sessions.values().cloned().collect::<Vec<_>>(), st.buffers(), st.env.clone())
+            (st.sessions.values().cloned().collect::<Vec<_>>(), st.buffers())
         };
         let inner = self.inner.clone();
         off_thread(move || {
-            let descriptions = describe(&inner, &path, sessions, &buffers, &env);
+            let descriptions = describe(&inner, &path, sessions, &buffers);
             if descriptions.is_empty() {
                 return Ok(None);
             }

@@ -9,6 +9,7 @@ use serde_json::Value;
 use tower_lsp_server::lsp_types::{Diagnostic, Uri};
 
 use super::convert::{self, Encoding};
+use super::server::Inner;
 use crate::chain::agents;
 use crate::chain::discover::{Discovery, Scope};
 use crate::chain::lint::{self, Finding};
@@ -251,7 +252,6 @@ pub struct DiagnosticsInput {
     /// session's folder, and whether the engine's own findings are published for them.
     pub open_candidates: Vec<(PathBuf, Settings, PathBuf, bool)>,
     pub encoding: Encoding,
-    pub agent_env: agents::AgentEnv,
 }
 
 impl State {
@@ -279,17 +279,22 @@ impl State {
             buffers: self.buffers(),
             open_candidates,
             encoding: self.encoding,
-            agent_env: agents::AgentEnv::with_home(&self.env),
         }
     }
 }
 
 /// The findings of every session's chain and of every open candidate document.
-pub fn findings(input: &DiagnosticsInput, cache: &FileCache) -> (Vec<Finding>, Vec<(Session, Snapshot)>) {
+/// The agents' views come from `inner`'s memory when they can (agents read the disk, never the
+/// buffers, so an edit does not change them).
+pub fn findings(input: &DiagnosticsInput, inner: &Inner) -> (Vec<Finding>, Vec<(Session, Snapshot)>) {
+    let cache = &inner.cache;
     let mut out: Vec<Finding> = Vec::new();
     let mut snapshots = Vec::new();
     let buffers = Some(&input.buffers);
-    let agent_env = &input.agent_env;
+    // More views than the memory holds would only push each other out: then none is remembered
+    // (and what each read is not worked out).
+    let views: usize = input.sessions.iter().map(|s| s.profiles().len()).sum();
+    let remember = views <= super::server::MEMO_ENTRIES_MAX;
     for session in &input.sessions {
         let snap = session.snapshot(cache, buffers);
         let profiles = session.profiles();
@@ -302,8 +307,16 @@ pub fn findings(input: &DiagnosticsInput, cache: &FileCache) -> (Vec<Finding>, V
             }
             out.extend(session.chain_findings(&snap));
         }
+        let touched = session.touched_paths();
         for name in &profiles {
-            out.extend(agents::findings(name, agent_env, &session.folder, &session.touched_paths()));
+            let view = inner.agent_view(
+                name,
+                &agents::Overrides::default(),
+                &session.folder,
+                &touched,
+                remember && session.settings.watch,
+            );
+            out.extend(view.iter().flat_map(|v| v.findings.iter().cloned()));
         }
         snapshots.push((session.clone(), snap));
     }
@@ -335,8 +348,8 @@ pub fn text_for(path: &Path, buffers: &Buffers, max_bytes: u64) -> Vec<u8> {
 }
 
 /// Findings grouped per file as LSP diagnostics.
-pub fn diagnostics(input: &DiagnosticsInput, cache: &FileCache) -> HashMap<PathBuf, Vec<Diagnostic>> {
-    let (found, _) = findings(input, cache);
+pub fn diagnostics(input: &DiagnosticsInput, inner: &Inner) -> HashMap<PathBuf, Vec<Diagnostic>> {
+    let (found, _) = findings(input, inner);
     let max = input.sessions.iter().map(|s| s.settings.max_file_bytes).max().unwrap_or(1_048_576);
     let mut texts: HashMap<PathBuf, Vec<u8>> = HashMap::new();
     let mut out: HashMap<PathBuf, Vec<Diagnostic>> = HashMap::new();

@@ -278,11 +278,17 @@ where
     // Handler futures, polled in arrival order, a few at once. While an answer waits for room
     // in the output, no further future is polled, this channel fills, and reading stops.
     let (fut_tx, fut_rx) = mpsc::channel::<futures::future::BoxFuture<'static, Option<Response>>>(100);
+    // Messages handed to the service and not finished: a remembered answer is sent straight
+    // away only when there is none, so it never overtakes an earlier message's effect (a
+    // didOpen's touch, say).
+    let in_flight = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let processing = {
         let out_tx = out_tx.clone();
+        let in_flight = in_flight.clone();
         tokio::spawn(async move {
             let mut results = tokio_stream_from(fut_rx).buffer_unordered(MAX_CONCURRENCY);
             while let Some(result) = results.next().await {
+                in_flight.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
                 if let Some(resp) = result {
                     if let Ok(body) = serde_json::to_vec(&resp) {
                         if out_tx.send(body).await.is_err() {
@@ -319,6 +325,12 @@ where
         reader.in_step();
         let id = value.get("id").cloned().unwrap_or(Value::Null);
         let value = without_empty_params(value);
+        if let Some(body) = remembered(&service, &value, &id, &in_flight) {
+            if out_tx.send(body).await.is_err() {
+                break;
+            }
+            continue;
+        }
         if value.get("method").is_some() {
             let req: Request = match serde_json::from_value(value) {
                 Ok(r) => r,
@@ -339,6 +351,7 @@ where
             };
             let boxed: futures::future::BoxFuture<'static, Option<Response>> =
                 Box::pin(async move { fut.await.unwrap_or(None) });
+            in_flight.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             if fut_tx.send(boxed).await.is_err() || exit {
                 break;
             }
@@ -363,6 +376,31 @@ where
     outgoing.abort();
     drop(out_tx);
     let _ = tokio::time::timeout(FLUSH_GRACE, writer).await;
+}
+
+/// The response to a warm `instructions/effective` request, built from the answer the server
+/// remembers as bytes (no routing, no clone, no serialization), when nothing is in flight.
+fn remembered(
+    service: &LspService<Server>,
+    value: &Value,
+    id: &Value,
+    in_flight: &std::sync::atomic::AtomicUsize,
+) -> Option<Vec<u8>> {
+    if value.get("method")? != super::ext::EFFECTIVE
+        || !(id.is_u64() || id.is_string())
+        || in_flight.load(std::sync::atomic::Ordering::SeqCst) != 0
+    {
+        return None;
+    }
+    let answer = service.inner().remembered_answer(value.get("params").unwrap_or(&Value::Null))?;
+    let id = serde_json::to_vec(id).ok()?;
+    let mut body = Vec::with_capacity(answer.len() + id.len() + 32);
+    body.extend_from_slice(br#"{"jsonrpc":"2.0","result":"#);
+    body.extend_from_slice(&answer);
+    body.extend_from_slice(br#","id":"#);
+    body.extend_from_slice(&id);
+    body.push(b'}');
+    Some(body)
 }
 
 /// `shutdown` and `exit` have no params; lsp-mode sends `{}` (others `null`). The router would answer

@@ -26,6 +26,8 @@
 //! - `comments.rs`: Claude Code's hiding of HTML comments that stand as blocks.
 //! - `read.rs`: every read, capped per file and per view.
 //! - `explain.rs`: what an agent does differently, in words and as findings.
+//! - `deps.rs`: the directories a view depends on, so that it can be remembered while they are
+//!   watched.
 //!
 //! Nothing here knows a protocol: no LSP type.
 
@@ -33,6 +35,7 @@ mod claude;
 mod codex;
 mod codex_config;
 mod comments;
+mod deps;
 mod dshnext;
 mod env;
 mod explain;
@@ -46,6 +49,7 @@ mod view;
 mod walk;
 
 pub use codex::codex;
+pub use deps::dirs_read;
 pub use env::{AgentEnv, FILE_NAMES, NAMES, Overrides, profile};
 pub use explain::{
     cut_line, display_name, explain, findings, globs_words, profile_findings, size_words, view_findings,
