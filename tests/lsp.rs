@@ -665,3 +665,27 @@ async fn a_remembered_answer_never_overtakes_a_touch_sent_before_it() {
     assert!(after.to_string().contains("app rules"), "the touch is in the answer: {after:#}");
     c.finish().await;
 }
+
+/// The editor defaults to the agents the repository targets, with the settings its
+/// instructions-lsp.toml gives them: here Codex, and then Codex's budget.
+#[tokio::test]
+async fn diagnostics_follow_the_repositorys_agents_and_their_configured_budgets() {
+    let t = Tree::new();
+    let rule = "- a rule for every package\n";
+    let agents_md = t.write("r/AGENTS.md", rule.repeat(40_000 / rule.len()));
+    t.write("r/instructions-lsp.toml", "agents = [\"codex\"]\n");
+    let root = t.root();
+    let mut c = Client::start(&t.home(), &[&root], json!({"stateDir": null})).await;
+    let d = c.diagnostic(&agents_md, "agentCut").await;
+    assert!(d["message"].as_str().is_some_and(|m| m.contains("after 32768 of 39987 bytes")), "{d}");
+    c.finish().await;
+
+    // The repository's budget for Codex applies in the editor as in `check`.
+    t.write("r/instructions-lsp.toml", "agents = [\"codex\"]\n\n[codex]\nmax-bytes = 36000\n");
+    let mut c = Client::start(&t.home(), &[&root], json!({"stateDir": null})).await;
+    let d = c.diagnostic(&agents_md, "agentCut").await;
+    assert!(d["message"].as_str().is_some_and(|m| m.contains("after 36000 of 39987 bytes")), "{d}");
+    let e = c.request("instructions/effective", json!({"uri": uri(&root), "profile": "codex"})).await.expect("codex");
+    assert_eq!(e["files"][0]["includedBytes"], 36000, "{e}");
+    c.finish().await;
+}

@@ -10,7 +10,6 @@ use tower_lsp_server::lsp_types::{Diagnostic, Uri};
 
 use super::convert::{self, Encoding};
 use super::server::Inner;
-use crate::chain::agents;
 use crate::chain::discover::{Discovery, Scope};
 use crate::chain::lint::{self, Finding};
 use crate::chain::settings::{Env, Settings, SettingsProblem};
@@ -309,9 +308,11 @@ pub fn findings(input: &DiagnosticsInput, inner: &Inner) -> (Vec<Finding>, Vec<(
         }
         let touched = session.touched_paths();
         for name in &profiles {
+            // The repository's own settings for the agent (its instructions-lsp.toml), as `check`
+            // and the `profile` answers use them.
             let view = inner.agent_view(
                 name,
-                &agents::Overrides::default(),
+                &session.overrides(name),
                 &session.folder,
                 &touched,
                 remember && session.settings.watch,
