@@ -675,7 +675,7 @@ async fn diagnostics_follow_the_repositorys_agents_and_their_configured_budgets(
     let agents_md = t.write("r/AGENTS.md", rule.repeat(40_000 / rule.len()));
     t.write("r/instructions-lsp.toml", "agents = [\"codex\"]\n");
     let root = t.root();
-    let mut c = Client::start(&t.home(), &[&root], json!({"stateDir": null})).await;
+    let c = Client::start(&t.home(), &[&root], json!({"stateDir": null})).await;
     let d = c.diagnostic(&agents_md, "agentCut").await;
     assert!(d["message"].as_str().is_some_and(|m| m.contains("after 32768 of 39987 bytes")), "{d}");
     c.finish().await;
