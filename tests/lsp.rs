@@ -687,5 +687,12 @@ async fn diagnostics_follow_the_repositorys_agents_and_their_configured_budgets(
     assert!(d["message"].as_str().is_some_and(|m| m.contains("after 36000 of 39987 bytes")), "{d}");
     let e = c.request("instructions/effective", json!({"uri": uri(&root), "profile": "codex"})).await.expect("codex");
     assert_eq!(e["files"][0]["includedBytes"], 36000, "{e}");
+    // The hover says which agents, and why.
+    c.open(&agents_md, &std::fs::read_to_string(&agents_md).expect("read")).await;
+    let position = json!({"textDocument": {"uri": uri(&agents_md)}, "position": {"line": 0, "character": 0}});
+    let hover = c.request("textDocument/hover", position).await.expect("hover");
+    let text = hover["contents"]["value"].as_str().unwrap_or("");
+    assert!(text.contains("Codex: 35.2 KiB of 39 KiB"), "{text}");
+    assert!(text.contains("_showing for Codex: named in "), "{text}");
     c.finish().await;
 }

@@ -153,9 +153,14 @@ pub fn agents(
         }
         if met {
             let name = folder_name(session);
+            // Which agents, and why: the repository's configuration or files, or the setting.
+            let why = match session.targets() {
+                Some(t) if session.settings.targeted => t.describe("show"),
+                _ => "showing the agents the `profiles` setting names".to_string(),
+            };
             out.push(Description {
                 line: format!("{name}: {}", parts.join(" · ")),
-                markdown: format!("**Agents** working in {name}: {}", parts.join(" · ")),
+                markdown: format!("**Agents** working in {name}: {}\n\n_{why}_", parts.join(" · ")),
             });
         }
     }
