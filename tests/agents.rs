@@ -936,3 +936,173 @@ fn the_opencode_profile_matches_opencodes_system_prompt() {
         assert!(seen.contains(needle), "no case shows {needle:?}");
     }
 }
+
+/// Our Claude Code parts for `cwd` (after a read of `read`) against `claude -p`'s; returns them.
+fn claude_compare(api: &FakeApi, claude: &Path, t: &Tree, cwd: &Path, read: Option<&Path>) -> String {
+    let want = api.claude_parts(claude, &t.home(), cwd, read);
+    let mut args = vec!["--json".to_string()];
+    if let Some(r) = read {
+        args.extend(["--touch".to_string(), r.to_string_lossy().into_owned()]);
+    }
+    let view: Value = serde_json::from_str(&ours("claude", &t.home(), cwd, &args, &[])).expect("our JSON");
+    let got: Vec<String> =
+        view["parts"].as_array().into_iter().flatten().filter_map(|p| p.as_str().map(str::to_string)).collect();
+    assert_eq!(got, want, "cwd {}, read {read:?}\n{}", cwd.display(), listing(&t.path("")));
+    want.join("\n")
+}
+
+/// opencode's instructions in its system prompt (through the stand-in API) against ours.
+fn opencode_system_compare(opencode: &Path, api: &FakeApi, t: &Tree, cwd: &Path) -> String {
+    let config = json!({
+        "model": "anthropic/claude-sonnet-4-5",
+        "provider": {"anthropic": {"options": {"baseURL": format!("http://127.0.0.1:{}/v1", api.port), "apiKey": "sk-test"}}}
+    });
+    t.write("xdg/config/opencode/opencode.json", config.to_string());
+    let _ = std::fs::remove_file(&api.log);
+    let out = opencode_in(opencode, t, cwd).args(["--pure", "run", "hi"]).output().expect("run opencode");
+    assert!(out.status.success(), "opencode failed: {}", String::from_utf8_lossy(&out.stderr));
+    let want = api
+        .requests()
+        .iter()
+        .flat_map(|r| r["system"].as_array().cloned().unwrap_or_default())
+        .filter_map(|s| s["text"].as_str().map(str::to_string))
+        .find_map(|t| {
+            let from = t.find("Instructions from: ")?;
+            let to = t[from..].find("\nSkills provide").map_or(t.len(), |i| from + i);
+            Some(t[from..to].to_string())
+        })
+        .unwrap_or_default();
+    let xdg = t.path("xdg/config");
+    let view: Value =
+        serde_json::from_str(&ours("opencode", &t.home(), cwd, &["--json".into()], &[("XDG_CONFIG_HOME", &xdg)]))
+            .expect("our JSON");
+    let got = view["parts"][0].as_str().unwrap_or_default().to_string();
+    assert_eq!(got, want, "cwd {}\n{}", cwd.display(), listing(&t.path("")));
+    want
+}
+
+/// opencode's read tool (files attached, reminder) against ours for a read of `file` from `cwd`.
+fn opencode_read_compare(opencode: &Path, t: &Tree, cwd: &Path, file: &Path) -> (Vec<String>, String) {
+    let (loaded, reminder) = opencode_reads(opencode, t, cwd, file);
+    let json =
+        ours("opencode", &t.home(), cwd, &["--json".into(), "--touch".into(), file.to_string_lossy().into()], &[]);
+    let view: Value = serde_json::from_str(&json).expect("our JSON");
+    let nested: Vec<String> = view["files"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["scope"] == "nested" && f["status"] == "loaded")
+        .filter_map(|f| f["path"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(nested, loaded, "files attached to a read of {}", file.display());
+    let text = view["text"].as_str().unwrap_or_default();
+    let ours_reminder = text.find("<system-reminder>").map(|i| &text[i..]).unwrap_or_default();
+    assert_eq!(ours_reminder, reminder, "read of {}", file.display());
+    (loaded, reminder)
+}
+
+/// Issue 14: small trees for the patterns met in real repositories, each compared with the
+/// agents it concerns.
+#[test]
+fn real_world_patterns_match_every_agent() {
+    let Some(modules) = modules() else { return };
+    let codex = modules.join(".bin/codex").to_string_lossy().into_owned();
+    let claude = modules.join(".bin/claude");
+    let opencode = modules.join(".bin/opencode");
+    let api = FakeApi::start();
+
+    // 1. Nested AGENTS.md, with CLAUDE.md a link to the AGENTS.md beside it, at the root and in
+    // a package.
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "# Root\n\nroot agents rules\n");
+    t.write("r/packages/web/AGENTS.md", "web package rules\n");
+    let main = t.write("r/packages/web/src/main.ts", "x\n");
+    for dir in ["r", "r/packages/web"] {
+        std::os::unix::fs::symlink("AGENTS.md", t.path(dir).join("CLAUDE.md")).expect("link");
+    }
+    let (root, web) = (t.root(), t.path("r/packages/web"));
+    for fallbacks in [&[][..], &["CLAUDE.md"][..]] {
+        let want = codex_says(&codex, &t.home(), &web, 32_768, fallbacks, false);
+        assert!(want.contains("root agents rules") && want.contains("web package rules"), "{want}");
+        assert_eq!(ours_codex(&t.home(), &web, 32_768, fallbacks, false), want, "codex in the package, {fallbacks:?}");
+    }
+    let seen = claude_compare(&api, &claude, &t, &root, Some(&main));
+    assert!(seen.contains("root agents rules") && seen.contains("web package rules"), "{seen}");
+    claude_compare(&api, &claude, &t, &web, None);
+    let both: &[&str] = &["AGENTS.md", "CLAUDE.md"];
+    gemini_compare(
+        &modules,
+        &t,
+        &[
+            (root.clone(), Some(both), vec![main.clone()]),
+            (web.clone(), None, vec![]),
+            (web.clone(), Some(both), vec![]),
+        ],
+    );
+    let system = opencode_system_compare(&opencode, &api, &t, &web);
+    assert!(system.contains("web package rules"), "{system}");
+    let (loaded, _) = opencode_read_compare(&opencode, &t, &root, &main);
+    assert!(!loaded.is_empty(), "opencode attaches the package's file to a read");
+
+    // 2. A root CLAUDE.md that is only `@AGENTS.md`, started at the root and in a sub-directory
+    // with a CLAUDE.md of its own.
+    let t = Tree::new();
+    t.write("r/CLAUDE.md", "@AGENTS.md\n");
+    t.write("r/AGENTS.md", "shared agents rules\n");
+    t.write("r/app/CLAUDE.md", "app rules\n");
+    let seen = claude_compare(&api, &claude, &t, &t.root(), None);
+    assert!(seen.contains("shared agents rules"), "{seen}");
+    // Started below, Claude Code (2.1.332) sends the root CLAUDE.md with `@AGENTS.md` left as
+    // text, not expanded: the comparison holds us to that.
+    let seen = claude_compare(&api, &claude, &t, &t.path("r/app"), None);
+    assert!(seen.contains("/r/CLAUDE.md (project") && seen.contains("app rules"), "{seen}");
+
+    // 3. .claude/rules with and without `paths:`: start, then a read of a matching file.
+    let t = Tree::new();
+    t.write("r/CLAUDE.md", "root\n");
+    t.write("r/.claude/rules/always.md", "always rule\n");
+    t.write("r/.claude/rules/ts.md", "---\npaths:\n  - \"src/**/*.ts\"\n---\ntypescript rule\n");
+    let file = t.write("r/src/app.ts", "x\n");
+    let start = claude_compare(&api, &claude, &t, &t.root(), None);
+    assert!(start.contains("always rule") && !start.contains("typescript rule"), "{start}");
+    let read = claude_compare(&api, &claude, &t, &t.root(), Some(&file));
+    assert!(read.contains("typescript rule"), "{read}");
+
+    // 4. AGENTS.override.md beside AGENTS.md: Codex takes the override.
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "shared rules\n");
+    t.write("r/AGENTS.override.md", "local override\n");
+    let want = codex_says(&codex, &t.home(), &t.root(), 32_768, &[], false);
+    assert!(want.contains("local override") && !want.contains("shared rules"), "{want}");
+    assert_eq!(ours_codex(&t.home(), &t.root(), 32_768, &[], false), want, "AGENTS.override.md");
+
+    // 5. An AGENTS.md past 32 KiB: Codex cuts it, dsh-next and opencode as they do.
+    let t = Tree::new();
+    let line = "- a rule line that repeats, long enough to fill the file quickly\n";
+    let big = line.repeat(34_000 / line.len() + 1);
+    assert!(big.len() > 34_000);
+    t.write("r/AGENTS.md", &big);
+    t.write("r/pkg/AGENTS.md", &big);
+    let pkg = t.path("r/pkg");
+    let want = codex_says(&codex, &t.home(), &t.root(), 32_768, &[], false);
+    assert!(!want.is_empty() && want.len() < big.len() + 200, "codex cuts the file: {} bytes", want.len());
+    assert_eq!(ours_codex(&t.home(), &t.root(), 32_768, &[], false), want, "AGENTS.md past 32 KiB");
+    let dsh_home = t.home().join(".dsh");
+    let theirs = node_texts(
+        &modules,
+        &[json!({ "kind": "dsh-next", "cwd": pkg, "home": t.home(), "dshHome": dsh_home, "maxBytes": 32_768 })],
+    );
+    let args = ["--set".to_string(), "baselineMaxBytes=32768".to_string()];
+    assert_eq!(ours("dsh-next", &t.home(), &pkg, &args, &[("DSH_HOME", &dsh_home)]), theirs[0], "dsh-next, big");
+    opencode_system_compare(&opencode, &api, &t, &t.root());
+    opencode_read_compare(&opencode, &t, &t.root(), &t.write("r/pkg/work.txt", "x\n"));
+
+    // 6. Block and inline HTML comments in CLAUDE.md.
+    let t = Tree::new();
+    t.write(
+        "r/CLAUDE.md",
+        "<!-- maintainers: generated by a script -->\n# Rules\n\n<!--\na block\nof notes\n-->\n\nuse tabs <!-- not spaces --> always\n",
+    );
+    let seen = claude_compare(&api, &claude, &t, &t.root(), None);
+    assert!(!seen.contains("maintainers") && !seen.contains("of notes") && seen.contains("use tabs"), "{seen}");
+}
