@@ -5,13 +5,14 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
 use common::lsp::uri;
+use common::stdio::Proc;
 use common::tree::Tree;
 use serde_json::{Value, json};
 
@@ -24,11 +25,10 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
 }
 
-/// The built server on stdio, with a private home.
+/// The built server on stdio, with a private home: the shared stdio client, with requests that
+/// wait as long as the guard and keep every other message.
 struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    messages: mpsc::Receiver<Value>,
+    proc: Proc,
     seen: Vec<Value>,
     next_id: u64,
 }
@@ -43,44 +43,16 @@ impl Server {
     }
 
     fn spawn(t: &Tree, mut cmd: Command, folders: &[&Path], options: Value, env: &[(&str, &str)], caps: Value) -> Self {
-        cmd.env("HOME", t.home()).env_remove("DSH_HOME").env_remove("XDG_STATE_HOME");
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let mut child =
-            cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("spawn the server");
-        let stdout = child.stdout.take().expect("stdout");
-        let stdin = child.stdin.take().expect("stdin");
-        let (tx, messages) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let mut length = 0usize;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let line = line.trim_end();
-                    if line.is_empty() {
-                        break;
-                    }
-                    if let Some(v) = line.strip_prefix("Content-Length: ") {
-                        length = v.parse().unwrap_or(0);
-                    }
-                }
-                let mut body = vec![0; length];
-                if reader.read_exact(&mut body).is_err() {
-                    return;
-                }
-                if let Ok(v) = serde_json::from_slice(&body) {
-                    if tx.send(v).is_err() {
-                        return;
-                    }
-                }
-            }
-        });
-        let mut s = Self { child, stdin, messages, seen: Vec::new(), next_id: 1 };
+        let mut proc = Proc::spawn(t, cmd, &[]);
+        // Nobody reads the server's logs here: drained, so that a server logging more than a pipe
+        // holds never blocks on them.
+        if let Some(mut logs) = proc.child.stderr.take() {
+            std::thread::spawn(move || std::io::copy(&mut logs, &mut std::io::sink()));
+        }
+        let mut s = Self { proc, seen: Vec::new(), next_id: 1 };
         let folders: Vec<Value> = folders.iter().map(|f| json!({"uri": uri(f), "name": "f"})).collect();
         s.request(
             "initialize",
@@ -95,9 +67,7 @@ impl Server {
     }
 
     fn write(&mut self, msg: &Value) {
-        let body = msg.to_string();
-        let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
-        self.stdin.write_all(frame.as_bytes()).and_then(|()| self.stdin.flush()).expect("write to the server");
+        self.proc.send(msg.clone());
     }
 
     /// Sends a request and waits for its answer (the result, or the error object).
@@ -109,6 +79,7 @@ impl Server {
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             let msg = self
+                .proc
                 .messages
                 .recv_timeout(left)
                 .unwrap_or_else(|_| panic!("no answer to {method} within the guard: the server hangs or died"));
@@ -126,7 +97,7 @@ impl Server {
 
     /// The server's peak resident memory so far, in KiB.
     fn peak_rss_kb(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.proc.child.id())).unwrap_or_default();
         status
             .lines()
             .find_map(|l| l.strip_prefix("VmHWM:"))
@@ -140,7 +111,7 @@ impl Server {
         assert!(peak < MAX_RSS_KB, "the server's peak resident memory was {peak} KiB");
         self.request("shutdown", Value::Null);
         self.notify("exit", Value::Null);
-        let _ = self.child.wait();
+        let _ = self.proc.child.wait();
     }
 }
 
@@ -294,7 +265,7 @@ fn an_idle_server_opens_no_file() {
     })
     .expect("watcher");
     w.watch(&root, RecursiveMode::NonRecursive).expect("watch");
-    let pid = s.child.id();
+    let pid = s.proc.child.id();
     let cpu_ticks = || -> u64 {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
         let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);

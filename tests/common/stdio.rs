@@ -79,10 +79,7 @@ impl Proc {
     }
 
     pub fn send(&mut self, msg: Value) {
-        let body = serde_json::to_vec(&msg).expect("json");
-        let mut bytes = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-        bytes.extend(body);
-        self.send_raw(&bytes);
+        self.send_raw(&frame(&msg));
     }
 
     /// The first message matching `pred` (earlier ones are kept), answering server requests.
