@@ -93,7 +93,7 @@ pub struct Session {
     pending: BTreeMap<PathBuf, String>,
     /// The lifecycle runs (the language server); the CLI computes views only.
     started: bool,
-    /// The agents the repository targets (see [`Session::refresh_targets`]).
+    /// The agents the repository targets (see [`Session::refresh_targets_with`]).
     targets: Option<crate::chain::targets::Targets>,
 }
 
@@ -124,21 +124,15 @@ impl Session {
         }
     }
 
-    /// Finds the agents the repository targets again: its `instructions-lsp.toml`, else what its
-    /// files show (a bounded walk from the project root). A configuration that cannot be used is
-    /// reported and detection stands in for it.
-    pub fn refresh_targets(&mut self) -> Option<String> {
-        let names = crate::chain::targets::names_below(&self.project_root());
-        self.refresh_targets_with(&names)
-    }
-
     /// The project root of the folder, under the session's markers.
     pub fn project_root(&self) -> PathBuf {
         crate::chain::discover::project_root(&self.folder, &self.settings.root_markers)
     }
 
-    /// [`Session::refresh_targets`] with the instruction file names of the project already
-    /// found (sessions of one repository share one walk).
+    /// Finds the agents the repository targets again: its `instructions-lsp.toml`, else what
+    /// `names` (the instruction file names below the project root, see
+    /// [`crate::chain::targets::names_below`], walked once for all sessions of one repository)
+    /// show. A configuration that cannot be used is reported, and detection stands in for it.
     pub fn refresh_targets_with(&mut self, names: &std::collections::BTreeSet<String>) -> Option<String> {
         use crate::chain::targets::{self, Targets};
         let (targets, problem) = match Targets::resolve(&self.folder, names.iter().map(String::as_str)) {

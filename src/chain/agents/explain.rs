@@ -2,11 +2,8 @@
 //! and those sentences as findings (`agentCut`, `agentIgnored`, `linkOutside`).
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::env::{AgentEnv, Overrides, profile};
-use super::load::load;
-use super::profile::AgentProfile;
 use super::view::{AgentFile, AgentView, Status};
 use super::walk::has_git;
 use super::{imports, read};
@@ -90,27 +87,10 @@ pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> Strin
     }
 }
 
-/// What the agent profile `name` does differently with the files of a chain in `cwd`: what it
-/// cuts, leaves out or ignores, as findings (`agentCut`, `agentIgnored`). Agents read the disk,
-/// so these follow saved files. Paths in messages are relative to the project root (`.git`).
-pub fn findings(name: &str, env: &AgentEnv, cwd: &Path, touched: &[PathBuf]) -> Vec<crate::chain::lint::Finding> {
-    match profile(name, env, &Overrides::default()) {
-        Some(p) => profile_findings(&p, env, cwd, touched),
-        None => Vec::new(),
-    }
-}
-
-/// [`findings`] of a profile already built (with the repository's settings, say).
-pub fn profile_findings(
-    profile: &AgentProfile,
-    _env: &AgentEnv,
-    cwd: &Path,
-    touched: &[PathBuf],
-) -> Vec<crate::chain::lint::Finding> {
-    view_findings(&load(profile, cwd, touched), cwd)
-}
-
-/// The findings of a view already computed (for `cwd`).
+/// What an agent, working in `cwd`, does differently with the files of its view: what it cuts,
+/// leaves out or ignores, as findings (`agentCut`, `agentIgnored`, `linkOutside`). Agents read
+/// the disk, so these follow saved files. Paths in messages are relative to the project root
+/// (`.git`).
 pub fn view_findings(view: &AgentView, cwd: &Path) -> Vec<crate::chain::lint::Finding> {
     use crate::chain::lint::{Code, Finding, Related, Span};
     let cwd_real = fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
