@@ -21,7 +21,9 @@ use crate::session::view::EffectiveResult;
 #[serde(rename_all = "camelCase")]
 pub struct ProfileResult {
     pub profile: String,
-    /// What the rules mirror: the agent release, or the SPEC for `dsh` and `ds4`.
+    /// The agent's name for people ("Claude Code"); the profile's own for `dsh` and `ds4`.
+    pub name: String,
+    /// What the rules mirror: the agent release, or the seeds' rules for `dsh` and `ds4`.
     pub mirrors: String,
     /// The text the agent gets: its `parts` joined by a blank line.
     pub text: String,
@@ -46,6 +48,9 @@ pub struct ProfileFile {
     pub included_bytes: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
+    /// The globs a `waiting` rule waits for (a touch of a matching file loads it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub globs: Vec<String>,
 }
 
 /// Every name `profile` accepts.
@@ -94,9 +99,16 @@ impl Query<'_> {
                 Some(t) if session.settings.targeted => t.describe("show"),
                 _ => format!("showing {} (the `profiles` setting)", selected.join(", ")),
             };
-            return to_value(serde_json::to_value(
-                serde_json::json!({ "folder": folder, "selected": selected, "selectedBecause": said, "profiles": all }),
-            ));
+            // What an editor shows first: the selected agents, unless the user chose the
+            // engine's rules with `profile`.
+            let view = if session.settings.profile_chosen || selected.is_empty() { "engine" } else { "agents" };
+            return to_value(serde_json::to_value(serde_json::json!({
+                "folder": folder,
+                "selected": selected,
+                "selectedBecause": said,
+                "view": view,
+                "profiles": all,
+            })));
         }
         if let Some(p) = Profile::parse(name) {
             return to_value(serde_json::to_value(q.engine(p)));
@@ -179,6 +191,7 @@ impl Query<'_> {
 fn from_agent(view: &AgentView, show: impl Fn(&Path) -> String) -> ProfileResult {
     ProfileResult {
         profile: view.profile.into(),
+        name: agents::display_name(view.profile).into(),
         mirrors: view.mirrors.into(),
         bytes: view.text.len(),
         text: view.text.clone(),
@@ -198,6 +211,7 @@ fn from_agent(view: &AgentView, show: impl Fn(&Path) -> String) -> ProfileResult
                 bytes: f.bytes,
                 included_bytes: f.included_bytes,
                 by: f.by.as_deref().map(&show),
+                globs: f.globs.clone(),
             })
             .collect(),
     }
@@ -219,6 +233,7 @@ fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
             bytes: f.bytes,
             included_bytes: f.included_bytes,
             by: None,
+            globs: Vec::new(),
         })
         .collect();
     let path_of = |uri: &String| files.iter().find(|f| &f.uri == uri).map_or_else(|| uri.clone(), |f| f.path.clone());
@@ -234,12 +249,14 @@ fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
             bytes: 0,
             included_bytes: 0,
             by: s.shadowed_by.as_ref().map(path_of),
+            globs: Vec::new(),
         })
         .collect();
     files.extend(shadowed);
     ProfileResult {
         profile: name.into(),
-        mirrors: "SPEC.md (the seed plugin)".into(),
+        name: name.into(),
+        mirrors: "the seeds' rules (docs/discovery.md)".into(),
         bytes: text.len(),
         text,
         parts,

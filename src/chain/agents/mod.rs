@@ -51,7 +51,7 @@ mod walk;
 pub use codex::codex;
 pub use deps::dirs_read;
 pub use env::{AgentEnv, FILE_NAMES, NAMES, Overrides, profile};
-pub use explain::{cut_line, display_name, explain, globs_words, size_words, view_findings};
+pub use explain::{cut_line, display_name, explain, globs_words, not_read, size_words, view_findings};
 pub use load::load;
 pub use profile::{
     AgentProfile, Budget, GlobalRule, Imports, Join, Layer, LayerKind, Nested, Order, Pick, Probe, Role, Root,
