@@ -28,6 +28,7 @@ import {
   statusTooltip,
 } from "./model";
 import { resolveServer } from "./resolve";
+import { TOOL_NAME, resolveToolPath, toolText } from "./tool";
 import { explicitValue, missingServerNotice, onceNotifier, repositoryUrl } from "./settings";
 
 /** Settings the server reads; the others (`server.path`, `trace.server`, `logLevel`) are ours. */
@@ -263,6 +264,33 @@ class ReadOnlyDocs implements vscode.TextDocumentContentProvider {
   }
 }
 
+/** The workspace folders, for the tool's paths. */
+function toolFolders() {
+  return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => ({ name: f.name, fsPath: f.uri.fsPath }));
+}
+
+/**
+ * The language model tool: agent mode asks for the instructions of the file it is about to work
+ * on. The answer comes from the running server, and the call is a touch of the same session, so
+ * the sidebar's Reached group shows what the agent was given.
+ */
+class InstructionsTool implements vscode.LanguageModelTool<{ path: string }> {
+  prepareInvocation(options: vscode.LanguageModelToolInvocationPrepareOptions<{ path: string }>) {
+    const p = typeof options.input?.path === "string" ? options.input.path : "a file";
+    return { invocationMessage: `Reading the agent instructions for ${p}` };
+  }
+
+  async invoke(options: vscode.LanguageModelToolInvocationOptions<{ path: string }>): Promise<vscode.LanguageModelToolResult> {
+    if (!client) throw new Error("the instructions-lsp server is not running (see the Agent Instructions log)");
+    const file = resolveToolPath(options.input, toolFolders(), (p) => fs.existsSync(p));
+    const uri = vscode.Uri.file(file);
+    // Asked before the touch, so that the preview is what the touch adds.
+    const e = await client.sendRequest<Effective>("instructions/effective", { uri: uri.toString() });
+    await client.sendNotification("instructions/touch", { uri: uri.toString(), kind: "read" });
+    return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(toolText(vscode.workspace.asRelativePath(uri), e))]);
+  }
+}
+
 export async function activate(context: vscode.ExtensionContext) {
   output = vscode.window.createOutputChannel("Agent Instructions");
   notifyMissing = onceNotifier(
@@ -302,6 +330,31 @@ export async function activate(context: vscode.ExtensionContext) {
   };
 
   context.subscriptions.push(
+    vscode.lm.registerTool(TOOL_NAME, new InstructionsTool()),
+    // What agent mode gets from the tool for a file, through VS Code's own tool API.
+    vscode.commands.registerCommand("instructions.askTool", async (given?: string) => {
+      const active = vscode.window.activeTextEditor?.document.uri;
+      const p =
+        given ??
+        (await vscode.window.showInputBox({
+          title: "Ask the agent tool about a file",
+          prompt: "A path, absolute or relative to the workspace folder",
+          value: active?.scheme === "file" ? active.fsPath : "",
+        }));
+      if (!p) return;
+      if (!vscode.lm.tools.some((t) => t.name === TOOL_NAME)) {
+        void vscode.window.showErrorMessage(`Agent Instructions: the tool ${TOOL_NAME} is not registered`);
+        return;
+      }
+      try {
+        const result = await vscode.lm.invokeTool(TOOL_NAME, { input: { path: p }, toolInvocationToken: undefined });
+        const text = result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : "")).join("");
+        await show("Agent Tool Result.md", `<!-- ${TOOL_NAME} {"path": ${JSON.stringify(p)}} -->\n\n${text}`, "markdown");
+      } catch (err) {
+        void vscode.window.showErrorMessage(`Agent Instructions: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      tree.refresh();
+    }),
     vscode.commands.registerCommand("instructions.showEffective", async () => {
       const e = await effective();
       if (!e) return;

@@ -189,6 +189,7 @@ try {
   });
   // Away from the activity bar, whose tooltip would cover the tree.
   await page.mouse.move(800, 500);
+  await page.waitForTimeout(1500);
   await shot("sidebar");
 
   await check("the two folders show different chains", async () => {
@@ -253,6 +254,48 @@ try {
     const size = `AGENTS.md loaded · ${Buffer.byteLength(text)} B`;
     await waitFor(`"${size}" in the tree`, async () => (await rows()).some((t) => t.startsWith(size)));
     await shot("after-write");
+  });
+
+  await check("the agent tool is registered, returns a file's nested block, and the sidebar shows the touch", async () => {
+    // Nothing below alpha's root was touched yet.
+    const reachedNone = async () => {
+      const r = await rows();
+      return r.some((t) => t.startsWith("No nested file reached yet")) ? r : null;
+    };
+    if (!(await reachedNone())) {
+      const index = (await rows()).findIndex((t) => t.startsWith("Served blocks"));
+      await view.locator(".monaco-list-row").nth(index).click();
+      await waitFor("the served blocks, with nothing reached", reachedNone);
+    }
+    // Through VS Code's own tool API (vscode.lm.tools, then vscode.lm.invokeTool), as agent mode calls it.
+    await page.keyboard.press("F1");
+    await page.keyboard.type("Agent Instructions: Ask the Agent Tool");
+    await page.keyboard.press("Enter");
+    const input = page.locator(".quick-input-widget input");
+    await input.waitFor({ timeout: TIMEOUT });
+    await input.fill("alpha/src/main.rs");
+    await page.keyboard.press("Enter");
+    await page.locator('.tab.active:has-text("Agent Tool Result")').waitFor({ timeout: TIMEOUT });
+    const lines = page.locator(".part.editor .monaco-editor .view-lines");
+    // Monaco renders the visible lines only: the head first, then the end of the answer.
+    // Monaco renders spaces as no-break spaces.
+    const shown = async () => (await lines.first().innerText()).replace(/\u00a0/g, " ");
+    const text = await waitFor("the tool's answer", async () => {
+      const t = await shown();
+      return t.includes("Project instructions that apply to alpha/src/main.rs") ? t : null;
+    });
+    log(`tool: ${text.replace(/\s+/g, " ").slice(0, 200)}`);
+    if (!text.includes("Rewritten on disk by another process.")) throw new Error(`the root's block comes first: ${text}`);
+    await page.locator(".part.editor .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+End");
+    await waitFor("the nested block at the end of the answer", async () => (await shown()).includes("Every module has a unit test."));
+    // The call was a touch of alpha's session: src/AGENTS.md is reached now.
+    await waitFor("src/AGENTS.md in Reached", async () => {
+      const r = await rows();
+      const at = r.findIndex((t) => t.startsWith("Reached 1"));
+      return at >= 0 && r[at + 1]?.startsWith("src/AGENTS.md loaded") ? r : null;
+    });
+    await shot("tool");
   });
 } finally {
   await page.close();
