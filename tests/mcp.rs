@@ -342,3 +342,112 @@ fn a_restarted_server_continues_seq_and_gives_only_what_changed() {
     assert_eq!(res[1]["structured"]["batches"][0]["seq"], 3);
     assert_eq!(changes(&res[2]), pairs(&[]));
 }
+
+/// The agents' node_modules (`scripts/install-agents.sh`), or `None` (outside CI).
+fn agents() -> Option<PathBuf> {
+    match std::env::var("AGENTS_MODULES").ok().filter(|m| !m.is_empty()) {
+        Some(m) => Some(PathBuf::from(m)),
+        None => {
+            assert!(std::env::var_os("CI").is_none(), "CI must set AGENTS_MODULES (scripts/install-agents.sh)");
+            eprintln!("AGENTS_MODULES is not set: run scripts/install-agents.sh to test with Claude Code");
+            None
+        }
+    }
+}
+
+/// Every text a message carries: string content, text blocks, and the texts of tool results.
+fn texts(v: &Value) -> Vec<String> {
+    match v {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(a) => a.iter().flat_map(texts).collect(),
+        Value::Object(o) => o
+            .get("text")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .into_iter()
+            .chain(o.get("content").map(texts).into_iter().flatten())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[test]
+fn claude_code_lists_the_tools_and_hands_a_touch_block_to_the_model() {
+    use std::io::BufRead;
+    let Some(modules) = agents() else { return };
+    let t = project();
+    let r = t.root();
+    // The stand-in Messages API answers the first turn with a call of our touch tool.
+    let (log, target, config) = (t.path("requests.jsonl"), t.path("target"), t.path("mcp.json"));
+    let input = json!({ "path": r.join("a/b/x.rs"), "kind": "read" });
+    std::fs::write(&target, format!("tool:mcp__instructions__instructions_touch {input}")).expect("target");
+    let server = json!({
+        "command": env!("CARGO_BIN_EXE_instructions-lsp"),
+        "args": ["mcp"],
+        "env": { "XDG_STATE_HOME": t.path("state") },
+    });
+    std::fs::write(&config, json!({ "mcpServers": { "instructions": server } }).to_string()).expect("config");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/fake-anthropic.mjs");
+    let mut api = Command::new("node").arg(script).arg(&log).arg(&target).stdout(Stdio::piped()).spawn().expect("node");
+    let mut port = String::new();
+    std::io::BufReader::new(api.stdout.take().expect("stdout")).read_line(&mut port).expect("port");
+    let out = Command::new(modules.join(".bin/claude"))
+        .args(["-p", "hi", "--mcp-config"])
+        .arg(&config)
+        .args(["--strict-mcp-config", "--allowedTools", "mcp__instructions__instructions_touch"])
+        .current_dir(&r)
+        .env("HOME", t.home())
+        .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", port.trim()))
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        // Claude Code lists MCP tools by name only and loads them through ToolSearch unless
+        // this is off; with it off they are in the request's tool list.
+        .env("ENABLE_TOOL_SEARCH", "false")
+        .output()
+        .expect("run claude");
+    let _ = api.kill();
+    let _ = api.wait();
+    assert!(out.status.success(), "claude failed: {}", String::from_utf8_lossy(&out.stderr));
+    let requests: Vec<Value> = std::fs::read_to_string(&log)
+        .expect("requests")
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["url"].as_str().is_some_and(|u| u.starts_with("/v1/messages")))
+        .filter_map(|l| serde_json::from_str(l["body"].as_str().unwrap_or("")).ok())
+        .collect();
+    let first = requests.first().expect("a request");
+    let tools: Vec<&str> = first["tools"].as_array().into_iter().flatten().filter_map(|t| t["name"].as_str()).collect();
+    for name in ["instructions_for", "instructions_touch", "instructions_transitions"] {
+        assert!(tools.contains(&format!("mcp__instructions__{name}").as_str()), "{name} is not in {tools:?}");
+    }
+    // The next request carries the tool's result: the touch batch with the nested files' block.
+    let after =
+        requests.iter().find(|r| r["messages"].to_string().contains("tool_result")).expect("a request after the call");
+    let result = after["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .find(|c| c["type"] == "tool_result" && c["tool_use_id"] == "toolu_1")
+        .expect("the tool's result");
+    assert_ne!(result["is_error"], true, "{result}");
+    // Claude Code hands the model the structured result as JSON (or the text blocks).
+    let given: Vec<String> = texts(&result["content"])
+        .iter()
+        .flat_map(|t| match serde_json::from_str::<Value>(t) {
+            Ok(v) => v["batches"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|b| b["reason"] == "touch")
+                .map(|b| b["text"].as_str().unwrap_or("").to_string())
+                .collect(),
+            Err(_) => vec![t.clone()],
+        })
+        .collect();
+    let blocks: Vec<&String> = given.iter().filter(|t| t.contains("## a/b/AGENTS.md")).collect();
+    assert_eq!(blocks.len(), 1, "the block, once: {result}");
+    assert!(blocks[0].contains("a rules") && blocks[0].contains("b rules"), "{}", blocks[0]);
+}
