@@ -13,17 +13,21 @@ use std::process::{Command, Stdio};
 use common::tree::Tree;
 use serde_json::{Value, json};
 
-/// The python of the venv with the `mcp` package, or `None` (outside CI) when it is not
-/// installed.
-fn python() -> Option<PathBuf> {
-    match std::env::var("MCP_PYTHON").ok().filter(|p| !p.is_empty()) {
+/// The path an install script printed into `var`, or `None` (outside CI) when it is unset.
+fn installed(var: &str, script: &str, what: &str) -> Option<PathBuf> {
+    match std::env::var(var).ok().filter(|p| !p.is_empty()) {
         Some(p) => Some(PathBuf::from(p)),
         None => {
-            assert!(std::env::var_os("CI").is_none(), "CI must set MCP_PYTHON (scripts/install-mcp-client.sh)");
-            eprintln!("MCP_PYTHON is not set: run scripts/install-mcp-client.sh to test with the MCP client SDK");
+            assert!(std::env::var_os("CI").is_none(), "CI must set {var} ({script})");
+            eprintln!("{var} is not set: run {script} to test with {what}");
             None
         }
     }
+}
+
+/// The python of the venv with the `mcp` package.
+fn python() -> Option<PathBuf> {
+    installed("MCP_PYTHON", "scripts/install-mcp-client.sh", "the MCP client SDK")
 }
 
 fn uri(p: &Path) -> String {
@@ -343,16 +347,9 @@ fn a_restarted_server_continues_seq_and_gives_only_what_changed() {
     assert_eq!(changes(&res[2]), pairs(&[]));
 }
 
-/// The agents' node_modules (`scripts/install-agents.sh`), or `None` (outside CI).
+/// The agents' node_modules.
 fn agents() -> Option<PathBuf> {
-    match std::env::var("AGENTS_MODULES").ok().filter(|m| !m.is_empty()) {
-        Some(m) => Some(PathBuf::from(m)),
-        None => {
-            assert!(std::env::var_os("CI").is_none(), "CI must set AGENTS_MODULES (scripts/install-agents.sh)");
-            eprintln!("AGENTS_MODULES is not set: run scripts/install-agents.sh to test with Claude Code");
-            None
-        }
-    }
+    installed("AGENTS_MODULES", "scripts/install-agents.sh", "Claude Code")
 }
 
 /// Every text a message carries: string content, text blocks, and the texts of tool results.
