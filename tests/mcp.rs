@@ -155,6 +155,8 @@ fn the_tools_answer_a_real_client_and_a_touch_gives_its_block_once() {
     let root = &res[0];
     assert!(block(root).contains("root rules") && !block(root).contains("a rules"), "{root}");
     assert_eq!(root["structured"]["profile"], "dsh");
+    assert_eq!(root["structured"]["parts"], json!([block(root)]), "the blocks, once (no `text` beside them)");
+    assert_eq!(root["structured"].get("text"), None);
     assert_eq!(root["structured"]["seq"], 1);
     let file = &root["structured"]["files"][0];
     assert_eq!((&file["path"], &file["status"], &file["bytes"]), (&json!("AGENTS.md"), &json!("loaded"), &json!(11)));
@@ -238,8 +240,8 @@ fn bad_arguments_are_tool_errors_that_say_what_was_wrong() {
             call("instructions_transitions", json!({ "since": "3" })),
             call("instructions_transitions", json!({})),
             call("no_such_tool", json!({})),
-            // The server still serves.
-            call("instructions_touch", json!({ "path": "a/x.rs", "kind": "read" })),
+            // The server still serves; a directory is reached as a file in it would reach it.
+            call("instructions_touch", json!({ "path": "a", "kind": "read" })),
         ]),
     );
     let res = results(&out);

@@ -361,6 +361,9 @@ impl Core {
         })?;
         let mut structured = serde_json::to_value(&result).map_err(|e| e.to_string())?;
         if let Some(obj) = structured.as_object_mut() {
+            // `text` is `parts` joined by a blank line: a client that hands the model the
+            // structured result (Claude Code does) would give it every block twice.
+            obj.remove("text");
             obj.insert("folder".into(), Value::String(path_to_uri(&folder)));
             obj.insert("path".into(), Value::String(path.display().to_string()));
             obj.insert("seq".into(), json!(seq));
@@ -382,7 +385,9 @@ impl Core {
         let (root, path) = self.resolve(&raw)?;
         let (batches, seq, folder) = self.with_session(&root, |session, cache, batches| {
             let before = session.seq;
-            let added = session.touch(cache, &path);
+            // A directory is reached itself, as a file inside it would reach it.
+            let file = if path.is_dir() { path.join(".touch") } else { path.clone() };
+            let added = session.touch(cache, &file);
             tracing::debug!("{kind} {}: {} new nested files", path.display(), added.map_or(0, |a| a.files.len()));
             if session.seq != before {
                 batches.extend(session.transitions(cache, before).batches);
