@@ -450,3 +450,53 @@ fn claude_code_lists_the_tools_and_hands_a_touch_block_to_the_model() {
     assert_eq!(blocks.len(), 1, "the block, once: {result}");
     assert!(blocks[0].contains("a rules") && blocks[0].contains("b rules"), "{}", blocks[0]);
 }
+
+/// Raw lines on stdin: what is not JSON-RPC is skipped and the server answers what follows (this
+/// one needs no client SDK).
+#[test]
+fn lines_that_are_not_json_rpc_do_not_stop_the_server() {
+    use std::io::BufRead;
+    let t = project();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
+        .arg("mcp")
+        .current_dir(t.root())
+        .env("HOME", t.home())
+        .env("XDG_STATE_HOME", t.path("state"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("instructions-lsp mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let touch = |id: u32| {
+        json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": { "name": "instructions_touch", "arguments": { "path": "a/b/x.rs", "kind": "read" } } })
+    };
+    let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "raw", "version": "1" } } });
+    let lines = [
+        "this is not JSON".to_string(),
+        init.to_string(),
+        json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string(),
+        "{\"broken\": ".to_string(),
+        touch(2).to_string(),
+        "[]".to_string(),
+        touch(3).to_string(),
+    ];
+    for l in &lines {
+        writeln!(stdin, "{l}").expect("write");
+    }
+    let mut answers = std::collections::BTreeMap::new();
+    for line in std::io::BufReader::new(child.stdout.take().expect("stdout")).lines() {
+        let v: Value = serde_json::from_str(&line.expect("line")).expect("the server writes JSON-RPC");
+        answers.insert(v["id"].as_u64().unwrap_or(0), v);
+        if answers.contains_key(&3) {
+            break;
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().expect("exit").success(), "the server ends cleanly when stdin closes");
+    assert_eq!(answers[&1]["result"]["serverInfo"]["name"], "instructions-lsp");
+    let batches = |id: u64| answers[&id]["result"]["structuredContent"]["batches"].as_array().map(Vec::len);
+    assert_eq!((batches(2), batches(3)), (Some(2), Some(0)), "baseline and touch, then nothing: {answers:?}");
+}
