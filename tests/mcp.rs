@@ -293,6 +293,10 @@ fn two_roots_are_two_isolated_sessions() {
             call("instructions_transitions", json!({ "since": 0, "path": r2.join("a") })),
             call("instructions_transitions", json!({ "since": 0 })),
             call("instructions_touch", json!({ "path": "a/x.rs", "kind": "read" })),
+            // The client drops the first root: its paths are outside now, the other's go on.
+            { "roots": [uri(&r2)] },
+            call("instructions_touch", json!({ "path": r.join("c/x.rs"), "kind": "read" })),
+            call("instructions_transitions", json!({ "since": 0 })),
         ]),
     );
     let res = results(&out);
@@ -309,6 +313,9 @@ fn two_roots_are_two_isolated_sessions() {
     assert!(block(&res[3]).contains("a rules") && !block(&res[3]).contains("second"));
     assert!(error(&res[5]).contains("several roots"));
     assert!(error(&res[6]).contains("is relative, and the client has several roots"));
+    assert!(error(&res[7]).contains("is outside every workspace root of this session"), "{}", res[7]);
+    assert_eq!(res[8]["structured"]["folder"], uri(&r2));
+    assert_eq!(res[8]["structured"]["seq"], 2);
 }
 
 #[test]

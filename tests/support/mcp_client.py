@@ -7,7 +7,8 @@ The plan: {"command": "...", "args": ["mcp"], "cwd": "...", "env": {...},
            "roots": ["file:///..."] or null (null: the client declares no roots capability),
            "calls": [{"tool": "...", "arguments": {...}}, ...]}
 A call may instead change the tree between two tool calls: {"write": PATH, "content": TEXT} or
-{"remove": PATH} (these add no result).
+{"remove": PATH}; or the roots: {"roots": [URI, ...]}, with notifications/roots/list_changed
+(these add no result).
 The output: {"server": {...}, "instructions": "...", "tools": [...],
              "results": [{"isError": bool, "texts": [...], "structured": ...}, ...]}
 A call that fails at the protocol level (not a tool error) gives {"protocolError": "..."}.
@@ -48,6 +49,13 @@ async def main() -> None:
                     continue
                 if "remove" in call:
                     os.remove(call["remove"])
+                    continue
+                if "roots" in call:
+                    roots[:] = call["roots"]
+                    await session.send_roots_list_changed()
+                    # A notification gets no answer: give the server a moment to take it in
+                    # before the next call (it handles messages concurrently).
+                    await anyio.sleep(0.3)
                     continue
                 try:
                     result = await session.call_tool(call["tool"], call.get("arguments"))
