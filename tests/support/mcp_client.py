@@ -55,7 +55,7 @@ async def main() -> None:
                     await session.send_roots_list_changed()
                     # A notification gets no answer: give the server a moment to take it in
                     # before the next call (it handles messages concurrently).
-                    await anyio.sleep(0.3)
+                    await anyio.sleep(1)
                     continue
                 try:
                     result = await session.call_tool(call["tool"], call.get("arguments"))
