@@ -45,6 +45,15 @@ pub enum Command {
     Check(CheckArgs),
     /// Compare what each profile (dsh, ds4 and every agent profile) loads in PATH.
     Compare(CompareArgs),
+    /// Serve the Model Context Protocol on stdio, for agents: tools that give the instructions
+    /// of the directories the agent works in, once each (see docs/mcp.md).
+    Mcp(McpArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub settings: SettingsArgs,
 }
 
 #[derive(Args, Debug)]

@@ -188,7 +188,7 @@ impl Query<'_> {
     }
 }
 
-fn from_agent(view: &AgentView, show: impl Fn(&Path) -> String) -> ProfileResult {
+pub fn from_agent(view: &AgentView, show: impl Fn(&Path) -> String) -> ProfileResult {
     ProfileResult {
         profile: view.profile.into(),
         name: agents::display_name(view.profile).into(),
@@ -217,7 +217,7 @@ fn from_agent(view: &AgentView, show: impl Fn(&Path) -> String) -> ProfileResult
     }
 }
 
-fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
+pub fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
     // A preview counts as a touch, as it does for the agents.
     let blocks: Vec<_> = std::iter::once(&r.baseline).chain(&r.nested).chain(&r.preview).collect();
     let parts: Vec<String> = blocks.iter().map(|b| b.rendered.clone()).filter(|t| !t.is_empty()).collect();
