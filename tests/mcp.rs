@@ -497,7 +497,8 @@ fn lines_that_are_not_json_rpc_do_not_stop_the_server() {
     for line in std::io::BufReader::new(child.stdout.take().expect("stdout")).lines() {
         let v: Value = serde_json::from_str(&line.expect("line")).expect("the server writes JSON-RPC");
         answers.insert(v["id"].as_u64().unwrap_or(0), v);
-        if answers.contains_key(&3) {
+        // Calls are answered concurrently: in any order.
+        if answers.contains_key(&2) && answers.contains_key(&3) {
             break;
         }
     }
@@ -505,5 +506,7 @@ fn lines_that_are_not_json_rpc_do_not_stop_the_server() {
     assert!(child.wait().expect("exit").success(), "the server ends cleanly when stdin closes");
     assert_eq!(answers[&1]["result"]["serverInfo"]["name"], "instructions-lsp");
     let batches = |id: u64| answers[&id]["result"]["structuredContent"]["batches"].as_array().map(Vec::len);
-    assert_eq!((batches(2), batches(3)), (Some(2), Some(0)), "baseline and touch, then nothing: {answers:?}");
+    let mut got = [batches(2), batches(3)];
+    got.sort();
+    assert_eq!(got, [Some(0), Some(2)], "baseline and touch once, then nothing: {answers:?}");
 }
