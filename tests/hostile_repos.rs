@@ -300,6 +300,22 @@ fn an_idle_server_opens_no_file() {
     let (opens, ticks) = activity(Duration::from_secs(2));
     assert!(ticks <= 2, "an idle server used {ticks} clock ticks of CPU");
     assert!(opens.is_empty(), "an idle server opened {} files: {opens:?}", opens.len());
+    // A busy directory above the project (as `/tmp` or a home directory is) changes nothing the
+    // agents read there: it must not make the server read the project again.
+    let above = root.parent().expect("the tree's directory").to_path_buf();
+    let churn = std::thread::spawn(move || {
+        for i in 0..100 {
+            let d = above.join(format!("scratch-{i}"));
+            let _ = std::fs::create_dir(&d);
+            let _ = std::fs::write(d.join("notes.txt"), "x");
+            let _ = std::fs::write(above.join("history.txt"), format!("{i}"));
+            let _ = std::fs::remove_dir_all(&d);
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    });
+    let (opens, _) = activity(Duration::from_secs(2));
+    churn.join().expect("churn");
+    assert!(opens.is_empty(), "changes above the project made the server read {} files: {opens:?}", opens.len());
     s.finish();
 }
 

@@ -1,5 +1,6 @@
 //! The language server: lifecycle, documents, folders, settings, features and custom methods.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -43,6 +44,9 @@ pub struct Inner {
     /// `read_dirs` grew since the watches were last set (see [`Inner::rewatch`]).
     rewatch: AtomicBool,
     agent_env: AgentEnv,
+    /// The names the agents look for in directories outside a project (see
+    /// [`Inner::read_by_memo`]): their file and folder names, and each part of their global paths.
+    global_names: BTreeSet<String>,
     /// Remembered `instructions/effective` answers as sent, by their params as JSON: the
     /// transport answers from here without routing, cloning or serializing (see
     /// [`Server::remembered_answer`]).
@@ -146,10 +150,21 @@ impl Inner {
         }
     }
 
-    /// Whether a changed path lies in a directory a remembered answer read.
-    fn read_by_memo(&self, changed: &[PathBuf]) -> bool {
+    /// Whether a changed path lies in a directory a remembered answer read, and can change it.
+    /// The agents walk up from a folder through directories outside the project (`/tmp`, the
+    /// home directory), where they look for a few names only: there a change of another name
+    /// (a busy `/tmp`, a shell's history) changes nothing, and costs nothing. `roots` are the
+    /// sessions' project roots and folders, `names` those that matter outside them.
+    fn read_by_memo(&self, changed: &[PathBuf], roots: &[PathBuf], names: &BTreeSet<String>) -> bool {
         let read = self.read_dirs.lock().unwrap_or_else(|e| e.into_inner());
-        changed.iter().any(|p| read.contains(p) || p.parent().is_some_and(|d| read.contains(d)))
+        changed.iter().any(|p| {
+            let Some(dir) = [Some(p.as_path()), p.parent()].into_iter().flatten().find(|d| read.contains(*d)) else {
+                return false;
+            };
+            let dir = if dir == p.as_path() { p.parent().unwrap_or(dir) } else { dir };
+            let outside = roots.iter().any(|r| r.as_path() != dir && r.starts_with(dir));
+            !outside || roots.iter().any(|r| r.starts_with(p)) || name_matters_outside(p, names)
+        })
     }
 
     /// The view of agent `name` in `folder` after the `touched` files, with its findings: from
@@ -261,6 +276,7 @@ impl Server {
             profile_memo: Mutex::new(std::collections::HashMap::new()),
             read_dirs: Mutex::new(std::collections::BTreeSet::new()),
             rewatch: AtomicBool::new(false),
+            global_names: global_names(&AgentEnv::with_home(&env)),
             agent_env: AgentEnv::with_home(&env),
             wire: Mutex::new(std::collections::HashMap::new()),
             state: Mutex::new(State::new(env)),
@@ -717,7 +733,15 @@ async fn handle_paths(client: &Client, inner: &Inner, changed: Vec<PathBuf>) {
             .collect();
         if folders.is_empty() {
             // No session's chain, but maybe a remembered agent view's (a rules file, an import).
-            if inner.read_by_memo(&changed) {
+            let mut roots = Vec::new();
+            let mut names: BTreeSet<String> = inner.global_names.clone();
+            for s in st.sessions.values() {
+                roots.push(s.folder.clone());
+                roots.push(s.project_root());
+                names.extend(s.settings.all_names().map(str::to_string));
+                names.extend(s.settings.root_markers.iter().cloned());
+            }
+            if inner.read_by_memo(&changed, &roots, &names) {
                 inner.bump();
                 for p in &changed {
                     inner.cache.invalidate(p);
@@ -761,6 +785,41 @@ async fn handle_paths(client: &Client, inner: &Inner, changed: Vec<PathBuf>) {
     };
     tracing::debug!("{} changed paths, {} new batches", changed.len(), events.len());
     announce(client, inner, events).await;
+}
+
+/// Whether an agent walking up through the directory of `p` may look at `p`: an instruction
+/// file or folder name, a Markdown file (a configured fallback name, an import), or one of
+/// `names`.
+fn name_matters_outside(p: &Path, names: &BTreeSet<String>) -> bool {
+    let Some(name) = p.file_name().and_then(|n| n.to_str()) else { return true };
+    let lower = name.to_ascii_lowercase();
+    names.contains(name)
+        || agents::FILE_NAMES.contains(&name)
+        || crate::chain::targets::CONFIG_NAMES.contains(&name)
+        || lower.ends_with(".md")
+        || lower.ends_with(".mdc")
+}
+
+/// The names agents look for outside a project: their candidates and layers, every part of their
+/// global paths, and the usual root markers.
+fn global_names(env: &AgentEnv) -> BTreeSet<String> {
+    let mut names: BTreeSet<String> = [".git", ".hg", ".jj", ".sl", ".svn"].iter().map(|s| s.to_string()).collect();
+    let part = |p: &Path| -> Vec<String> {
+        p.components().filter_map(|c| c.as_os_str().to_str().map(str::to_string)).collect()
+    };
+    for name in agents::NAMES {
+        let Some(profile) = agents::profile(name, env, &agents::Overrides::default()) else { continue };
+        for c in &profile.candidates {
+            names.extend(part(Path::new(c)));
+        }
+        for layer in profile.layers.iter().chain(&profile.lazy_layers) {
+            names.extend(part(Path::new(layer.path)));
+        }
+        for g in profile.global.iter().flatten() {
+            names.extend(part(g));
+        }
+    }
+    names
 }
 
 /// Feeds debounced watcher events to the sessions.
