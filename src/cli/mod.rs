@@ -179,7 +179,16 @@ pub fn agent_overrides(name: &str, sets: &Value, lenient: bool) -> Result<crate:
                         })?,
                 );
             }
+            k if name == "copilot" && crate::chain::agents::COPILOT_SETTINGS.contains(&k) => {
+                o.editor.insert(k.to_string(), value.clone());
+            }
             _ if lenient => {}
+            other if name == "copilot" => {
+                return Err(format!(
+                    "the agent profile `copilot` takes {}, not `{other}`",
+                    crate::chain::agents::COPILOT_SETTINGS.join(", ")
+                ));
+            }
             other => {
                 return Err(format!(
                     "the agent profile `{name}` takes baselineMaxBytes and instructionFileCandidates, not `{other}`"
