@@ -57,12 +57,7 @@ impl ProjectConfig {
     /// The overrides the configuration gives one agent.
     pub fn overrides(&self, agent: &str) -> Overrides {
         let c = self.settings.get(agent).cloned().unwrap_or_default();
-        let editor = c
-            .settings
-            .iter()
-            .flatten()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let editor = c.settings.iter().flatten().map(|(k, v)| (k.clone(), v.clone())).collect();
         Overrides { max_bytes: c.max_bytes, candidates: c.file_names, editor }
     }
 }
@@ -284,7 +279,10 @@ mod tests {
         assert!(detect(["README.md"]).0.is_empty());
         let (agents, evidence) = detect(["copilot-instructions.md", "go.instructions.md", "api.mdc", ".cursorrules"]);
         assert_eq!(agents, ["copilot", "cursor"]);
-        assert_eq!(evidence, [".cursor/rules/", ".cursorrules", ".github/copilot-instructions.md", ".github/instructions/"]);
+        assert_eq!(
+            evidence,
+            [".cursor/rules/", ".cursorrules", ".github/copilot-instructions.md", ".github/instructions/"]
+        );
     }
 
     #[test]

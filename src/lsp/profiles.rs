@@ -46,6 +46,9 @@ pub struct ProfileFile {
     pub included_bytes: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
+    /// The globs a `waiting` rule waits for (also once a touch loaded it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub globs: Vec<String>,
 }
 
 /// Every name `profile` accepts.
@@ -198,6 +201,7 @@ fn from_agent(view: &AgentView, show: impl Fn(&Path) -> String) -> ProfileResult
                 bytes: f.bytes,
                 included_bytes: f.included_bytes,
                 by: f.by.as_deref().map(&show),
+                globs: f.globs.clone(),
             })
             .collect(),
     }
@@ -219,6 +223,7 @@ fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
             bytes: f.bytes,
             included_bytes: f.included_bytes,
             by: None,
+            globs: Vec::new(),
         })
         .collect();
     let path_of = |uri: &String| files.iter().find(|f| &f.uri == uri).map_or_else(|| uri.clone(), |f| f.path.clone());
@@ -234,6 +239,7 @@ fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
             bytes: 0,
             included_bytes: 0,
             by: s.shadowed_by.as_ref().map(path_of),
+            globs: Vec::new(),
         })
         .collect();
     files.extend(shadowed);

@@ -24,12 +24,7 @@ use super::view::{AgentFile, Scope, Status};
 use super::walk::{front_matter, split_outside_braces, yaml_scalar};
 
 /// The VS Code settings this profile reads, with their defaults at the mirrored commit.
-pub const SETTINGS: &[&str] = &[
-    USE_INSTRUCTION_FILES,
-    USE_AGENTS_MD,
-    USE_NESTED_AGENTS_MD,
-    INSTRUCTIONS_LOCATIONS,
-];
+pub const SETTINGS: &[&str] = &[USE_INSTRUCTION_FILES, USE_AGENTS_MD, USE_NESTED_AGENTS_MD, INSTRUCTIONS_LOCATIONS];
 const USE_INSTRUCTION_FILES: &str = "github.copilot.chat.codeGeneration.useInstructionFiles";
 const USE_AGENTS_MD: &str = "chat.useAgentsMdFile";
 const USE_NESTED_AGENTS_MD: &str = "chat.useNestedAgentsMdFiles";
@@ -71,7 +66,10 @@ fn prompts_home(env: &AgentEnv) -> PathBuf {
     let user = if cfg!(target_os = "macos") {
         env.home_join("Library/Application Support/Code/User")
     } else if cfg!(windows) {
-        std::env::var_os("APPDATA").map(PathBuf::from).unwrap_or_else(|| env.home_join("AppData/Roaming")).join("Code/User")
+        std::env::var_os("APPDATA")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| env.home_join("AppData/Roaming"))
+            .join("Code/User")
     } else {
         env.xdg_config_home.clone().unwrap_or_else(|| env.home_join(".config")).join("Code/User")
     };
@@ -315,7 +313,8 @@ pub(super) fn pick(profile: &AgentProfile, dirs: &[PathBuf], scope: Scope) -> Ve
     let mut out: Vec<AgentFile> = Vec::new();
     let mut instructions: Vec<(PathBuf, Scope)> = Vec::new();
     for home in profile.global.iter().flatten() {
-        instructions.extend(location_files(home, ".").into_iter().map(|p| (p, Scope::Global)));
+        let files = location_files(home, &crate::paths::slash_join(home));
+        instructions.extend(files.into_iter().map(|p| (p, Scope::Global)));
     }
     for location in settings.locations() {
         instructions.extend(location_files(root, &location).into_iter().map(|p| (p, Scope::Project)));
@@ -455,7 +454,8 @@ fn instructions_list(profile: &AgentProfile, entries: &[Entry]) -> Option<String
     // The root `AGENTS.md` is attached; it is listed too when nested ones are searched for.
     let attached_root = entries.iter().filter(is_agents_md).find(|e| e.file.label == Some(REASON_AGENTS));
     let root = attached_root.and_then(|e| e.file.path.parent().map(Path::to_path_buf));
-    let nested_on = root.as_deref().is_some_and(|r| Settings::read(r, &profile.editor_settings).flag(USE_NESTED_AGENTS_MD, false));
+    let nested_on =
+        root.as_deref().is_some_and(|r| Settings::read(r, &profile.editor_settings).flag(USE_NESTED_AGENTS_MD, false));
     let listed: Vec<&Entry> = entries
         .iter()
         .filter(is_agents_md)
@@ -500,7 +500,8 @@ mod tests {
 
     #[test]
     fn settings_files_may_hold_comments_and_trailing_commas() {
-        let text = "{\n  // a comment\n  \"chat.useAgentsMdFile\": false, /* more */\n  \"x\": \"a // not a comment\",\n}\n";
+        let text =
+            "{\n  // a comment\n  \"chat.useAgentsMdFile\": false, /* more */\n  \"x\": \"a // not a comment\",\n}\n";
         let v: Value = serde_json::from_str(&strip_jsonc(text)).expect("parses");
         assert_eq!(v["chat.useAgentsMdFile"], Value::Bool(false));
         assert_eq!(v["x"], Value::String("a // not a comment".into()));

@@ -10,8 +10,8 @@ use super::profile::{AgentProfile, Budget, GlobalRule, Imports, Join, Nested, Or
 use super::read::{self, READ_CAP, js_trim, read_into, read_string};
 use super::view::{AgentFile, AgentView, Scope, Status};
 use super::walk::{
-    RuleMatcher, file_key, front_matter, mark_linked_outside, pick_files, present, project_base, rule_base,
-    rule_files, touch_start, walk_dirs,
+    RuleMatcher, file_key, front_matter, mark_linked_outside, pick_files, present, project_base, rule_base, rule_files,
+    touch_start, walk_dirs,
 };
 use super::{claude, codex, comments, copilot, cursor, dshnext, gemini, imports, opencode};
 
@@ -106,8 +106,7 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
     // the directories on their way.
     if matches!(profile.nested, Nested::Walk { .. }) || files.iter().any(|f| f.status == Status::Waiting) {
         // Each waiting rule's globs, compiled once for all touches.
-        let compiled: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<RuleMatcher>>> =
-            Default::default();
+        let compiled: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<RuleMatcher>>> = Default::default();
         for (n, t) in touched.iter().enumerate() {
             let t = fs::canonicalize(t).unwrap_or_else(|_| t.clone());
             if !t.starts_with(&cwd) || t == cwd {
@@ -117,7 +116,8 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
             let wakes = |f: &AgentFile| {
                 f.status == Status::Waiting && {
                     let mut cache = compiled.borrow_mut();
-                    let m = cache.entry(f.path.clone()).or_insert_with(|| RuleMatcher::new(profile.glob_style, &f.globs));
+                    let m =
+                        cache.entry(f.path.clone()).or_insert_with(|| RuleMatcher::new(profile.glob_style, &f.globs));
                     m.as_ref().is_some_and(|m| m.matches(&rule_base(&f.path, f.scope, &cwd), &t))
                 }
             };

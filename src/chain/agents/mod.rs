@@ -56,8 +56,8 @@ mod view;
 mod walk;
 
 pub use codex::codex;
-pub use deps::dirs_read;
 pub use copilot::SETTINGS as COPILOT_SETTINGS;
+pub use deps::dirs_read;
 pub use env::{AgentEnv, FILE_NAMES, NAMES, Overrides, is_agent_path, profile};
 pub use explain::{cut_line, display_name, explain, globs_words, size_words, view_findings};
 pub use load::load;

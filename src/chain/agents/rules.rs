@@ -33,7 +33,10 @@ pub(super) fn problems(profile: &AgentProfile, files: &[AgentFile], base: &Path)
     for f in files.iter().filter(|f| is_rule(&f.path)) {
         let text = read_capped(&f.path, 64 * 1024).map(|(d, _)| String::from_utf8_lossy(&d).into_owned());
         if let Some(why) = text.ok().as_deref().and_then(front_matter_problem) {
-            out.push((f.path.clone(), format!("{agent} cannot read this file's front matter ({why}), so it reads none of its keys")));
+            out.push((
+                f.path.clone(),
+                format!("{agent} cannot read this file's front matter ({why}), so it reads none of its keys"),
+            ));
             continue;
         }
         if f.status == Status::Manual {
