@@ -164,6 +164,21 @@ fn copilot_settings_switch_each_source_and_set_overrides_the_workspace() {
 }
 
 #[test]
+fn copilot_never_reads_instructions_a_repositorys_settings_place_outside_it() {
+    let t = Tree::new();
+    t.write("secret/keys.instructions.md", "---\ndescription: SECRET\napplyTo: \"**\"\n---\nSECRET\n");
+    t.write(
+        "r/.vscode/settings.json",
+        "{ \"chat.instructionsFilesLocations\": { \"../secret\": true, \"../**/*.instructions.md\": true } }",
+    );
+    let v = effective(&t, "copilot", &[]);
+    let s = statuses(&t, &v);
+    assert_eq!(s.len(), 1, "{s:?}");
+    assert!(s[0].0.ends_with("secret/keys.instructions.md") && s[0].1 == "linked-outside", "{s:?}");
+    assert!(!v.to_string().contains("SECRET"), "{v}");
+}
+
+#[test]
 fn copilot_reads_the_users_prompts_folder_first() {
     let t = copilot_tree();
     t.write("home/.config/Code/User/prompts/mine.instructions.md", "---\napplyTo: \"*\"\n---\nMine.\n");

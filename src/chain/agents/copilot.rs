@@ -21,7 +21,7 @@ use super::load::Entry;
 use super::profile::{AgentProfile, GlobStyle, GlobalRule, Join, Nested, Pick, Root};
 use super::read::read_capped;
 use super::view::{AgentFile, Scope, Status};
-use super::walk::{front_matter, split_outside_braces, yaml_scalar};
+use super::walk::{front_matter, outside, split_outside_braces, yaml_scalar};
 
 /// The VS Code settings this profile reads, with their defaults at the mirrored commit.
 pub const SETTINGS: &[&str] = &[USE_INSTRUCTION_FILES, USE_AGENTS_MD, USE_NESTED_AGENTS_MD, INSTRUCTIONS_LOCATIONS];
@@ -245,6 +245,10 @@ fn location_files(root: &Path, location: &str) -> Vec<PathBuf> {
         };
     };
     let parent = PathBuf::from(segments[..i].join("/"));
+    // A search outside the workspace folder (`../**`, `/**`) is not made.
+    if outside(&parent, root).is_some() {
+        return Vec::new();
+    }
     let pattern = segments[i..].join("/");
     if pattern == "*" || pattern.is_empty() {
         return location_files(root, &crate::paths::slash_join(&parent));
@@ -321,6 +325,11 @@ pub(super) fn pick(profile: &AgentProfile, dirs: &[PathBuf], scope: Scope) -> Ve
     }
     for (path, scope) in instructions {
         if !is_instructions(&path) || out.iter().any(|f| f.path == path) {
+            continue;
+        }
+        // The repository's settings may name any folder; what lies outside it is not read.
+        if let Some(real) = outside(&path, root).filter(|_| scope == Scope::Project) {
+            out.push(AgentFile::new(path, scope, Status::LinkedOutside).by(&real));
             continue;
         }
         let h = header(&path);
@@ -436,7 +445,8 @@ fn instructions_list(profile: &AgentProfile, entries: &[Entry]) -> Option<String
     .to_vec();
     let mut any = false;
     let is_agents_md = |e: &&Entry| e.file.path.file_name().is_some_and(|n| n.eq_ignore_ascii_case("agents.md"));
-    for e in entries.iter().filter(|e| is_instructions(&e.file.path) && e.file.label != Some(REASON_COPILOT)) {
+    let listed = |e: &&Entry| is_instructions(&e.file.path) && e.file.label != Some(REASON_COPILOT);
+    for e in entries.iter().filter(listed).filter(|e| e.file.status != Status::LinkedOutside) {
         let h = header(&e.file.path);
         lines.push("<instruction>".into());
         if h.present {

@@ -101,8 +101,15 @@ fn mdc_files(dir: &Path) -> Vec<PathBuf> {
 /// `AGENTS.md`; at the root (not on a touch) `.cursorrules` last.
 pub(super) fn pick(dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile> {
     let mut out = Vec::new();
+    let Some(root) = dirs.first() else { return out };
+    let base = super::walk::project_base(root);
     for (i, dir) in dirs.iter().enumerate() {
         for path in mdc_files(&dir.join(".cursor/rules")) {
+            // A rule linked out of the project is not read, its front matter included.
+            if let Some(real) = super::walk::outside(&path, &base) {
+                out.push(AgentFile::new(path, scope, Status::LinkedOutside).by(&real));
+                continue;
+            }
             let meta = rule_meta(&path);
             let bytes = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
             let f = if meta.always {

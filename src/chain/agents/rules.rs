@@ -30,7 +30,7 @@ pub(super) fn problems(profile: &AgentProfile, files: &[AgentFile], base: &Path)
     let key = if profile.pick == Pick::Copilot { "applyTo" } else { "globs" };
     let mut out = Vec::new();
     let mut repo: Option<Vec<PathBuf>> = None;
-    for f in files.iter().filter(|f| is_rule(&f.path)) {
+    for f in files.iter().filter(|f| is_rule(&f.path) && f.status != Status::LinkedOutside) {
         let text = read_capped(&f.path, 64 * 1024).map(|(d, _)| String::from_utf8_lossy(&d).into_owned());
         if let Some(why) = text.ok().as_deref().and_then(front_matter_problem) {
             out.push((

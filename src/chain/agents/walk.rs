@@ -473,6 +473,14 @@ pub(super) fn mark_linked_outside(files: &mut [AgentFile], from: usize, base: &P
     }
 }
 
+/// The real location of `path` when it lies outside `base` (a link, a `..`, an absolute path a
+/// repository's settings name): such a file is [`Status::LinkedOutside`], and never read.
+pub(super) fn outside(path: &Path, base: &Path) -> Option<PathBuf> {
+    let base = fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
+    let real = fs::canonicalize(path).ok()?;
+    (!real.starts_with(&base)).then_some(real)
+}
+
 /// Where the walk of a touch starts: the touched directory, or the touched file's directory,
 /// or the nearest of their ancestors that exists, so a made-up path costs nothing.
 pub(super) fn touch_start(t: &Path) -> Option<PathBuf> {
