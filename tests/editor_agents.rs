@@ -167,10 +167,11 @@ fn copilot_settings_switch_each_source_and_set_overrides_the_workspace() {
 fn copilot_never_reads_instructions_a_repositorys_settings_place_outside_it() {
     let t = Tree::new();
     t.write("secret/keys.instructions.md", "---\ndescription: SECRET\napplyTo: \"**\"\n---\nSECRET\n");
-    t.write(
-        "r/.vscode/settings.json",
-        "{ \"chat.instructionsFilesLocations\": { \"../secret\": true, \"../**/*.instructions.md\": true } }",
-    );
+    // An absolute path is no link: only the guard keeps it out.
+    let secret = std::fs::canonicalize(t.path("secret")).expect("secret");
+    let locations =
+        json!({"chat.instructionsFilesLocations": {secret.to_string_lossy(): true, "../**/*.instructions.md": true}});
+    t.write("r/.vscode/settings.json", locations.to_string());
     let v = effective(&t, "copilot", &[]);
     let s = statuses(&t, &v);
     assert_eq!(s.len(), 1, "{s:?}");
