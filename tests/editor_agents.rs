@@ -276,6 +276,16 @@ fn compare_shows_what_each_editor_attaches_at_start_and_after_a_touch() {
     let rows: Value = serde_json::from_slice(&o.stdout).expect("json");
     let cursor = rows.as_array().and_then(|r| r.iter().find(|r| r["profile"] == "cursor")).cloned().unwrap_or_default();
     assert_eq!(cursor["waits"], json!([".cursor/rules/ts.mdc (for `src/**`)"]));
+    // A VS Code setting given to every row is Copilot's alone.
+    let o = run(&t, &t.root(), &["compare", "--json", "--all", "--set", "chat.useAgentsMdFile=false"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: Value = serde_json::from_slice(&o.stdout).expect("json");
+    let copilot =
+        rows.as_array().and_then(|r| r.iter().find(|r| r["profile"] == "copilot")).cloned().unwrap_or_default();
+    assert_eq!(
+        copilot["files"],
+        json!([".github/instructions/all.instructions.md", ".github/copilot-instructions.md"])
+    );
 }
 
 #[test]

@@ -149,6 +149,7 @@ fn rows(args: &CompareArgs) -> Result<(Vec<Row>, String), String> {
         let from_sets = super::agent_overrides(p, &sets_value, true)?;
         o.max_bytes = from_sets.max_bytes.or(o.max_bytes);
         o.candidates = from_sets.candidates.or(o.candidates);
+        o.editor.extend(from_sets.editor);
         let Some(profile) = agents::profile(p, &agent_env, &o) else { continue };
         out.push(agent_row(&profile, &folder, &touched, &name));
     }
@@ -166,6 +167,7 @@ fn engine_row(
     obj.insert("profile".into(), Value::String(profile.name().into()));
     // Keys only agents take are not the engine's business.
     obj.remove("profiles");
+    obj.retain(|k, _| !agents::COPILOT_SETTINGS.contains(&k.as_str()));
     let (settings, problems) = Settings::parse(&Value::Object(obj), None, env);
     if let Some(p) = problems.first() {
         return Err(p.to_string());
