@@ -118,6 +118,9 @@ fn copilot_attaches_wildcards_and_root_files_at_start_and_applyto_rules_on_a_mat
     // A relative pattern gets `**/` in front: `lib/*.ts` matches `pkg/lib/util.ts`.
     let v = effective(&t, "copilot", &["--touch", "pkg/lib/util.ts"]);
     assert!(statuses(&t, &v).contains(&(".github/instructions/ts.instructions.md".into(), "loaded".into())));
+    // Case does not matter.
+    let v = effective(&t, "copilot", &["--touch", "SRC/Other.TS"]);
+    assert!(statuses(&t, &v).contains(&(".github/instructions/ts.instructions.md".into(), "loaded".into())));
     // Another file leaves it waiting.
     let v = effective(&t, "copilot", &["--touch", "pkg/AGENTS.md"]);
     assert!(statuses(&t, &v).contains(&(".github/instructions/ts.instructions.md".into(), "waiting".into())));
