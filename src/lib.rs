@@ -6,6 +6,7 @@
 pub mod chain;
 pub mod cli;
 pub mod lsp;
+pub mod mcp;
 pub mod paths;
 pub mod session;
 pub mod watch;

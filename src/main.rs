@@ -10,6 +10,7 @@ fn main() -> ExitCode {
         Some(Command::Effective(a)) => cli::effective(&a),
         Some(Command::Check(a)) => cli::check(&a),
         Some(Command::Compare(a)) => cli::compare(&a),
+        Some(Command::Mcp(a)) => instructions_lsp::mcp::run(&a),
         Some(Command::Serve) | None => {
             use std::io::IsTerminal;
             if std::io::stdin().is_terminal() {
@@ -23,12 +24,14 @@ fn main() -> ExitCode {
     }
 }
 
-/// Logs go to stderr only: stdout carries the protocol.
+/// Logs go to stderr only: stdout carries the protocol. The MCP SDK logs every session's
+/// start and end at `info`, which an agent's log does not need: its warnings only, by default.
 fn init_tracing(level: Option<&str>) {
     use tracing_subscriber::EnvFilter;
+    const DEFAULT: &str = "info,rmcp=warn";
     let filter = match level {
-        Some(l) => EnvFilter::try_new(l).unwrap_or_else(|_| EnvFilter::new("info")),
-        None => EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        Some(l) => EnvFilter::try_new(l).unwrap_or_else(|_| EnvFilter::new(DEFAULT)),
+        None => EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT)),
     };
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
 }

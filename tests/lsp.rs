@@ -696,3 +696,44 @@ async fn diagnostics_follow_the_repositorys_agents_and_their_configured_budgets(
     assert!(text.contains("_showing for Codex: named in "), "{text}");
     c.finish().await;
 }
+
+/// A file that no selected agent reads is a warning in the editor as in `check` (`notRead`,
+/// saying what each agent loads instead); a file that one of them reads is only information.
+/// The `targets` answer tells the editor to show these agents first, unless `profile` is set.
+#[tokio::test]
+async fn a_file_no_targeted_agent_reads_is_a_warning_and_the_agents_come_first() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "shared rules\n");
+    let claude = t.write("r/CLAUDE.md", "claude rules\n");
+    let root = t.root();
+    // Detected: Claude Code reads CLAUDE.md, so opencode's ignoring it is only information.
+    let mut c = Client::start(&t.home(), &[&root], json!({"stateDir": null})).await;
+    let d = c.diagnostic(&claude, "agentIgnored").await;
+    assert!(d["message"].as_str().is_some_and(|m| m.contains("opencode ignores this file")), "{d}");
+    let all = c.diagnostics_until(&claude, "agentIgnored", |d| !d.is_empty()).await;
+    assert!(!all.iter().any(|d| d["code"] == "notRead"), "{all:?}");
+    let targets =
+        c.request("instructions/effective", json!({"uri": uri(&root), "profile": "targets"})).await.expect("targets");
+    assert_eq!(targets["view"], "agents", "{targets}");
+    let names: Vec<&str> =
+        targets["profiles"].as_array().into_iter().flatten().filter_map(|p| p["name"].as_str()).collect();
+    assert_eq!(names, ["Codex", "Claude Code", "opencode"], "{targets}");
+    c.finish().await;
+
+    // Written for Codex and opencode only: neither reads CLAUDE.md.
+    t.write("r/instructions-lsp.toml", "agents = [\"codex\", \"opencode\"]\n");
+    let c = Client::start(&t.home(), &[&root], json!({"stateDir": null})).await;
+    let d = c.diagnostic(&claude, "notRead").await;
+    assert_eq!(d["severity"], 2, "a warning: {d}");
+    let message = d["message"].as_str().unwrap_or("");
+    assert!(message.contains("no agent this repository is checked for reads this file"), "{d}");
+    assert!(message.contains("opencode ignores this file: it loads AGENTS.md instead"), "{d}");
+    c.finish().await;
+
+    // `profile` set: the engine's rules come first.
+    let mut c = Client::start(&t.home(), &[&root], json!({"stateDir": null, "profile": "dsh"})).await;
+    let targets =
+        c.request("instructions/effective", json!({"uri": uri(&root), "profile": "targets"})).await.expect("targets");
+    assert_eq!(targets["view"], "engine", "{targets}");
+    c.finish().await;
+}

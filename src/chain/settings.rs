@@ -115,6 +115,9 @@ pub struct Settings {
     /// Neither `profile` nor `profiles` was set: the agents the repository targets (see
     /// [`crate::chain::targets`]) stand in for `profiles`.
     pub targeted: bool,
+    /// `profile` was set: the user chose the engine's rules, so editors show its blocks first
+    /// (otherwise they show the agents the session publishes).
+    pub profile_chosen: bool,
     /// Candidate entries that were dropped as invalid (empty, `.`, `..`, path separators).
     pub ignored_candidates: Vec<String>,
 }
@@ -198,6 +201,7 @@ impl Settings {
         }
         let set = |k: &str| obj.get(k).is_some_and(|v| !v.is_null());
         let targeted = !set("profile") && !set("profiles");
+        let profile_chosen = set("profile");
         let mut r = Reader { obj, problems: &mut problems };
 
         let profile = pick(
@@ -324,6 +328,7 @@ impl Settings {
             profile,
             profiles,
             targeted,
+            profile_chosen,
             candidates,
             local_candidates,
             dsh_home,

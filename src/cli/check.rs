@@ -241,6 +241,7 @@ fn check_dirs(
             }
             let chain = disc.baseline();
             let RenderedFiles { files, rendered } = render_files(settings, chain.files, SectionStyle::Initial);
+            reached.extend(files.iter().map(|f| f.path.clone()));
             found.extend(lint::chain_findings(&label, &files, &rendered, settings.budget_bytes));
         }
         for p in agent_profiles {
@@ -270,24 +271,14 @@ fn check_dirs(
 }
 
 /// A file every selected agent ignores for another, and none gets from any directory, is a
-/// problem, not a piece of information: its `agentIgnored` findings become one `notRead`
-/// warning that says what each agent loads instead.
+/// problem: its `agentIgnored` findings become one `notRead` warning (see [`agents::not_read`]).
 fn not_read(grouped: Vec<(Finding, Vec<String>)>, reached: &BTreeSet<PathBuf>) -> Vec<(Finding, Vec<String>)> {
-    let mut ignored: BTreeMap<PathBuf, Vec<String>> = BTreeMap::new();
-    for (f, _) in &grouped {
-        if f.code == lint::Code::AgentIgnored && !reached.contains(&f.path) {
-            ignored.entry(f.path.clone()).or_default().push(f.message.clone());
-        }
-    }
+    let warnings = agents::not_read(grouped.iter().map(|(f, _)| f), reached);
     let mut out: Vec<(Finding, Vec<String>)> = grouped
         .into_iter()
-        .filter(|(f, _)| !(f.code == lint::Code::AgentIgnored && ignored.contains_key(&f.path)))
+        .filter(|(f, _)| !(f.code == lint::Code::AgentIgnored && warnings.iter().any(|w| w.path == f.path)))
         .collect();
-    for (path, messages) in ignored {
-        let message = format!("no agent this repository is checked for reads this file: {}", messages.join("; "));
-        let finding = Finding { path, code: lint::Code::NotRead, span: Span::FirstLine, message, related: None };
-        out.push((finding, Vec::new()));
-    }
+    out.extend(warnings.into_iter().map(|f| (f, Vec::new())));
     out
 }
 

@@ -45,6 +45,15 @@ pub enum Command {
     Check(CheckArgs),
     /// Compare what each profile (dsh, ds4 and every agent profile) loads in PATH.
     Compare(CompareArgs),
+    /// Serve the Model Context Protocol on stdio, for agents: tools that give the instructions
+    /// of the directories the agent works in, once each (see docs/mcp.md).
+    Mcp(McpArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub settings: SettingsArgs,
 }
 
 #[derive(Args, Debug)]
@@ -59,7 +68,7 @@ pub struct CompareArgs {
     #[arg(long = "touch", value_name = "FILE")]
     pub touch: Vec<PathBuf>,
     /// Compare these profiles instead of the agents the repository targets (repeatable): dsh,
-    /// ds4, codex, claude, gemini, opencode, dsh-next, or all.
+    /// ds4, codex, claude, gemini, opencode, dsh-next, copilot, cursor, or all.
     #[arg(long, value_name = "P")]
     pub profile: Vec<String>,
     /// Compare every profile.

@@ -4,7 +4,7 @@
 pub mod convert;
 pub mod ext;
 mod hover;
-mod profiles;
+pub mod profiles;
 pub mod server;
 mod state;
 pub mod transport;

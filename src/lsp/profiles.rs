@@ -21,7 +21,9 @@ use crate::session::view::EffectiveResult;
 #[serde(rename_all = "camelCase")]
 pub struct ProfileResult {
     pub profile: String,
-    /// What the rules mirror: the agent release, or the SPEC for `dsh` and `ds4`.
+    /// The agent's name for people ("Claude Code"); the profile's own for `dsh` and `ds4`.
+    pub name: String,
+    /// What the rules mirror: the agent release, or the seeds' rules for `dsh` and `ds4`.
     pub mirrors: String,
     /// The text the agent gets: its `parts` joined by a blank line.
     pub text: String,
@@ -46,7 +48,7 @@ pub struct ProfileFile {
     pub included_bytes: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
-    /// The globs a `waiting` rule waits for (also once a touch loaded it).
+    /// The globs a `waiting` rule waits for (a touch of a matching file loads it).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub globs: Vec<String>,
 }
@@ -97,9 +99,16 @@ impl Query<'_> {
                 Some(t) if session.settings.targeted => t.describe("show"),
                 _ => format!("showing {} (the `profiles` setting)", selected.join(", ")),
             };
-            return to_value(serde_json::to_value(
-                serde_json::json!({ "folder": folder, "selected": selected, "selectedBecause": said, "profiles": all }),
-            ));
+            // What an editor shows first: the selected agents, unless the user chose the
+            // engine's rules with `profile`.
+            let view = if session.settings.profile_chosen || selected.is_empty() { "engine" } else { "agents" };
+            return to_value(serde_json::to_value(serde_json::json!({
+                "folder": folder,
+                "selected": selected,
+                "selectedBecause": said,
+                "view": view,
+                "profiles": all,
+            })));
         }
         if let Some(p) = Profile::parse(name) {
             return to_value(serde_json::to_value(q.engine(p)));
@@ -179,9 +188,10 @@ impl Query<'_> {
     }
 }
 
-fn from_agent(view: &AgentView, show: impl Fn(&Path) -> String) -> ProfileResult {
+pub fn from_agent(view: &AgentView, show: impl Fn(&Path) -> String) -> ProfileResult {
     ProfileResult {
         profile: view.profile.into(),
+        name: agents::display_name(view.profile).into(),
         mirrors: view.mirrors.into(),
         bytes: view.text.len(),
         text: view.text.clone(),
@@ -207,7 +217,7 @@ fn from_agent(view: &AgentView, show: impl Fn(&Path) -> String) -> ProfileResult
     }
 }
 
-fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
+pub fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
     // A preview counts as a touch, as it does for the agents.
     let blocks: Vec<_> = std::iter::once(&r.baseline).chain(&r.nested).chain(&r.preview).collect();
     let parts: Vec<String> = blocks.iter().map(|b| b.rendered.clone()).filter(|t| !t.is_empty()).collect();
@@ -245,7 +255,8 @@ fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
     files.extend(shadowed);
     ProfileResult {
         profile: name.into(),
-        mirrors: "SPEC.md (the seed plugin)".into(),
+        name: name.into(),
+        mirrors: "the seeds' rules (docs/discovery.md)".into(),
         bytes: text.len(),
         text,
         parts,

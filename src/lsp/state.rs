@@ -307,6 +307,13 @@ pub fn findings(input: &DiagnosticsInput, inner: &Inner) -> (Vec<Finding>, Vec<(
             out.extend(session.chain_findings(&snap));
         }
         let touched = session.touched_paths();
+        let mut agent_findings = Vec::new();
+        // Files some selected agent gets: an `agentIgnored` file outside them is `notRead`.
+        let mut reached = std::collections::BTreeSet::new();
+        let mut agents_on = false;
+        if profiles.iter().any(|p| p == session.settings.profile.name()) {
+            reached.extend(snap.files().map(|f| f.path.clone()));
+        }
         for name in &profiles {
             // The repository's own settings for the agent (its instructions-lsp.toml), as `check`
             // and the `profile` answers use them.
@@ -317,7 +324,18 @@ pub fn findings(input: &DiagnosticsInput, inner: &Inner) -> (Vec<Finding>, Vec<(
                 &touched,
                 remember && session.settings.watch,
             );
-            out.extend(view.iter().flat_map(|v| v.findings.iter().cloned()));
+            if let Some(v) = view {
+                agents_on = true;
+                reached.extend(v.view.files.iter().filter(|f| f.status.reaches()).map(|f| f.path.clone()));
+                agent_findings.extend(v.findings.iter().cloned());
+            }
+        }
+        if agents_on {
+            let warnings = crate::chain::agents::not_read(&agent_findings, &reached);
+            agent_findings
+                .retain(|f| !(f.code == lint::Code::AgentIgnored && warnings.iter().any(|w| w.path == f.path)));
+            out.extend(agent_findings);
+            out.extend(warnings);
         }
         snapshots.push((session.clone(), snap));
     }

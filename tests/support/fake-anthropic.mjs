@@ -2,7 +2,8 @@
 // tests/agents.rs: it appends every request to LOG (one JSON line each) and answers with a short
 // streamed reply. While TARGET (a file) names a path, the first turn answers with a Read tool
 // call of that path (a Write or an Edit for "write:PATH" or "edit:PATH", the edit replacing
-// "code"), so that Claude Code loads what such a touch loads.
+// "code"), so that Claude Code loads what such a touch loads; "tool:NAME INPUT" calls the tool
+// NAME (an MCP server's) with INPUT, a JSON object.
 //   node tests/support/fake-anthropic.mjs LOG TARGET   (prints the port)
 import http from "http";
 import { appendFileSync, readFileSync } from "fs";
@@ -45,6 +46,12 @@ const server = http.createServer((req, res) => {
     if (!parsed.stream) {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify({ ...message, content: [{ type: "text", text: "ok" }], stop_reason: "end_turn" }));
+    } else if (target.startsWith("tool:") && !answered) {
+      // "tool:NAME INPUT" calls any tool by name (an MCP server's, say) with INPUT, a JSON object.
+      const rest = target.slice(5);
+      const at = rest.indexOf(" ");
+      stream(res, { type: "tool_use", id: "toolu_1", name: rest.slice(0, at), input: {} },
+        { type: "input_json_delta", partial_json: rest.slice(at + 1) }, "tool_use");
     } else if (target && !answered) {
       // "write:PATH" and "edit:PATH" ask for a Write or an Edit instead.
       const [tool, path] = target.startsWith("write:") ? ["Write", target.slice(6)]

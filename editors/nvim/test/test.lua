@@ -59,15 +59,20 @@ check('CLAUDE.md beside AGENTS.md gets the diagnostic of the agent that ignores 
   f:close()
 end)
 
-check(':InstructionsEffective shows the block agents get', function()
-  local expected = vim.fn.system({ bin, 'effective', root, '--set', 'stateDir=null' })
-  expected = expected:gsub('\n$', '')
+check(':InstructionsEffective shows what each targeted agent gets, as the CLI prints it', function()
   vim.cmd('InstructionsEffective')
   local buf = vim.api.nvim_get_current_buf()
   assert(vim.bo[buf].filetype == 'markdown', 'filetype markdown')
   local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
-  assert(text:sub(1, #expected) == expected, 'the buffer starts with the CLI block:\n' .. text)
-  assert(text:find('## AGENTS.md\n\nroot rules', 1, true), text)
+  -- Codex first (the repository holds AGENTS.md and CLAUDE.md), its text as `effective` prints it.
+  local codex = vim.fn.system({ bin, 'effective', root, '--profile', 'codex' }):gsub('\n$', '')
+  local head = text:match('^<!%-%- Codex %(mirrors Codex CLI [%d.]+%): %d+ bytes %-%->\n\n')
+  assert(head, 'a Codex heading first:\n' .. text)
+  assert(text:sub(#head + 1, #head + #codex) == codex, 'then the CLI text:\n' .. text)
+  assert(text:find('<!-- Claude Code (mirrors', 1, true) and text:find('<!-- opencode (mirrors', 1, true), text)
+  -- Then the served blocks: the session's, as `effective` prints them.
+  local served = vim.fn.system({ bin, 'effective', root, '--set', 'stateDir=null' }):gsub('\n$', '')
+  assert(text:find('<!-- Served blocks: what this server hands an agent that asks it -->\n\n' .. served, 1, true), text)
   vim.cmd('close')
 end)
 
@@ -119,12 +124,13 @@ check('a deeper file adds the nested file to the statusline and the transitions'
     return il.statusline() ~= ''
   end)
   local before = il.statusline()
-  assert(before:match('^[%d.]+/64 KiB$'), before)
+  local agents = '^Codex [%d.]+ K?i?B · Claude Code [%d.]+ K?i?B · opencode [%d.]+ K?i?B$'
+  assert(before:match(agents), before)
   vim.cmd('edit ' .. root .. '/pkg/deep/main.lua')
   wait('the statusline to grow', function()
     return il.statusline() ~= before
   end)
-  assert(il.statusline():match('^[%d.]+/64 KiB$'), il.statusline())
+  assert(il.statusline():match(agents), il.statusline())
   vim.cmd('InstructionsTransitions')
   local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
   assert(text:find('## seq 2 · touch', 1, true), text)

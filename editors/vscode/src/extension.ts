@@ -12,8 +12,23 @@ import {
   TransportKind,
 } from "vscode-languageclient/node";
 
-import { agentsNode, AllProfiles, contextText, Effective, folderNode, Node, statusText, statusTooltip, isCut } from "./model";
+import {
+  agentsFolderNode,
+  agentsContextText,
+  agentsNode,
+  agentsStatusText,
+  agentsStatusTooltip,
+  AllProfiles,
+  contextText,
+  Effective,
+  folderNode,
+  isCut,
+  Node,
+  statusText,
+  statusTooltip,
+} from "./model";
 import { resolveServer } from "./resolve";
+import { TOOL_NAME, resolveToolPath, toolText } from "./tool";
 import { explicitValue, missingServerNotice, onceNotifier, repositoryUrl } from "./settings";
 
 /** Settings the server reads; the others (`server.path`, `trace.server`, `logLevel`) are ours. */
@@ -138,8 +153,8 @@ function touch(doc: vscode.TextDocument, kind: "read" | "write") {
 class GuidanceTree implements vscode.TreeDataProvider<Node> {
   private emitter = new vscode.EventEmitter<Node | undefined>();
   readonly onDidChangeTreeData = this.emitter.event;
-  /** The last result per folder URI, for the status bar. */
-  results = new Map<string, Effective>();
+  /** The last results per folder URI, for the status bar: the engine's, and the agents'. */
+  results = new Map<string, { e: Effective; all: AllProfiles }>();
 
   refresh() {
     this.emitter.fire(undefined);
@@ -180,28 +195,28 @@ class GuidanceTree implements vscode.TreeDataProvider<Node> {
     for (const folder of folders) {
       const inFolder = active && active.scheme === "file" && vscode.workspace.getWorkspaceFolder(active)?.uri.toString() === folder.uri.toString();
       try {
-        const e = await client.sendRequest<Effective>("instructions/effective", {
-          uri: inFolder && active ? active.toString() : folder.uri.toString(),
-        });
-        this.results.set(folder.uri.toString(), e);
-        const node = folderNode(folder.name, e, inFolder ? active?.toString() : undefined);
-        // The Agents group compares the agents the repository targets (its
-        // instructions-lsp.toml, else what its files show; the `profiles` setting overrides it)
-        // for the active folder (the only one, or the one holding the active editor), as if the
-        // agents had read the active file.
-        if (inFolder || folders.length === 1) {
-          const all = await client.sendRequest<AllProfiles>("instructions/effective", {
-            uri: inFolder && active ? active.toString() : folder.uri.toString(),
-            profile: "targets",
-          });
+        const uri = inFolder && active ? active.toString() : folder.uri.toString();
+        const e = await client.sendRequest<Effective>("instructions/effective", { uri });
+        // The agents the repository targets (its instructions-lsp.toml, else what its files
+        // show; the `profiles` setting overrides it), as if they had read the active file.
+        const all = await client.sendRequest<AllProfiles>("instructions/effective", { uri, profile: "targets" });
+        this.results.set(folder.uri.toString(), { e, all });
+        const activeFile = inFolder ? active?.toString() : undefined;
+        if (all.view === "agents") {
+          nodes.push(agentsFolderNode(folder.name, e, all, activeFile));
+        } else {
+          // `profile` chosen: the engine's blocks first, the agents compared below.
+          const node = folderNode(folder.name, e, activeFile);
           node.children!.push(agentsNode(e.folder, all));
+          nodes.push(node);
         }
-        nodes.push(node);
       } catch (err) {
         nodes.push({ id: folder.uri.toString(), label: folder.name, description: `error: ${String(err)}`, icon: "info" });
       }
     }
-    const empty = [...this.results.values()].every((e) => e.baseline.files.length === 0 && e.nested.length === 0);
+    const empty = [...this.results.values()].every(
+      ({ e, all }) => e.baseline.files.length === 0 && e.nested.length === 0 && all.profiles.every((p) => p.files.length === 0),
+    );
     void vscode.commands.executeCommand("setContext", "instructions.noFiles", empty);
     status.update(this);
     return nodes;
@@ -219,14 +234,16 @@ class Status {
   update(tree: GuidanceTree) {
     const active = vscode.window.activeTextEditor?.document.uri;
     const folder = (active && vscode.workspace.getWorkspaceFolder(active)) ?? vscode.workspace.workspaceFolders?.[0];
-    const e = folder && tree.results.get(folder.uri.toString());
-    if (!e) {
+    const r = folder && tree.results.get(folder.uri.toString());
+    if (!r) {
       this.item.hide();
       return;
     }
-    this.item.text = statusText(e);
-    this.item.tooltip = `${folder.name}: ${statusTooltip(e)}`;
-    this.item.backgroundColor = isCut(e) ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
+    const agents = r.all.view === "agents";
+    const cut = agents ? r.all.profiles.some((p) => p.files.some((f) => f.status === "truncated" || f.status === "omitted")) : isCut(r.e);
+    this.item.text = agents ? agentsStatusText(r.all) : statusText(r.e);
+    this.item.tooltip = `${folder.name}: ${agents ? agentsStatusTooltip(r.all) : statusTooltip(r.e)}`;
+    this.item.backgroundColor = cut ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
     this.item.show();
   }
 }
@@ -244,6 +261,33 @@ class ReadOnlyDocs implements vscode.TextDocumentContentProvider {
   texts = new Map<string, string>();
   provideTextDocumentContent(uri: vscode.Uri): string {
     return this.texts.get(uri.toString()) ?? "";
+  }
+}
+
+/** The workspace folders, for the tool's paths. */
+function toolFolders() {
+  return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => ({ name: f.name, fsPath: f.uri.fsPath }));
+}
+
+/**
+ * The language model tool: agent mode asks for the instructions of the file it is about to work
+ * on. The answer comes from the running server, and the call is a touch of the same session, so
+ * the sidebar's Reached group shows what the agent was given.
+ */
+class InstructionsTool implements vscode.LanguageModelTool<{ path: string }> {
+  prepareInvocation(options: vscode.LanguageModelToolInvocationPrepareOptions<{ path: string }>) {
+    const p = typeof options.input?.path === "string" ? options.input.path : "a file";
+    return { invocationMessage: `Reading the agent instructions for ${p}` };
+  }
+
+  async invoke(options: vscode.LanguageModelToolInvocationOptions<{ path: string }>): Promise<vscode.LanguageModelToolResult> {
+    if (!client) throw new Error("the instructions-lsp server is not running (see the Agent Instructions log)");
+    const file = resolveToolPath(options.input, toolFolders(), (p) => fs.existsSync(p));
+    const uri = vscode.Uri.file(file);
+    // Asked before the touch, so that the preview is what the touch adds.
+    const e = await client.sendRequest<Effective>("instructions/effective", { uri: uri.toString() });
+    await client.sendNotification("instructions/touch", { uri: uri.toString(), kind: "read" });
+    return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(toolText(vscode.workspace.asRelativePath(uri), e))]);
   }
 }
 
@@ -286,11 +330,40 @@ export async function activate(context: vscode.ExtensionContext) {
   };
 
   context.subscriptions.push(
+    vscode.lm.registerTool(TOOL_NAME, new InstructionsTool()),
+    // What agent mode gets from the tool for a file, through VS Code's own tool API.
+    vscode.commands.registerCommand("instructions.askTool", async (given?: string) => {
+      const active = vscode.window.activeTextEditor?.document.uri;
+      const p =
+        given ??
+        (await vscode.window.showInputBox({
+          title: "Ask the agent tool about a file",
+          prompt: "A path, absolute or relative to the workspace folder",
+          value: active?.scheme === "file" ? active.fsPath : "",
+        }));
+      if (!p) return;
+      if (!vscode.lm.tools.some((t) => t.name === TOOL_NAME)) {
+        void vscode.window.showErrorMessage(`Agent Instructions: the tool ${TOOL_NAME} is not registered`);
+        return;
+      }
+      try {
+        const result = await vscode.lm.invokeTool(TOOL_NAME, { input: { path: p }, toolInvocationToken: undefined });
+        const text = result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : "")).join("");
+        await show("Agent Tool Result.md", `<!-- ${TOOL_NAME} {"path": ${JSON.stringify(p)}} -->\n\n${text}`, "markdown");
+      } catch (err) {
+        void vscode.window.showErrorMessage(`Agent Instructions: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      tree.refresh();
+    }),
     vscode.commands.registerCommand("instructions.showEffective", async () => {
       const e = await effective();
       if (!e) return;
       const preview = e.preview && e.preview.rendered ? `\n\n<!-- preview: what a touch of the active file adds -->\n\n${e.preview.rendered}` : "";
-      await show("Effective Context.md", contextText(e) + preview, "markdown");
+      // The agents the repository targets first (as if they had read the active file), unless
+      // the `profile` setting chose the engine's rules.
+      const all = await client!.sendRequest<AllProfiles>("instructions/effective", { uri: commandTarget(), profile: "targets" });
+      const text = all.view === "agents" ? agentsContextText(all, e) : contextText(e) + preview;
+      await show("Effective Context.md", text, "markdown");
     }),
     vscode.commands.registerCommand("instructions.copyContext", async () => {
       const e = await effective();

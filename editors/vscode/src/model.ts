@@ -189,10 +189,14 @@ export interface ProfileFile {
   bytes: number;
   includedBytes: number;
   by?: string;
+  /** For a `waiting` rule: the globs whose first matching touch loads it. */
+  globs?: string[];
 }
 
 export interface ProfileResult {
   profile: string;
+  /** The agent's name for people ("Claude Code"). */
+  name?: string;
   mirrors: string;
   text: string;
   parts: string[];
@@ -207,6 +211,8 @@ export interface AllProfiles {
   profiles: ProfileResult[];
   /** Which agents, and why ("showing for Codex, Claude Code: detected from AGENTS.md, …"). */
   selectedBecause?: string;
+  /** What to show first: the selected agents, or the engine's blocks (the `profile` setting). */
+  view?: "agents" | "engine";
 }
 
 const REACHES = new Set(["loaded", "truncated"]);
@@ -217,34 +223,42 @@ function profileIcon(status: string): Icon {
   return "skipped";
 }
 
-/** The "Agents" group: a row per profile (what reaches that agent, what it cuts), its files below. */
-export function agentsNode(base: string, all: AllProfiles): Node {
-  const rows = all.profiles.map((p): Node => {
-    const reaching = p.files.filter((f) => REACHES.has(f.status));
-    const cut = p.files.filter((f) => CUT.has(f.status)).map((f) => f.path);
-    const files_ = `${reaching.length} file${reaching.length === 1 ? "" : "s"}`;
-    const description = `${files_} · ${formatBytes(p.bytes)}${cut.length ? ` · cuts ${cut.join(", ")}` : ""}`;
-    const files = p.files.map((f, i): Node => {
-      const size = f.status === "truncated" ? `${formatBytes(f.includedBytes)} of ${formatBytes(f.bytes)}` : formatBytes(f.bytes);
-      return {
-        id: `${base}#agents#${p.profile}#${i}`,
-        label: f.path,
-        description: `${f.status}${f.by ? ` (${f.by})` : ""} · ${size} · ${f.scope}`,
-        icon: profileIcon(f.status),
-        uri: f.uri,
-        cutBytes: f.status === "truncated" ? f.includedBytes : undefined,
-      };
-    });
+function fileSize(f: ProfileFile): string {
+  return f.status === "truncated" ? `${formatBytes(f.includedBytes)} of ${formatBytes(f.bytes)}` : formatBytes(f.bytes);
+}
+
+/** One profile's row: what reaches that agent, what it cuts; its files below. */
+function profileNode(base: string, p: ProfileResult, collapsed: boolean): Node {
+  const reaching = p.files.filter((f) => REACHES.has(f.status));
+  const cut = p.files.filter((f) => CUT.has(f.status)).map((f) => f.path);
+  const files_ = `${reaching.length} file${reaching.length === 1 ? "" : "s"}`;
+  const description = `${files_} · ${formatBytes(p.bytes)}${cut.length ? ` · cuts ${cut.join(", ")}` : ""}`;
+  const files = p.files.map((f, i): Node => {
+    const waits = f.status === "waiting" && f.globs?.length ? ` · loads when a file matching ${f.globs.join(", ")} is read` : "";
     return {
-      id: `${base}#agents#${p.profile}`,
-      label: p.profile,
-      description,
-      tooltip: `${p.profile} mirrors ${p.mirrors}${p.budget ? `\n${p.budget}` : ""}\n${p.bytes} bytes reach the agent`,
-      icon: cut.length ? "truncated" : reaching.length ? "loaded" : "skipped",
-      collapsed: true,
-      children: files.length ? files : [note(`${base}#agents#${p.profile}#none`, "Loads nothing here")],
+      id: `${base}#agents#${p.profile}#${i}`,
+      label: f.path,
+      description: `${f.status}${f.by ? ` (${f.by})` : ""} · ${fileSize(f)} · ${f.scope}${waits}`,
+      tooltip: `${f.path}\n${p.name ?? p.profile}: ${f.status}${f.by ? ` (${f.by})` : ""}${waits}\n${f.includedBytes} of ${f.bytes} bytes reach the agent`,
+      icon: profileIcon(f.status),
+      uri: f.uri,
+      cutBytes: f.status === "truncated" ? f.includedBytes : undefined,
     };
   });
+  return {
+    id: `${base}#agents#${p.profile}`,
+    label: collapsed ? p.profile : (p.name ?? p.profile),
+    description,
+    tooltip: `${p.name ?? p.profile} mirrors ${p.mirrors}${p.budget ? `\n${p.budget}` : ""}\n${p.bytes} bytes reach the agent`,
+    icon: cut.length ? "truncated" : reaching.length ? "loaded" : "skipped",
+    collapsed,
+    children: files.length ? files : [note(`${base}#agents#${p.profile}#none`, "Loads nothing here")],
+  };
+}
+
+/** The "Agents" group: a row per profile (what reaches that agent, what it cuts), its files below. */
+export function agentsNode(base: string, all: AllProfiles): Node {
+  const rows = all.profiles.map((p) => profileNode(base, p, true));
   return {
     id: `${base}#agents`,
     label: "Agents",
@@ -252,4 +266,57 @@ export function agentsNode(base: string, all: AllProfiles): Node {
     tooltip: all.selectedBecause,
     children: rows,
   };
+}
+
+/**
+ * A folder as its agents see it (the default): a group per agent the repository targets, with
+ * what each loads, cuts, ignores or keeps waiting; then, collapsed, the blocks this server hands
+ * an agent that asks it (the engine's session: Baseline, Reached, For this file, Not loaded).
+ */
+export function agentsFolderNode(name: string, e: Effective, all: AllProfiles, activeFile?: string): Node {
+  const engine = folderNode(name, e, activeFile);
+  const names = all.profiles.map((p) => p.name ?? p.profile);
+  return {
+    id: e.folder,
+    label: name,
+    description: `for ${names.join(", ")}`,
+    tooltip: all.selectedBecause,
+    children: [
+      ...all.profiles.map((p) => profileNode(e.folder, p, false)),
+      {
+        id: `${e.folder}#served`,
+        label: "Served blocks",
+        description: engine.description,
+        tooltip: "What this server hands an agent that asks it (instructions/effective, the seeds' lifecycle): set the `profile` setting to show these first",
+        collapsed: true,
+        children: engine.children,
+      },
+    ],
+  };
+}
+
+/** The status bar text for the agents: e.g. `$(book) Codex 31.9 KiB · Claude Code 12 KiB $(warning)`. */
+export function agentsStatusText(all: AllProfiles): string {
+  const cut = all.profiles.some((p) => p.files.some((f) => CUT.has(f.status)));
+  const parts = all.profiles.map((p) => `${p.name ?? p.profile} ${formatBytes(p.bytes)}`);
+  const text = parts.length > 3 ? `${parts.length} agents` : parts.join(" · ");
+  return `$(book) ${text}${cut ? " $(warning)" : ""}`;
+}
+
+/** The status bar tooltip for the agents: a line per agent, and why these agents. */
+export function agentsStatusTooltip(all: AllProfiles): string {
+  const lines = all.profiles.map((p) => {
+    const reaching = p.files.filter((f) => REACHES.has(f.status)).length;
+    const cut = p.files.filter((f) => CUT.has(f.status)).map((f) => `${f.path} ${f.status}`);
+    return `${p.name ?? p.profile}: ${reaching} file(s), ${p.bytes} bytes${cut.length ? `; ${cut.join(", ")}` : ""}`;
+  });
+  return [`Agent instructions (${all.selectedBecause ?? "the selected agents"})`, ...lines].join("\n");
+}
+
+/** "Show Effective Context" for the agents: each agent's text as it gets it, then the served blocks. */
+export function agentsContextText(all: AllProfiles, e: Effective): string {
+  const parts = all.profiles.map((p) => `<!-- ${p.name ?? p.profile} (mirrors ${p.mirrors}): ${p.bytes} bytes -->\n\n${p.text}`);
+  const served = contextText(e);
+  if (served) parts.push(`<!-- Served blocks: what this server hands an agent that asks it -->\n\n${served}`);
+  return parts.join("\n\n");
 }

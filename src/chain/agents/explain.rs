@@ -171,6 +171,33 @@ pub fn display_name(profile: &str) -> &'static str {
     }
 }
 
+/// The files that every selected agent ignores for another and none gets: a problem, not a
+/// piece of information. `ignored` holds the agents' findings, `reached` every file some
+/// selected agent gets. Returns one `notRead` warning per such file, saying what each agent
+/// loads instead; the caller drops those files' `agentIgnored` findings.
+pub fn not_read<'a>(
+    ignored: impl IntoIterator<Item = &'a crate::chain::lint::Finding>,
+    reached: &std::collections::BTreeSet<std::path::PathBuf>,
+) -> Vec<crate::chain::lint::Finding> {
+    use crate::chain::lint::{Code, Finding, Span};
+    let mut by_path: std::collections::BTreeMap<&Path, Vec<&str>> = std::collections::BTreeMap::new();
+    for f in ignored {
+        if f.code == Code::AgentIgnored && !reached.contains(&f.path) {
+            by_path.entry(&f.path).or_default().push(&f.message);
+        }
+    }
+    by_path
+        .into_iter()
+        .map(|(path, messages)| Finding {
+            path: path.to_path_buf(),
+            code: Code::NotRead,
+            span: Span::FirstLine,
+            message: format!("no agent this repository is checked for reads this file: {}", messages.join("; ")),
+            related: None,
+        })
+        .collect()
+}
+
 /// Whether `a` and `b` are one file (a link and its target, say).
 fn same_file(a: &Path, b: Option<&Path>) -> bool {
     b.is_some_and(|b| super::walk::file_key(a).is_some_and(|k| super::walk::file_key(b) == Some(k)))

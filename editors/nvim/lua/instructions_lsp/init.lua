@@ -9,7 +9,7 @@
 
 local M = {}
 
--- Every setting of the server (SPEC section 2).
+-- Every setting of the server (docs/settings.md).
 M.setting_keys = {
   'profile', 'instructionFileCandidates', 'localInstructionFileCandidates', 'dshHome',
   'globalInstructionFile', 'projectRootMarkers', 'baselineMaxBytes', 'maxFileBytes', 'frame',
@@ -84,6 +84,42 @@ function M.context_text(result)
   return table.concat(blocks, '\n\n')
 end
 
+--- "600 B", "1.2 KiB".
+local function size(bytes)
+  if bytes < 1024 then
+    return bytes .. ' B'
+  end
+  return kib(bytes) .. ' KiB'
+end
+
+--- The statusline of the agents a `profile = "targets"` answer shows: e.g.
+--- `Codex 31.9 KiB · Claude Code 476 B`, and whether any of them cuts a file.
+function M.agents_status(result)
+  local parts, cut = {}, false
+  for _, p in ipairs(result.profiles) do
+    table.insert(parts, (p.name or p.profile) .. ' ' .. size(p.bytes))
+    for _, f in ipairs(p.files) do
+      cut = cut or f.status == 'truncated' or f.status == 'omitted'
+    end
+  end
+  local text = #parts > 3 and (#parts .. ' agents') or table.concat(parts, ' · ')
+  return { text = text, cut = cut }
+end
+
+--- :InstructionsEffective for the agents: each agent's text as it gets it, then the blocks this
+--- server hands an agent that asks it (`engine`, an `instructions/effective` result).
+function M.agents_text(result, engine)
+  local parts = {}
+  for _, p in ipairs(result.profiles) do
+    table.insert(parts, string.format('<!-- %s (mirrors %s): %d bytes -->\n\n%s', p.name or p.profile, p.mirrors, p.bytes, p.text))
+  end
+  local served = engine and M.context_text(engine) or ''
+  if served ~= '' then
+    table.insert(parts, '<!-- Served blocks: what this server hands an agent that asks it -->\n\n' .. served)
+  end
+  return table.concat(parts, '\n\n')
+end
+
 local function status_of(result)
   local total = result.baseline.bytes
   local cut = #result.baseline.omitted > 0 or #result.baseline.truncated > 0
@@ -107,19 +143,29 @@ local function client_of(root)
   return client
 end
 
---- Asks the server of `root` for the session's state and caches the statusline text.
+--- Asks the server of `root` for the session's state and caches the statusline text: what
+--- reaches each agent the repository targets, or, with the `profile` setting, the engine's
+--- blocks against their budget.
 function M.refresh(root)
   local client = client_of(root)
   if not client then
     return
   end
-  client.request('instructions/effective', { uri = vim.uri_from_fname(root) }, function(err, result)
-    if err or not result then
-      return
-    end
-    state.status[root] = status_of(result)
+  local uri = vim.uri_from_fname(root)
+  local function show(status)
+    state.status[root] = status
     vim.schedule(function()
       vim.cmd('redrawstatus!')
+    end)
+  end
+  client.request('instructions/effective', { uri = uri, profile = 'targets' }, function(err, result)
+    if not err and result and result.view == 'agents' then
+      return show(M.agents_status(result))
+    end
+    client.request('instructions/effective', { uri = uri }, function(err2, engine)
+      if not err2 and engine then
+        show(status_of(engine))
+      end
     end)
   end)
 end
@@ -246,7 +292,6 @@ local function scratch(name, text, filetype, root)
   return buf
 end
 
---- :InstructionsEffective: the blocks of the current file's session, and its preview.
 --- The `instructions/effective` result for the current buffer, or nil (after a message).
 local function effective_here()
   local _, uri, root = current()
@@ -256,14 +301,24 @@ local function effective_here()
   return request('instructions/effective', { uri = uri }), root
 end
 
+--- :InstructionsEffective: what each agent the repository targets gets here (as if it had read
+--- the current file), then the blocks of the session; with the `profile` setting, the
+--- session's blocks and the preview of the current file.
 function M.show_effective()
   local result, root = effective_here()
   if not result then
     return
   end
-  local text = M.context_text(result)
-  if result.preview ~= vim.NIL and result.preview and result.preview.rendered ~= '' then
-    text = text .. '\n\n<!-- preview: what a touch of this file adds -->\n\n' .. result.preview.rendered
+  local _, uri = current()
+  local targets = request('instructions/effective', { uri = uri, profile = 'targets' })
+  local text
+  if targets and targets.view == 'agents' then
+    text = M.agents_text(targets, result)
+  else
+    text = M.context_text(result)
+    if result.preview ~= vim.NIL and result.preview and result.preview.rendered ~= '' then
+      text = text .. '\n\n<!-- preview: what a touch of this file adds -->\n\n' .. result.preview.rendered
+    end
   end
   return scratch('instructions://effective', text, 'markdown', root)
 end
@@ -366,8 +421,9 @@ function M.copy(register)
   return text
 end
 
---- For the statusline: e.g. `12.3/64 KiB`, with the cut mark when anything is cut; empty when
---- the buffer has no session.
+--- For the statusline: e.g. `Codex 1.2 KiB · Claude Code 476 B` (the agents the repository
+--- targets; `12.3/64 KiB` of the session's blocks with the `profile` setting), with the cut mark
+--- when anything is cut; empty when the buffer has no session.
 function M.statusline()
   local root = root_of_buf(vim.api.nvim_get_current_buf())
   local s = root and state.status[root]

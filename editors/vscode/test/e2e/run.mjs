@@ -166,7 +166,7 @@ try {
   await page.waitForSelector(".monaco-workbench", { timeout: TIMEOUT });
   const { view, rows } = await openGuidance(page);
 
-  await check("the tree shows each folder's files in order with their statuses", async () => {
+  await check("each folder shows the agents its repository targets, with their files and statuses", async () => {
     const texts = await waitFor("tree rows", async () => {
       const r = await rows();
       return r.some((t) => t.startsWith("beta")) && r.some((t) => t.includes("truncated")) ? r : null;
@@ -177,11 +177,19 @@ try {
     const alphaRows = texts.slice(alpha, beta);
     const betaRows = texts.slice(beta);
     const at = (rs, s) => rs.findIndex((t) => t.startsWith(s));
-    if (!(at(alphaRows, "Baseline") < at(alphaRows, "AGENTS.md loaded") && at(alphaRows, "AGENTS.md loaded") < at(alphaRows, "Not loaded")))
-      throw new Error(`alpha: ${JSON.stringify(alphaRows)}`);
-    if (!alphaRows.some((t) => t.startsWith("CLAUDE.md shadowed by AGENTS.md"))) throw new Error("alpha: CLAUDE.md not listed as shadowed");
-    if (!betaRows.some((t) => /^AGENTS\.md truncated · [\d.]+ (B|KiB) of 3\.6 KiB/.test(t))) throw new Error(`beta: ${JSON.stringify(betaRows)}`);
+    // alpha holds AGENTS.md (Codex, opencode) and CLAUDE.md (Claude Code): a group per agent,
+    // in that order, each with its files.
+    if (!alphaRows[0].startsWith("alpha for Codex, Claude Code, opencode")) throw new Error(`alpha: ${JSON.stringify(alphaRows)}`);
+    const order = ["Codex 1 file ·", "AGENTS.md loaded", "Claude Code 1 file ·", "CLAUDE.md loaded", "opencode 1 file ·", "Served blocks"].map((s) => at(alphaRows, s));
+    if (order.some((i, k) => i < 0 || (k > 0 && i <= order[k - 1]))) throw new Error(`alpha: ${JSON.stringify(alphaRows)}`);
+    if (alphaRows.some((t) => t.startsWith("DeepSeek Harness"))) throw new Error("dsh-next is not targeted here");
+    // beta's instructions-lsp.toml gives Codex a 1200-byte budget: Codex cuts AGENTS.md.
+    if (!betaRows.some((t) => /^Codex 1 file · [\d.]+ KiB · cuts AGENTS\.md/.test(t))) throw new Error(`beta: ${JSON.stringify(betaRows)}`);
+    if (!betaRows.some((t) => /^AGENTS\.md truncated · 1\.2 KiB of 3\.6 KiB/.test(t))) throw new Error(`beta: ${JSON.stringify(betaRows)}`);
   });
+  // Away from the activity bar, whose tooltip would cover the tree.
+  await page.mouse.move(800, 500);
+  await page.waitForTimeout(1500);
   await shot("sidebar");
 
   await check("the two folders show different chains", async () => {
@@ -213,29 +221,23 @@ try {
     await shot("hover");
   });
 
-  await check("the Agents group compares the agents the repository targets for the active folder", async () => {
-    const agents = await waitFor("the Agents rows", async () => {
+  await check("the served blocks (the engine's session) are one click away", async () => {
+    const index = (await rows()).findIndex((t) => t.startsWith("Served blocks"));
+    await view.locator(".monaco-list-row").nth(index).click();
+    const texts = await waitFor("the served groups", async () => {
       const r = await rows();
-      return r.some((t) => t.startsWith("Agents")) && r.some((t) => t.startsWith("opencode")) ? r : null;
+      return r.some((t) => t.startsWith("Baseline")) ? r : null;
     });
-    const at = agents.findIndex((t) => t.startsWith("Agents"));
-    const profiles = agents.slice(at + 1, at + 4).map((t) => t.split(" ")[0]);
-    log(`agents: ${JSON.stringify(agents.slice(at, at + 4))}`);
-    // alpha holds AGENTS.md (Codex, opencode) and CLAUDE.md (Claude Code).
-    if (JSON.stringify(profiles) !== JSON.stringify(["codex", "claude", "opencode"]))
-      throw new Error(`profiles: ${JSON.stringify(agents.slice(at, at + 4))}`);
-    if (agents.slice(at).some((t) => t.startsWith("dsh-next "))) throw new Error("dsh-next is not targeted here");
-    // opencode and Claude Code each load one of the two files.
-    const row = (name) => agents.slice(at).find((t) => t.startsWith(`${name} `));
-    if (!row("opencode")?.startsWith("opencode 1 file ·")) throw new Error(`opencode: ${row("opencode")}`);
-    if (!row("claude")?.startsWith("claude 1 file ·")) throw new Error(`claude: ${row("claude")}`);
-    await shot("agents");
+    const at = (s) => texts.findIndex((t) => t.startsWith(s));
+    if (!(at("Served blocks") < at("Baseline") && at("Baseline") < at("Not loaded"))) throw new Error(JSON.stringify(texts));
+    if (!texts.some((t) => t.startsWith("CLAUDE.md shadowed by AGENTS.md"))) throw new Error(`the dsh rules shadow CLAUDE.md: ${JSON.stringify(texts)}`);
+    await shot("served");
   });
 
-  await check("the status bar shows the active file's session", async () => {
-    const item = page.locator(".statusbar-item:has-text('KiB')");
+  await check("the status bar shows what reaches each agent of the active file's folder", async () => {
+    const item = page.locator(".statusbar-item:has-text('Claude Code')");
     const text = await waitFor("a status bar item", async () => ((await item.count()) ? (await item.first().innerText()).trim() : null));
-    if (!/^[\d.]+\/64 KiB$/.test(text)) throw new Error(`status bar: "${text}"`);
+    if (!/^Codex [\d.]+ (B|KiB) · Claude Code [\d.]+ (B|KiB) · opencode [\d.]+ (B|KiB)$/.test(text)) throw new Error(`status bar: "${text}"`);
     await item.first().click();
   });
 
@@ -252,6 +254,48 @@ try {
     const size = `AGENTS.md loaded · ${Buffer.byteLength(text)} B`;
     await waitFor(`"${size}" in the tree`, async () => (await rows()).some((t) => t.startsWith(size)));
     await shot("after-write");
+  });
+
+  await check("the agent tool is registered, returns a file's nested block, and the sidebar shows the touch", async () => {
+    // Nothing below alpha's root was touched yet.
+    const reachedNone = async () => {
+      const r = await rows();
+      return r.some((t) => t.startsWith("No nested file reached yet")) ? r : null;
+    };
+    if (!(await reachedNone())) {
+      const index = (await rows()).findIndex((t) => t.startsWith("Served blocks"));
+      await view.locator(".monaco-list-row").nth(index).click();
+      await waitFor("the served blocks, with nothing reached", reachedNone);
+    }
+    // Through VS Code's own tool API (vscode.lm.tools, then vscode.lm.invokeTool), as agent mode calls it.
+    await page.keyboard.press("F1");
+    await page.keyboard.type("Agent Instructions: Ask the Agent Tool");
+    await page.keyboard.press("Enter");
+    const input = page.locator(".quick-input-widget input");
+    await input.waitFor({ timeout: TIMEOUT });
+    await input.fill("alpha/src/main.rs");
+    await page.keyboard.press("Enter");
+    await page.locator('.tab.active:has-text("Agent Tool Result")').waitFor({ timeout: TIMEOUT });
+    const lines = page.locator(".part.editor .monaco-editor .view-lines");
+    // Monaco renders the visible lines only: the head first, then the end of the answer.
+    // Monaco renders spaces as no-break spaces.
+    const shown = async () => (await lines.first().innerText()).replace(/\u00a0/g, " ");
+    const text = await waitFor("the tool's answer", async () => {
+      const t = await shown();
+      return t.includes("Project instructions that apply to alpha/src/main.rs") ? t : null;
+    });
+    log(`tool: ${text.replace(/\s+/g, " ").slice(0, 200)}`);
+    if (!text.includes("Rewritten on disk by another process.")) throw new Error(`the root's block comes first: ${text}`);
+    await page.locator(".part.editor .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+End");
+    await waitFor("the nested block at the end of the answer", async () => (await shown()).includes("Every module has a unit test."));
+    // The call was a touch of alpha's session: src/AGENTS.md is reached now.
+    await waitFor("src/AGENTS.md in Reached", async () => {
+      const r = await rows();
+      const at = r.findIndex((t) => t.startsWith("Reached 1"));
+      return at >= 0 && r[at + 1]?.startsWith("src/AGENTS.md loaded") ? r : null;
+    });
+    await shot("tool");
   });
 } finally {
   await page.close();
@@ -288,6 +332,8 @@ writeFileSync(
     "security.workspace.trust.startupPrompt": "never",
     "window.restoreWindows": "none",
     "instructions.stateDir": null,
+    // The engine's rules first: the global file this workspace points at is theirs.
+    "instructions.profile": "dsh",
   }),
 );
 const untrusted = await startCodeServer("untrusted", userDir2, [hostile]);

@@ -4,7 +4,21 @@ import { readFileSync } from "fs";
 import { join } from "path";
 import { test } from "node:test";
 
-import { AllProfiles, agentsNode, Effective, folderNode, formatBytes, statusText, isCut, contextText, reasonText } from "../../src/model";
+import {
+  AllProfiles,
+  agentsContextText,
+  agentsFolderNode,
+  agentsNode,
+  agentsStatusText,
+  agentsStatusTooltip,
+  Effective,
+  folderNode,
+  formatBytes,
+  statusText,
+  isCut,
+  contextText,
+  reasonText,
+} from "../../src/model";
 
 const load = (name: string): Effective => JSON.parse(readFileSync(join(__dirname, "../../test/unit/fixtures", name), "utf8"));
 
@@ -95,4 +109,53 @@ test("the Agents group says which agents it shows, and why", () => {
   assert.deepEqual(group.children!.map((r) => r.label), ["codex", "claude", "opencode"]);
   assert.equal(group.description, "3");
   assert.equal(group.tooltip, because);
+});
+
+// Recorded from the server with `profile: "targets"` on a repository holding AGENTS.md, a CLAUDE.md
+// that imports it, and a `.claude/rules` file with `paths:`.
+const targets = (): AllProfiles =>
+  JSON.parse(readFileSync(join(__dirname, "../../test/unit/fixtures/profiles-targets.json"), "utf8"));
+
+test("by default a folder shows a group per targeted agent, the served blocks collapsed below", () => {
+  const all = targets();
+  assert.equal(all.view, "agents");
+  const node = agentsFolderNode("acme", load("effective-cut.json"), all);
+  assert.equal(node.description, "for Codex, Claude Code, opencode");
+  assert.match(node.tooltip!, /^showing for Codex, Claude Code, opencode: detected from/);
+  assert.deepEqual(node.children!.map((g) => g.label), ["Codex", "Claude Code", "opencode", "Served blocks"]);
+  const [, claude, , served] = node.children!;
+  assert.equal(claude.collapsed, false, "the agents are the view: expanded");
+  assert.deepEqual(claude.children!.map((f) => [f.label, f.icon]), [
+    ["CLAUDE.md", "loaded"],
+    ["AGENTS.md", "loaded"],
+    [".claude/rules/api.md", "skipped"],
+  ]);
+  assert.match(claude.children![1].description!, /^loaded \(CLAUDE.md\) · 28 B · import$/);
+  assert.equal(
+    claude.children![2].description,
+    "waiting · 67 B · project · loads when a file matching src/api/** is read",
+    "a rule with paths: says what loads it",
+  );
+  assert.equal(served.collapsed, true);
+  assert.deepEqual(served.children!.map((g) => g.label), ["Baseline", "Reached", "For this file", "Not loaded"]);
+});
+
+test("the status bar names each targeted agent and what reaches it", () => {
+  const all = targets();
+  assert.equal(agentsStatusText(all), "$(book) Codex 103 B · Claude Code 476 B · opencode 71 B");
+  const tooltip = agentsStatusTooltip(all).split("\n");
+  assert.match(tooltip[0], /^Agent instructions \(showing for Codex, Claude Code, opencode/);
+  assert.equal(tooltip[2], "Claude Code: 2 file(s), 476 bytes");
+  // A cut anywhere shows the warning; more than three agents are counted, not listed.
+  const cut: AllProfiles = { ...all, profiles: [...all.profiles, ...all.profiles] };
+  cut.profiles[0] = { ...cut.profiles[0], files: [{ ...cut.profiles[0].files[0], status: "truncated" }] };
+  assert.equal(agentsStatusText(cut), "$(book) 6 agents $(warning)");
+});
+
+test("Show Effective Context gives each agent's text, then the served blocks", () => {
+  const all = targets();
+  const e = load("effective-cut.json");
+  const text = agentsContextText(all, e);
+  assert.ok(text.startsWith(`<!-- Codex (mirrors Codex CLI 0.171.0): 103 bytes -->\n\n${all.profiles[0].text}\n\n<!-- Claude Code`), text);
+  assert.ok(text.endsWith(contextText(e)));
 });
