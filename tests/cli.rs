@@ -533,7 +533,7 @@ fn compare_has_a_row_per_profile_and_reads_touches() {
     assert!(o.status.success(), "{}", stderr(&o));
     let rows: Value = serde_json::from_str(&stdout(&o)).expect("json");
     let names: Vec<&str> = rows.as_array().expect("rows").iter().filter_map(|r| r["profile"].as_str()).collect();
-    assert_eq!(names, ["dsh", "ds4", "codex", "claude", "gemini", "opencode", "dsh-next"]);
+    assert_eq!(names, ["dsh", "ds4", "codex", "claude", "gemini", "opencode", "dsh-next", "copilot", "cursor"]);
     let row = |name: &str| {
         rows.as_array().and_then(|r| r.iter().find(|r| r["profile"] == name)).cloned().unwrap_or(Value::Null)
     };

@@ -422,7 +422,7 @@ async fn effective_answers_one_profile_or_all_of_them() {
     let all = c.effective(json!({"profile": "all"})).await;
     let names: Vec<&str> =
         all["profiles"].as_array().expect("profiles").iter().filter_map(|p| p["profile"].as_str()).collect();
-    assert_eq!(names, ["dsh", "ds4", "codex", "claude", "gemini", "opencode", "dsh-next"]);
+    assert_eq!(names, ["dsh", "ds4", "codex", "claude", "gemini", "opencode", "dsh-next", "copilot", "cursor"]);
     let dsh = &all["profiles"][0];
     assert!(
         dsh["files"].as_array().expect("files").iter().any(|f| f["path"] == "pkg/AGENTS.md" && f["status"] == "loaded")
@@ -435,9 +435,9 @@ async fn effective_answers_one_profile_or_all_of_them() {
     assert_eq!(claude["text"].as_str().map(|t| t.contains("old claude rules")), Some(true));
     assert_eq!(claude["parts"].as_array().map(Vec::len), Some(1), "Claude Code's one reminder at start");
 
-    let err = c.request("instructions/effective", json!({"profile": "cursor"})).await.expect_err("unknown profile");
+    let err = c.request("instructions/effective", json!({"profile": "windsurf"})).await.expect_err("unknown profile");
     let message = err["message"].as_str().unwrap_or_default();
-    assert!(message.contains("unknown profile `cursor`") && message.contains("dsh-next, all"), "{message}");
+    assert!(message.contains("unknown profile `windsurf`") && message.contains("cursor, all"), "{message}");
     c.finish().await;
 }
 

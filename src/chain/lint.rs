@@ -50,6 +50,9 @@ pub enum Code {
     UnreadableDirectory,
     /// No agent the repository is checked for reads this file (each loads another instead).
     NotRead,
+    /// A rule an agent never attaches as written: a glob that matches no file, front matter
+    /// that does not parse, a Cursor rule with nothing that attaches it.
+    AgentRule,
 }
 
 impl Code {
@@ -69,6 +72,7 @@ impl Code {
             Self::LinkOutside => "linkOutside",
             Self::UnreadableDirectory => "unreadableDirectory",
             Self::NotRead => "notRead",
+            Self::AgentRule => "agentRule",
         }
     }
 
@@ -81,7 +85,8 @@ impl Code {
             | Self::AgentCut
             | Self::LinkOutside
             | Self::UnreadableDirectory
-            | Self::NotRead => Severity::Warning,
+            | Self::NotRead
+            | Self::AgentRule => Severity::Warning,
             Self::AgentIgnored => Severity::Information,
             Self::TooLarge | Self::InvalidUtf8 => Severity::Error,
             Self::FrameEscape => Severity::Information,

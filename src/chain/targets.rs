@@ -30,6 +30,9 @@ pub struct AgentConfig {
     /// The agent's file names (Codex: its fallback names; Gemini CLI: `context.fileName`;
     /// dsh-agent-instructions: `instructionFileCandidates`).
     pub file_names: Option<Vec<String>>,
+    /// Editor settings (Copilot: VS Code's `chat.*` switches, see
+    /// [`agents::COPILOT_SETTINGS`]), winning over the workspace's `.vscode/settings.json`.
+    pub settings: Option<BTreeMap<String, serde_json::Value>>,
 }
 
 /// Every key but `agents` is an agent's table (checked after parsing).
@@ -54,7 +57,8 @@ impl ProjectConfig {
     /// The overrides the configuration gives one agent.
     pub fn overrides(&self, agent: &str) -> Overrides {
         let c = self.settings.get(agent).cloned().unwrap_or_default();
-        Overrides { max_bytes: c.max_bytes, candidates: c.file_names }
+        let editor = c.settings.iter().flatten().map(|(k, v)| (k.clone(), v.clone())).collect();
+        Overrides { max_bytes: c.max_bytes, candidates: c.file_names, editor }
     }
 }
 
@@ -107,6 +111,15 @@ pub fn load_config(path: &Path) -> Result<ProjectConfig, String> {
                 "{shown}: [{name}] file-names: `{bad}` is not a file name (no `/`, `\\`, `.` or `..`)"
             ));
         }
+        if let Some(keys) = &table.settings {
+            let known = |k: &str| name == "copilot" && agents::COPILOT_SETTINGS.contains(&k);
+            if let Some(bad) = keys.keys().find(|k| !known(k)) {
+                return Err(format!(
+                    "{shown}: [{name}] settings: `{bad}` is not a setting this profile reads (copilot reads {})",
+                    agents::COPILOT_SETTINGS.join(", ")
+                ));
+            }
+        }
         settings.insert(name, table);
     }
     Ok(ProjectConfig { path: path.to_path_buf(), agents: raw.agents, settings })
@@ -124,16 +137,7 @@ pub fn detect<'a>(names: impl IntoIterator<Item = &'a str>) -> (Vec<&'static str
     let mut agents_found: Vec<&'static str> = Vec::new();
     let mut evidence: Vec<String> = Vec::new();
     for name in names {
-        let agents: &[&'static str] = match name {
-            "AGENTS.md" | "AGENTS.override.md" => &["codex", "opencode"],
-            "CLAUDE.md" | "CLAUDE.local.md" | ".claude" => &["claude"],
-            "GEMINI.md" => &["gemini"],
-            _ => &[],
-        };
-        if agents.is_empty() {
-            continue;
-        }
-        let shown = if name == ".claude" { ".claude/".to_string() } else { name.to_string() };
+        let Some((agents, shown)) = agents_of(name) else { continue };
         if !evidence.contains(&shown) {
             evidence.push(shown);
         }
@@ -146,6 +150,24 @@ pub fn detect<'a>(names: impl IntoIterator<Item = &'a str>) -> (Vec<&'static str
     agents_found.sort_by_key(|a| agents::NAMES.iter().position(|n| n == a));
     evidence.sort();
     (agents_found, evidence)
+}
+
+/// The agents whose file `name` is, and how the evidence is shown; `None` for a name no agent
+/// reads. Copilot's instructions files and Cursor's rules go by their endings, since their
+/// folders (`instructions`, `rules`) have common names.
+fn agents_of(name: &str) -> Option<(&'static [&'static str], String)> {
+    let found: (&'static [&'static str], &str) = match name {
+        "AGENTS.md" | "AGENTS.override.md" => (&["codex", "opencode"], name),
+        "CLAUDE.md" | "CLAUDE.local.md" => (&["claude"], name),
+        ".claude" => (&["claude"], ".claude/"),
+        "GEMINI.md" => (&["gemini"], name),
+        "copilot-instructions.md" => (&["copilot"], ".github/copilot-instructions.md"),
+        n if n.ends_with(".instructions.md") => (&["copilot"], ".github/instructions/"),
+        ".cursorrules" => (&["cursor"], name),
+        n if n.ends_with(".mdc") => (&["cursor"], ".cursor/rules/"),
+        _ => return None,
+    };
+    Some((found.0, found.1.to_string()))
 }
 
 /// The most entries [`names_below`] looks at.
@@ -255,6 +277,12 @@ mod tests {
         assert_eq!(agents, ["claude", "gemini"]);
         assert_eq!(evidence, [".claude/", "GEMINI.md"]);
         assert!(detect(["README.md"]).0.is_empty());
+        let (agents, evidence) = detect(["copilot-instructions.md", "go.instructions.md", "api.mdc", ".cursorrules"]);
+        assert_eq!(agents, ["copilot", "cursor"]);
+        assert_eq!(
+            evidence,
+            [".cursor/rules/", ".cursorrules", ".github/copilot-instructions.md", ".github/instructions/"]
+        );
     }
 
     #[test]

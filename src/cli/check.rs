@@ -130,11 +130,12 @@ fn walk(root: &Path, names: &BTreeSet<String>) -> Walked {
         match entry {
             Ok(e) => {
                 let Some(name) = e.file_name().to_str() else { continue };
-                if !crate::chain::targets::detect([name]).0.is_empty() {
+                let detected = !crate::chain::targets::detect([name]).0.is_empty();
+                if detected {
                     w.names.insert(name.to_string());
                 }
                 let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-                if !is_dir && names.contains(name) {
+                if !is_dir && (names.contains(name) || detected) {
                     if let Some(parent) = e.path().parent() {
                         w.dirs.insert(paths::normalize(parent));
                     }

@@ -51,6 +51,13 @@ pub struct Row {
     pub skipped: Vec<String>,
     /// Rules that load only when a touch reaches a matching file, with their globs.
     pub waits: Vec<String>,
+    /// Files the agent tells the model of, for it to read when it judges them relevant
+    /// (Copilot's instructions without `applyTo`, Cursor's agent-requested rules).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub on_request: Vec<String>,
+    /// Rules that reach the agent only when the user names them (Cursor).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub manual: Vec<String>,
     /// Why the agent loads nothing, when it does not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -142,6 +149,7 @@ fn rows(args: &CompareArgs) -> Result<(Vec<Row>, String), String> {
         let from_sets = super::agent_overrides(p, &sets_value, true)?;
         o.max_bytes = from_sets.max_bytes.or(o.max_bytes);
         o.candidates = from_sets.candidates.or(o.candidates);
+        o.editor.extend(from_sets.editor);
         let Some(profile) = agents::profile(p, &agent_env, &o) else { continue };
         out.push(agent_row(&profile, &folder, &touched, &name));
     }
@@ -159,6 +167,7 @@ fn engine_row(
     obj.insert("profile".into(), Value::String(profile.name().into()));
     // Keys only agents take are not the engine's business.
     obj.remove("profiles");
+    obj.retain(|k, _| !agents::COPILOT_SETTINGS.contains(&k.as_str()));
     let (settings, problems) = Settings::parse(&Value::Object(obj), None, env);
     if let Some(p) = problems.first() {
         return Err(p.to_string());
@@ -182,6 +191,8 @@ fn engine_row(
         shadowed: Vec::new(),
         skipped: Vec::new(),
         waits: Vec::new(),
+        on_request: Vec::new(),
+        manual: Vec::new(),
         note: None,
         budget: Some(match u64::try_from(session.settings.budget_bytes) {
             Ok(b) if b > 0 => format!("{} budget per block", agents::size_words(b)),
@@ -294,6 +305,8 @@ fn agent_row(
             .into_iter()
             .map(|f| format!("{} (for {})", name(&f.path), agents::globs_words(&f.globs)))
             .collect(),
+        on_request: names(with(&[Status::OnRequest])),
+        manual: names(with(&[Status::Manual])),
         note,
         budget: view.budget.clone(),
     }
@@ -334,6 +347,8 @@ fn text(rows: &[Row]) -> String {
         item("ignores", r.shadowed.clone());
         item("skips", r.skipped.clone());
         item("waits", r.waits.clone());
+        item("on request", r.on_request.clone());
+        item("manual", r.manual.clone());
         if let Some(note) = &r.note {
             out.push_str(&format!("  {note}\n"));
         }
@@ -362,6 +377,8 @@ mod tests {
             shadowed: vec![],
             skipped: vec![],
             waits: vec![".claude/rules/api.md (for `src/api/**`)".into()],
+            on_request: vec![],
+            manual: vec![],
             note: None,
             budget: Some("32 KiB shared budget".into()),
         };

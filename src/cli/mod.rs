@@ -68,7 +68,7 @@ pub struct CompareArgs {
     #[arg(long = "touch", value_name = "FILE")]
     pub touch: Vec<PathBuf>,
     /// Compare these profiles instead of the agents the repository targets (repeatable): dsh,
-    /// ds4, codex, claude, gemini, opencode, dsh-next, or all.
+    /// ds4, codex, claude, gemini, opencode, dsh-next, copilot, cursor, or all.
     #[arg(long, value_name = "P")]
     pub profile: Vec<String>,
     /// Compare every profile.
@@ -188,7 +188,16 @@ pub fn agent_overrides(name: &str, sets: &Value, lenient: bool) -> Result<crate:
                         })?,
                 );
             }
+            k if name == "copilot" && crate::chain::agents::COPILOT_SETTINGS.contains(&k) => {
+                o.editor.insert(k.to_string(), value.clone());
+            }
             _ if lenient => {}
+            other if name == "copilot" => {
+                return Err(format!(
+                    "the agent profile `copilot` takes {}, not `{other}`",
+                    crate::chain::agents::COPILOT_SETTINGS.join(", ")
+                ));
+            }
             other => {
                 return Err(format!(
                     "the agent profile `{name}` takes baselineMaxBytes and instructionFileCandidates, not `{other}`"

@@ -25,7 +25,7 @@ pub struct EffectiveParams {
 }
 
 impl EffectiveParams {
-    pub const SHAPE: &'static str = "{ uri?: string, unsaved?: boolean, profile?: \"dsh\" | \"ds4\" | \"codex\" | \"claude\" | \"gemini\" | \"opencode\" | \"dsh-next\" | \"all\" }";
+    pub const SHAPE: &'static str = "{ uri?: string, unsaved?: boolean, profile?: \"dsh\" | \"ds4\" | \"codex\" | \"claude\" | \"gemini\" | \"opencode\" | \"dsh-next\" | \"copilot\" | \"cursor\" | \"all\" | \"targets\" }";
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

@@ -147,6 +147,8 @@ pub fn agents(
                     format!("ignores it for `{}`", by.unwrap_or_default())
                 }
                 agents::Status::Waiting => format!("loads it on reading {}", agents::globs_words(&f.globs)),
+                agents::Status::OnRequest => "reads it when the model asks for it".to_string(),
+                agents::Status::Manual => "loads it only when you @-mention it".to_string(),
                 other => other.as_str().to_string(),
             };
             parts.push(format!("{agent}: {what}"));

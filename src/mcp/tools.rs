@@ -111,7 +111,7 @@ pub fn definitions() -> Vec<Tool> {
                     "profile": {
                         "type": "string",
                         "enum": profiles,
-                        "description": "Whose loading rules to follow: dsh or ds4 (this server's engine), or an agent (codex, claude, gemini, opencode, dsh-next). Default: the server's profile."
+                        "description": "Whose loading rules to follow: dsh or ds4 (this server's engine), or an agent (codex, claude, gemini, opencode, dsh-next, copilot, cursor). Default: the server's profile."
                     }
                 },
                 "required": ["path"],

@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::profile::{AgentProfile, LayerKind};
+use super::profile::{AgentProfile, LayerKind, Pick};
 use super::view::AgentView;
 use super::walk::file_key;
 
@@ -24,6 +24,11 @@ const RULES_MAX_DEPTH: usize = 16;
 /// creation shows. `None` when a rules folder is too large to list every directory: the view
 /// then cannot be remembered safely.
 pub fn dirs_read(profile: &AgentProfile, view: &AgentView, touched: &[PathBuf]) -> Option<BTreeSet<PathBuf>> {
+    // Copilot searches the workspace (nested `AGENTS.md`, glob locations) and both editors'
+    // rule findings look at every file of the repository: no set of directories is enough.
+    if matches!(profile.pick, Pick::Copilot | Pick::Cursor) {
+        return None;
+    }
     let cwd = &view.cwd;
     let mut walk: Vec<PathBuf> = cwd.ancestors().map(Path::to_path_buf).collect();
     for t in touched {

@@ -5,10 +5,10 @@
 use std::path::{Path, PathBuf};
 
 use super::profile::AgentProfile;
-use super::{claude, codex, dshnext, gemini, opencode};
+use super::{claude, codex, copilot, cursor, dshnext, gemini, opencode};
 
 /// The agent profile names, in the order `compare` shows them.
-pub const NAMES: &[&str] = &["codex", "claude", "gemini", "opencode", "dsh-next"];
+pub const NAMES: &[&str] = &["codex", "claude", "gemini", "opencode", "dsh-next", "copilot", "cursor"];
 
 /// Every name an agent profile looks for in a directory (a change to one may change what an
 /// agent loads).
@@ -21,7 +21,19 @@ pub const FILE_NAMES: &[&str] = &[
     "GEMINI.md",
     "CONTEXT.md",
     ".claude",
+    "copilot-instructions.md",
+    ".cursorrules",
 ];
+
+/// Whether a change at `path` may change what an agent profile loads: a name of
+/// [`FILE_NAMES`], a Copilot instructions file, a Cursor rule, or VS Code's workspace settings.
+pub fn is_agent_path(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    FILE_NAMES.contains(&name)
+        || name.ends_with(".instructions.md")
+        || name.ends_with(".mdc")
+        || (name == "settings.json" && path.parent().and_then(Path::file_name).is_some_and(|n| n == ".vscode"))
+}
 
 /// Where the agents keep their user-global files, read from the environment once.
 #[derive(Clone, Debug, Default)]
@@ -71,6 +83,8 @@ pub struct Overrides {
     /// File names: Codex's fallbacks, Gemini's `context.fileName`, dsh-agent-instructions'
     /// `instructionFileCandidates`.
     pub candidates: Option<Vec<String>>,
+    /// Editor settings (Copilot: VS Code's `chat.*` switches), winning over the workspace's.
+    pub editor: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 impl Overrides {
@@ -91,6 +105,8 @@ pub fn profile(name: &str, env: &AgentEnv, o: &Overrides) -> Option<AgentProfile
         "gemini" => gemini::profile(env, o),
         "opencode" => opencode::profile(env),
         "dsh-next" => dshnext::profile(env, o),
+        "copilot" => copilot::profile(env, o),
+        "cursor" => cursor::profile(env),
         _ => return None,
     })
 }

@@ -79,6 +79,10 @@ pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> Strin
         Status::Waiting => {
             Some(format!("{agent} loads this rule when a file matching {} is read", globs_words(&file.globs)))
         }
+        Status::OnRequest => Some(format!(
+            "{agent} does not attach this file on its own: it tells the model the file exists and the model reads it when it judges it relevant"
+        )),
+        Status::Manual => Some(format!("{agent} attaches this rule only when the user @-mentions it")),
         Status::Runaway => Some(format!(
             "{agent} inlines this file's @imports again wherever they appear, past {} in all; not mirrored (the agent itself would build a context this large or fail)",
             size_words(imports::EXPANSION_CAP)
@@ -100,8 +104,9 @@ pub fn view_findings(view: &AgentView, cwd: &Path) -> Vec<crate::chain::lint::Fi
         _ => p.display().to_string(),
     };
     let mut out = Vec::new();
-    // A rule waiting for a matching file is the agent working as designed: nothing to warn of.
-    for f in view.files.iter().filter(|f| f.status != Status::Waiting) {
+    // A rule waiting for a matching file, or one the model reads when it wants, is the agent
+    // working as designed: nothing to warn of. A rule nothing attaches is a rule problem.
+    for f in view.files.iter().filter(|f| !matches!(f.status, Status::Waiting | Status::OnRequest | Status::Manual)) {
         let Some(message) = explain(view, f, show) else { continue };
         let cut = matches!(
             f.status,
@@ -132,6 +137,13 @@ pub fn view_findings(view: &AgentView, cwd: &Path) -> Vec<crate::chain::lint::Fi
             }),
         });
     }
+    out.extend(view.rule_problems.iter().map(|(path, message)| Finding {
+        path: path.clone(),
+        code: Code::AgentRule,
+        span: Span::FirstLine,
+        message: message.clone(),
+        related: None,
+    }));
     out
 }
 
@@ -153,6 +165,8 @@ pub fn display_name(profile: &str) -> &'static str {
         "gemini" => "Gemini CLI",
         "opencode" => "opencode",
         "dsh-next" => "DeepSeek Harness (next)",
+        "copilot" => "Copilot (VS Code)",
+        "cursor" => "Cursor",
         _ => "The agent",
     }
 }

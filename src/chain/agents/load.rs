@@ -10,10 +10,10 @@ use super::profile::{AgentProfile, Budget, GlobalRule, Imports, Join, Nested, Or
 use super::read::{self, READ_CAP, js_trim, read_into, read_string};
 use super::view::{AgentFile, AgentView, Scope, Status};
 use super::walk::{
-    compile_globs, file_key, front_matter, globs_match, mark_linked_outside, pick_files, present, project_base,
-    rule_base, rule_files, touch_start, walk_dirs,
+    RuleMatcher, file_key, front_matter, mark_linked_outside, pick_files, present, project_base, rule_base, rule_files,
+    touch_start, walk_dirs,
 };
-use super::{claude, codex, comments, dshnext, gemini, imports, opencode};
+use super::{claude, codex, comments, copilot, cursor, dshnext, gemini, imports, opencode};
 
 /// A file of the chain with the text the agent takes from it.
 pub(super) struct Entry {
@@ -67,6 +67,7 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
                 }
             }
         }
+        GlobalRule::ByPick => {}
         GlobalRule::FirstGroup => {
             for group in &profile.global {
                 let found: Vec<&PathBuf> = group.iter().filter(|p| present(Probe::Exists, p)).collect();
@@ -101,11 +102,11 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
     files.extend(globals);
     files.extend(project);
 
-    // Files reached by touches.
-    if let Nested::Walk { pick, upto_root, deepest_first } = profile.nested {
+    // Files reached by touches: waiting rules they wake, and (with `Nested::Walk`) the files of
+    // the directories on their way.
+    if matches!(profile.nested, Nested::Walk { .. }) || files.iter().any(|f| f.status == Status::Waiting) {
         // Each waiting rule's globs, compiled once for all touches.
-        let compiled: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<ignore::gitignore::Gitignore>>> =
-            Default::default();
+        let compiled: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<RuleMatcher>>> = Default::default();
         for (n, t) in touched.iter().enumerate() {
             let t = fs::canonicalize(t).unwrap_or_else(|_| t.clone());
             if !t.starts_with(&cwd) || t == cwd {
@@ -115,14 +116,19 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
             let wakes = |f: &AgentFile| {
                 f.status == Status::Waiting && {
                     let mut cache = compiled.borrow_mut();
-                    let set = cache.entry(f.path.clone()).or_insert_with(|| compile_globs(&f.globs));
-                    set.as_ref().is_some_and(|set| globs_match(set, &rule_base(&f.path, f.scope, &cwd), &t))
+                    let m =
+                        cache.entry(f.path.clone()).or_insert_with(|| RuleMatcher::new(profile.glob_style, &f.globs));
+                    m.as_ref().is_some_and(|m| m.matches(&rule_base(&f.path, f.scope, &cwd), &t))
                 }
             };
             // Claude Code's order for one read: the user's own rules that match, the files of
             // the directories between (each folder's waiting rules after its others), then the
             // matching rules of the directories loaded at start.
             wake(&mut files, batch, |f| f.scope == Scope::Global && wakes(f));
+            let Nested::Walk { pick, upto_root, deepest_first } = profile.nested else {
+                wake(&mut files, batch, |f| f.scope == Scope::Project && wakes(f));
+                continue;
+            };
             let Some(start) = touch_start(&t) else {
                 wake(&mut files, batch, |f| f.scope == Scope::Project && wakes(f));
                 continue;
@@ -188,6 +194,7 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
     let text = parts.join("\n\n");
     let files = once_each(files);
     let global_in_budget = matches!(profile.budget, Budget::Block { .. });
+    let rule_problems = super::rules::problems(profile, &files, &base);
     AgentView {
         profile: profile.name,
         mirrors: profile.mirrors,
@@ -200,6 +207,7 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
             Imports::Listed => "its working directory",
             _ => "the project root",
         },
+        rule_problems,
         cwd: cwd.clone(),
     }
 }
@@ -304,6 +312,8 @@ fn join(profile: &AgentProfile, entries: &[Entry]) -> Vec<String> {
     match &profile.join {
         Join::GeminiContext => gemini::join(entries),
         Join::OpencodeInstructions => opencode::join(entries),
+        Join::CopilotAttachments => copilot::join(profile, entries),
+        Join::CursorRules => cursor::join(entries),
         // Codex and dsh-next join inside their budgets, never here.
         _ => claude::join(entries),
     }

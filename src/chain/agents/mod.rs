@@ -17,6 +17,10 @@
 //! - `claude.rs`: Claude Code's profile (its layers), fallback files, its reminders.
 //! - `gemini.rs`: Gemini CLI's profile and its context sections.
 //! - `opencode.rs`: opencode's profile and its instruction entries.
+//! - `copilot.rs`: GitHub Copilot in VS Code: VS Code's instructions files, `applyTo`, its
+//!   settings (`.vscode/settings.json`), its attachments and `<instructions>` list.
+//! - `cursor.rs`: Cursor's `.mdc` rules, `AGENTS.md` and `.cursorrules`, from its documentation.
+//! - `rules.rs`: what is wrong with Copilot's and Cursor's rules (dead globs, front matter).
 //! - `dshnext.rs`: dsh-next's profile and its block (load-all, trimmed duplicates, budget fit).
 //! - `walk.rs`: finding the files: probes, the walk up, picks, rules folders, front matter,
 //!   links out of the project, file identity.
@@ -35,6 +39,8 @@ mod claude;
 mod codex;
 mod codex_config;
 mod comments;
+mod copilot;
+mod cursor;
 mod deps;
 mod dshnext;
 mod env;
@@ -45,16 +51,19 @@ mod load;
 mod opencode;
 mod profile;
 pub mod read;
+mod rules;
 mod view;
 mod walk;
 
 pub use codex::codex;
+pub use copilot::SETTINGS as COPILOT_SETTINGS;
 pub use deps::dirs_read;
-pub use env::{AgentEnv, FILE_NAMES, NAMES, Overrides, profile};
+pub use env::{AgentEnv, FILE_NAMES, NAMES, Overrides, is_agent_path, profile};
 pub use explain::{cut_line, display_name, explain, globs_words, not_read, size_words, view_findings};
 pub use load::load;
 pub use profile::{
-    AgentProfile, Budget, GlobalRule, Imports, Join, Layer, LayerKind, Nested, Order, Pick, Probe, Role, Root,
+    AgentProfile, Budget, GlobStyle, GlobalRule, Imports, Join, Layer, LayerKind, Nested, Order, Pick, Probe, Role,
+    Root,
 };
 pub use read::{READ_CAP, js_trim, read_capped};
 pub use view::{AgentFile, AgentView, Scope, Status};

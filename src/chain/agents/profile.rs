@@ -30,6 +30,23 @@ pub enum Pick {
     FirstNameAnywhere(Probe),
     /// Per directory, every file of the profile's `layers` in order (Claude Code).
     Layers,
+    /// VS Code's chat instructions, from the project root only (see `copilot.rs`).
+    Copilot,
+    /// Cursor's rules folders, `AGENTS.md` and `.cursorrules` (see `cursor.rs`).
+    Cursor,
+}
+
+/// How a rule's globs meet a touched file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GlobStyle {
+    /// As gitignore lines, relative to the directory holding the rule's `.claude` or `.cursor`
+    /// (Claude Code; Cursor, whose matching is undocumented).
+    #[default]
+    Gitignore,
+    /// As VS Code's `applyTo`: each pattern not starting with `/` or `**/` gets `**/` in front
+    /// and is matched against the file's absolute path, case-insensitively, `*` within one
+    /// segment (`computeAutomaticInstructions.ts`, `_matches`).
+    VsCode,
 }
 
 /// One kind of file a directory may hold, with what it does to the others (Claude Code).
@@ -98,6 +115,9 @@ pub enum GlobalRule {
     /// Every present file of `global`, a directory taken as a rules folder, each labelled by
     /// `global_labels` (Claude Code: managed, then user).
     Labelled,
+    /// None here: the profile's [`Pick`] finds the user's own files too, as they depend on the
+    /// workspace's settings (Copilot).
+    ByPick,
 }
 
 /// Where files reached by a touch come from.
@@ -156,6 +176,11 @@ pub enum Join {
     /// Claude Code: one `<system-reminder>` of `Contents of <path> (<label>):` sections (texts
     /// trimmed) at start, then one `<system-reminder>` per file a read loads (text as is).
     ClaudeReminders,
+    /// VS Code: one attachment per file, with the reason VS Code gives, then its
+    /// `<instructions>` list of the files the model may read (see `copilot.rs`).
+    CopilotAttachments,
+    /// Cursor: one section per rule or file (see `cursor.rs`).
+    CursorRules,
 }
 
 /// One agent's loading rules.
@@ -193,6 +218,11 @@ pub struct AgentProfile {
     /// HTML comments standing as blocks of their own are not text (Claude Code; see
     /// `comments.rs`).
     pub hide_block_comments: bool,
+    /// How waiting rules' globs meet a touched file.
+    pub glob_style: GlobStyle,
+    /// The editor settings a profile reads (VS Code's `chat.*` switches), given by `--set` or
+    /// the project configuration; they win over the workspace's `.vscode/settings.json`.
+    pub editor_settings: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 impl AgentProfile {
@@ -220,6 +250,8 @@ impl AgentProfile {
             strip_front_matter: false,
             nested_by_identity: false,
             hide_block_comments: false,
+            glob_style: GlobStyle::Gitignore,
+            editor_settings: Default::default(),
         }
     }
 }

@@ -49,6 +49,13 @@ pub enum Status {
     /// A rule that loads only when a touch reaches a file matching its `globs` (Claude Code's
     /// `paths:` front matter); no touch has yet.
     Waiting,
+    /// Never attached on its own: the agent is told the file exists (its path, its
+    /// description) and reads it when it judges it relevant (Copilot's instructions without
+    /// `applyTo`, Cursor's agent-requested rules, nested `AGENTS.md` Copilot lists).
+    OnRequest,
+    /// Attached only when the user names it (a Cursor rule with neither `alwaysApply`, `globs`
+    /// nor `description`).
+    Manual,
     /// `@imports` that expand past [`super::imports::EXPANSION_CAP`]: the agent itself would build a
     /// context this large (or fail); not mirrored.
     Runaway,
@@ -72,6 +79,8 @@ impl Status {
             Status::Capped => "capped",
             Status::Waiting => "waiting",
             Status::Runaway => "runaway",
+            Status::OnRequest => "on-request",
+            Status::Manual => "manual",
         }
     }
 
@@ -159,4 +168,9 @@ pub struct AgentView {
     /// What an import must stay inside, in words ("its working directory"), for messages.
     #[serde(skip)]
     pub import_boundary: &'static str,
+    /// Problems with rules the agent reads as written but never attaches as meant (a glob that
+    /// matches no file, front matter that does not parse, a rule nothing attaches), as
+    /// `(file, message)`; findings of their own (`agentRule`).
+    #[serde(skip)]
+    pub rule_problems: Vec<(PathBuf, String)>,
 }

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::profile::{AgentProfile, LayerKind, Pick, Probe, Root};
+use super::profile::{AgentProfile, GlobStyle, LayerKind, Pick, Probe, Root};
 use super::read::read_capped;
 use super::view::{AgentFile, Scope, Status};
 
@@ -94,6 +94,8 @@ pub(super) fn pick_files(profile: &AgentProfile, pick: Pick, dirs: &[PathBuf], s
                 }
             }
         }
+        Pick::Copilot => out = super::copilot::pick(profile, dirs, scope),
+        Pick::Cursor => out = super::cursor::pick(dirs, scope),
         Pick::FirstNameAnywhere(probe) => {
             let mut won: Option<PathBuf> = None;
             for name in names {
@@ -204,7 +206,7 @@ fn as_matched(glob: &str) -> &str {
 
 /// The strings of the top-level YAML key `key`: a scalar, a flow list `[a, "b"]` or a block list
 /// of `- a` lines; quotes removed. Enough YAML for front matter, not a YAML parser.
-fn yaml_strings(meta: &str, key: &str) -> Vec<String> {
+pub(super) fn yaml_strings(meta: &str, key: &str) -> Vec<String> {
     let unquote = |v: &str| {
         let v = v.trim();
         let quoted =
@@ -231,7 +233,7 @@ fn yaml_strings(meta: &str, key: &str) -> Vec<String> {
 }
 
 /// `s` split at commas outside `{…}`, each part trimmed, empty ones dropped.
-fn split_outside_braces(s: &str) -> Vec<String> {
+pub(super) fn split_outside_braces(s: &str) -> Vec<String> {
     let (mut out, mut part, mut depth) = (Vec::new(), String::new(), 0i32);
     for c in s.chars() {
         match c {
@@ -258,7 +260,7 @@ const BRACE_MAX: usize = 1_000;
 
 /// `src/{api,web}/*.ts` as `src/api/*.ts` and `src/web/*.ts`: the first `{…}` without nesting,
 /// again until none is left.
-fn expand_braces(glob: &str) -> Vec<String> {
+pub(super) fn expand_braces(glob: &str) -> Vec<String> {
     let (mut out, mut todo) = (Vec::new(), vec![glob.to_string()]);
     while let Some(g) = todo.pop() {
         let open = g.find('{');
@@ -275,29 +277,67 @@ fn expand_braces(glob: &str) -> Vec<String> {
     out
 }
 
-/// Whether a touch of `target` wakes a rule with `globs` (see [`compile_globs`] and
-/// [`globs_match`]): Claude Code matches them as gitignore
-/// lines (the `ignore` package: case-insensitive, a directory matching takes all below it)
-/// against `target` relative to `base`, the directory holding the rule's `.claude` (the working
-/// directory for the user's own rules); a target outside `base` matches nothing.
+/// Whether a touch of `target` wakes a rule with `globs` (see [`RuleMatcher`]): Claude Code
+/// matches them as gitignore lines (the `ignore` package: case-insensitive, a directory matching
+/// takes all below it) against `target` relative to `base`, the directory holding the rule's
+/// `.claude` (the working directory for the user's own rules); a target outside `base` matches
+/// nothing.
 #[cfg(test)]
 pub(super) fn rule_matches(globs: &[String], base: &Path, target: &Path) -> bool {
-    compile_globs(globs).is_some_and(|set| globs_match(&set, base, target))
+    RuleMatcher::new(GlobStyle::Gitignore, globs).is_some_and(|m| m.matches(base, target))
 }
 
-/// `globs` as one gitignore matcher (built once per rule: a view's touches all use it).
-pub(super) fn compile_globs(globs: &[String]) -> Option<ignore::gitignore::Gitignore> {
-    let mut builder = ignore::gitignore::GitignoreBuilder::new("");
-    builder.case_insensitive(true).ok();
-    for g in globs {
-        // A line the matcher refuses matches nothing, as in the package.
-        let _ = builder.add_line(None, as_matched(g));
+/// A rule's globs, compiled once per rule: a view's touches all use them.
+pub(super) enum RuleMatcher {
+    Gitignore(ignore::gitignore::Gitignore),
+    VsCode(globset::GlobSet),
+}
+
+impl RuleMatcher {
+    pub(super) fn new(style: GlobStyle, globs: &[String]) -> Option<Self> {
+        match style {
+            GlobStyle::Gitignore => {
+                let mut builder = ignore::gitignore::GitignoreBuilder::new("");
+                builder.case_insensitive(true).ok();
+                for g in globs {
+                    // A line the matcher refuses matches nothing, as in the package.
+                    let _ = builder.add_line(None, as_matched(g));
+                }
+                builder.build().ok().map(Self::Gitignore)
+            }
+            GlobStyle::VsCode => {
+                let mut builder = globset::GlobSetBuilder::new();
+                for g in globs {
+                    let g = vscode_pattern(g);
+                    let glob = globset::GlobBuilder::new(&g).case_insensitive(true).literal_separator(true).build();
+                    // A pattern VS Code's matcher would not parse matches nothing here either.
+                    if let Ok(glob) = glob {
+                        builder.add(glob);
+                    }
+                }
+                builder.build().ok().map(Self::VsCode)
+            }
+        }
     }
-    builder.build().ok()
+
+    /// Whether `target` (a real path) matches; `base` is where gitignore-style globs start.
+    pub(super) fn matches(&self, base: &Path, target: &Path) -> bool {
+        match self {
+            Self::Gitignore(set) => globs_match(set, base, target),
+            Self::VsCode(set) => set.is_match(crate::paths::slash_join(target)),
+        }
+    }
 }
 
-/// [`rule_matches`] with the globs compiled.
-pub(super) fn globs_match(set: &ignore::gitignore::Gitignore, base: &Path, target: &Path) -> bool {
+/// An `applyTo` pattern as VS Code matches it: trimmed, `**/` in front unless it starts with
+/// `/` or `**/`.
+pub(super) fn vscode_pattern(glob: &str) -> String {
+    let g = glob.trim();
+    if g.starts_with('/') || g.starts_with("**/") { g.to_string() } else { format!("**/{g}") }
+}
+
+/// [`RuleMatcher::matches`] for gitignore-style globs.
+fn globs_match(set: &ignore::gitignore::Gitignore, base: &Path, target: &Path) -> bool {
     let Ok(rel) = target.strip_prefix(base) else { return false };
     if rel.as_os_str().is_empty() {
         return false;
@@ -315,13 +355,13 @@ pub(super) fn globs_match(set: &ignore::gitignore::Gitignore, base: &Path, targe
     false
 }
 
-/// The directory a rule's globs are relative to: the one holding its `.claude`, else (the
-/// user's own rules) `cwd`.
+/// The directory a rule's globs are relative to: the one holding its `.claude` (or `.cursor`),
+/// else (the user's own rules) `cwd`.
 pub(super) fn rule_base(rule: &Path, scope: Scope, cwd: &Path) -> PathBuf {
     if scope != Scope::Global {
         let found = rule.ancestors().find(|d| {
             d.file_name().is_some_and(|n| n == "rules")
-                && d.parent().is_some_and(|p| p.file_name().is_some_and(|n| n == ".claude"))
+                && d.parent().is_some_and(|p| p.file_name().is_some_and(|n| n == ".claude" || n == ".cursor"))
         });
         if let Some(base) = found.and_then(Path::parent).and_then(Path::parent) {
             return base.to_path_buf();
@@ -349,6 +389,47 @@ pub fn front_matter(text: &str) -> Option<(&str, &str)> {
         at = end + 1;
     }
     None
+}
+
+/// What keeps the front matter of `text` from parsing, in words, or `None` when it parses or
+/// there is none. Not a YAML parser: a line must be blank, a `#` comment, `key: value` (a
+/// quoted value closed on its line), a `- item` or an indented continuation; and a block that
+/// opens must close.
+pub(super) fn front_matter_problem(text: &str) -> Option<String> {
+    let first = text.lines().next()?;
+    if first.trim_end() != "---" {
+        return None;
+    }
+    let Some((meta, _)) = front_matter(text) else {
+        return Some("its front matter opens with `---` but never closes".into());
+    };
+    for (i, line) in meta.lines().enumerate() {
+        let t = line.trim_end();
+        if t.trim().is_empty() || t.trim_start().starts_with('#') || t.starts_with([' ', '\t', '-']) {
+            continue;
+        }
+        let Some((key, value)) = t.split_once(':') else {
+            return Some(format!("line {} of its front matter is not `key: value`", i + 2));
+        };
+        let key_ok = !key.is_empty() && key.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-');
+        let v = value.trim();
+        let unclosed = |q: char| v.starts_with(q) && (v.len() < 2 || !v.ends_with(q));
+        let unclosed_flow = v.starts_with('[') && !v.ends_with(']') || v.starts_with('{') && !v.ends_with('}');
+        if !key_ok || unclosed('"') || unclosed('\'') || unclosed_flow {
+            return Some(format!("line {} of its front matter does not parse: `{}`", i + 2, t.trim()));
+        }
+    }
+    None
+}
+
+/// The first string of the top-level key `key` of front matter `meta`, when it is a scalar.
+pub(super) fn yaml_scalar(meta: &str, key: &str) -> Option<String> {
+    let line = meta.lines().find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix(':')))?;
+    let v = line.trim();
+    if v.is_empty() || v.starts_with('[') {
+        return None;
+    }
+    yaml_strings(meta, key).into_iter().next()
 }
 
 /// A file's identity (device and inode), links followed; elsewhere than Unix, a hash of its
@@ -390,6 +471,14 @@ pub(super) fn mark_linked_outside(files: &mut [AgentFile], from: usize, base: &P
             f.by = Some(real);
         }
     }
+}
+
+/// The real location of `path` when it lies outside `base` (a link, a `..`, an absolute path a
+/// repository's settings name): such a file is [`Status::LinkedOutside`], and never read.
+pub(super) fn outside(path: &Path, base: &Path) -> Option<PathBuf> {
+    let base = fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
+    let real = fs::canonicalize(path).ok()?;
+    (!real.starts_with(&base)).then_some(real)
 }
 
 /// Where the walk of a touch starts: the touched directory, or the touched file's directory,

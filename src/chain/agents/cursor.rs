@@ -1,0 +1,146 @@
+//! Cursor: its rules, from its documentation (Cursor is closed source; nothing here was checked
+//! against the editor). Per directory from the project root to the working directory: the
+//! `.mdc` rules of its `.cursor/rules` folder (sub-folders included, by path) and its
+//! `AGENTS.md`; at the root, after them, the legacy `.cursorrules`. A rule's front matter says
+//! when it applies: `alwaysApply: true` at start; `globs` when a touched file matches (auto
+//! attached); a `description` alone when the agent asks for it; none of them only when the
+//! user @-mentions it. A touch below the working directory adds the rules folders and
+//! `AGENTS.md` of the directories between, as nested rules attach when files of their
+//! directory are referenced.
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::env::AgentEnv;
+use super::load::Entry;
+use super::profile::{AgentProfile, GlobStyle, GlobalRule, Join, Nested, Pick, Root};
+use super::read::read_capped;
+use super::view::{AgentFile, Scope, Status};
+use super::walk::{expand_braces, file_key, front_matter, split_outside_braces, yaml_scalar, yaml_strings};
+
+/// The Cursor profile.
+pub(super) fn profile(env: &AgentEnv) -> AgentProfile {
+    AgentProfile {
+        name: "cursor",
+        mirrors: "Cursor documentation (rules, AGENTS.md), read 2026-11",
+        global_rule: GlobalRule::ByPick,
+        pick: Pick::Cursor,
+        root: Root::GitOrCwd { check_fs_root: false },
+        nested: Nested::Walk { pick: Pick::Cursor, upto_root: false, deepest_first: false },
+        join: Join::CursorRules,
+        glob_style: GlobStyle::Gitignore,
+        // A rule's front matter is its metadata, not its text.
+        strip_front_matter: true,
+        ..AgentProfile::base(env.home.clone())
+    }
+}
+
+/// The most entries one rules folder walk looks at, and how deep it goes.
+const RULES_WALK_ENTRIES: usize = 10_000;
+const RULES_MAX_DEPTH: usize = 16;
+
+/// What a rule's front matter says.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct RuleMeta {
+    pub(super) always: bool,
+    pub(super) globs: Vec<String>,
+    pub(super) description: Option<String>,
+}
+
+/// The front matter of an `.mdc` rule; none when it does not parse.
+pub(super) fn rule_meta(path: &Path) -> RuleMeta {
+    let Ok((data, _)) = read_capped(path, 64 * 1024) else { return RuleMeta::default() };
+    let text = String::from_utf8_lossy(&data);
+    let Some((meta, _)) = front_matter(&text) else { return RuleMeta::default() };
+    if super::walk::front_matter_problem(&text).is_some() {
+        return RuleMeta::default();
+    }
+    let globs = yaml_strings(meta, "globs")
+        .iter()
+        .flat_map(|s| split_outside_braces(s))
+        .flat_map(|g| expand_braces(&g))
+        .filter(|g| !g.trim().is_empty())
+        .take(100)
+        .collect();
+    RuleMeta {
+        always: yaml_scalar(meta, "alwaysApply").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")),
+        globs,
+        description: yaml_scalar(meta, "description").filter(|d| !d.trim().is_empty()),
+    }
+}
+
+/// Every `.mdc` below a rules folder, by path; directory links followed, each directory once.
+fn mdc_files(dir: &Path) -> Vec<PathBuf> {
+    fn walk(dir: &Path, depth: usize, seen: &mut HashSet<(u64, u64)>, entries: &mut usize, out: &mut Vec<PathBuf>) {
+        let Some(key) = file_key(dir) else { return };
+        if !seen.insert(key) {
+            return;
+        }
+        let Ok(read) = fs::read_dir(dir) else { return };
+        let mut paths: Vec<PathBuf> = read.flatten().map(|e| e.path()).collect();
+        paths.sort();
+        for path in paths {
+            *entries += 1;
+            if *entries > RULES_WALK_ENTRIES {
+                return;
+            }
+            match fs::metadata(&path) {
+                Ok(m) if m.is_dir() && depth < RULES_MAX_DEPTH => walk(&path, depth + 1, seen, entries, out),
+                Ok(m) if m.is_file() && path.extension().is_some_and(|e| e == "mdc") => out.push(path),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, 0, &mut HashSet::new(), &mut 0, &mut out);
+    out
+}
+
+/// The files Cursor takes from `dirs` (root first): per directory its rules, then its
+/// `AGENTS.md`; at the root (not on a touch) `.cursorrules` last.
+pub(super) fn pick(dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile> {
+    let mut out = Vec::new();
+    let Some(root) = dirs.first() else { return out };
+    let base = super::walk::project_base(root);
+    for (i, dir) in dirs.iter().enumerate() {
+        for path in mdc_files(&dir.join(".cursor/rules")) {
+            // A rule linked out of the project is not read, its front matter included.
+            if let Some(real) = super::walk::outside(&path, &base) {
+                out.push(AgentFile::new(path, scope, Status::LinkedOutside).by(&real));
+                continue;
+            }
+            let meta = rule_meta(&path);
+            let bytes = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+            let f = if meta.always {
+                AgentFile::new(path, scope, Status::Loaded)
+            } else if !meta.globs.is_empty() {
+                AgentFile::new(path, scope, Status::Waiting).size(bytes, 0)
+            } else if meta.description.is_some() {
+                AgentFile::new(path, scope, Status::OnRequest).size(bytes, 0)
+            } else {
+                AgentFile::new(path, scope, Status::Manual).size(bytes, 0)
+            };
+            out.push(AgentFile { globs: meta.globs, ..f });
+        }
+        let agents = dir.join("AGENTS.md");
+        if agents.is_file() {
+            out.push(AgentFile::new(agents, scope, Status::Loaded));
+        }
+        let legacy = dir.join(".cursorrules");
+        if i == 0 && scope != Scope::Nested && legacy.is_file() {
+            out.push(AgentFile::new(legacy, scope, Status::Loaded));
+        }
+    }
+    out
+}
+
+/// One section per file that reaches the agent, in order, under its path. Cursor's own wording
+/// is not public; the order is the one documented here.
+pub(super) fn join(entries: &[Entry]) -> Vec<String> {
+    entries
+        .iter()
+        .filter(|e| e.file.status.reaches() && !e.text.is_empty())
+        .map(|e| format!("Rule from {}:\n{}", e.file.path.display(), e.text.trim()))
+        .collect()
+}
