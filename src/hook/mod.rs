@@ -193,26 +193,65 @@ impl Lock {
     }
 }
 
-/// A path as the disk knows it (links resolved), so that the agent's view and the session's
-/// ledger name a file alike; for a file that is gone, its directory resolved.
-fn identity(path: &Path) -> PathBuf {
-    if let Ok(p) = std::fs::canonicalize(path) {
-        return p;
+/// Paths as the disk knows them (links resolved), so that the agent's view and the session's
+/// ledger name a file alike. Directories are resolved one component at a time and remembered: a
+/// chain ten deep costs one `lstat` per directory, not a `realpath` per file.
+#[derive(Default)]
+struct Identities {
+    dirs: std::collections::HashMap<PathBuf, PathBuf>,
+}
+
+impl Identities {
+    fn dir(&mut self, dir: &Path) -> PathBuf {
+        if let Some(real) = self.dirs.get(dir) {
+            return real.clone();
+        }
+        let real = match (dir.parent(), dir.file_name()) {
+            (Some(parent), Some(name)) => {
+                let link = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
+                if link {
+                    std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf())
+                } else {
+                    self.dir(parent).join(name)
+                }
+            }
+            _ => dir.to_path_buf(),
+        };
+        self.dirs.insert(dir.to_path_buf(), real.clone());
+        real
     }
-    match (path.parent().and_then(|d| std::fs::canonicalize(d).ok()), path.file_name()) {
-        (Some(dir), Some(name)) => dir.join(name),
-        _ => path.to_path_buf(),
+
+    /// A file's identity: its directory resolved, and the file itself when it is a link; for a
+    /// file that is gone, its directory resolved and its name.
+    fn of(&mut self, path: &Path) -> PathBuf {
+        if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+            if let Ok(real) = std::fs::canonicalize(path) {
+                return real;
+            }
+        }
+        match (path.parent(), path.file_name()) {
+            (Some(dir), Some(name)) => self.dir(dir).join(name),
+            _ => path.to_path_buf(),
+        }
     }
 }
 
-/// The files the agent loads by itself, by [`identity`]: its own profile, in `cwd`, after the
-/// touches so far. Kept in the session's directory too, so that a file the agent loaded and that
-/// is gone now is still its own (its removal is not ours to announce).
-fn own_files(agent: Agent, env: &AgentEnv, cwd: &Path, touched: &[PathBuf], dir: &Path) -> BTreeSet<PathBuf> {
+/// The files the agent loads by itself, by identity: its own profile, in `cwd`, after the
+/// `touched` files of this event. Kept in the session's directory and added up, so that what
+/// earlier touches loaded stays the agent's, and so does a file it loaded that is gone now (its
+/// removal is not ours to announce).
+fn own_files(
+    agent: Agent,
+    env: &AgentEnv,
+    cwd: &Path,
+    touched: &[PathBuf],
+    dir: &Path,
+    ids: &mut Identities,
+) -> BTreeSet<PathBuf> {
     let mut own: BTreeSet<PathBuf> = BTreeSet::new();
     if let Some(profile) = agents::profile(agent.name(), env, &Overrides::default()) {
         let view = agents::load(&profile, cwd, touched);
-        own.extend(view.files.iter().filter(|f| f.status.reaches()).map(|f| identity(&f.path)));
+        own.extend(view.files.iter().filter(|f| f.status.reaches()).map(|f| ids.of(&f.path)));
     }
     let file = dir.join("agent-files.json");
     let before: BTreeSet<PathBuf> = ledger::read_state_file(&file, ledger::MAX_LEDGER_BYTES)
@@ -241,9 +280,18 @@ fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), String> {
 
 /// The text of `batch` without the files in `own`: the batch's own text when it has none of
 /// them, else the rest rendered again the same way; `None` when nothing is left.
-fn without_own(batch: &Batch, own: &BTreeSet<PathBuf>, session: &Session, cache: &FileCache) -> Option<String> {
-    let mine = |uri: &str| crate::paths::uri_to_path(uri).is_some_and(|p| own.contains(&identity(&p)));
-    let keep: Vec<_> = batch.changes.iter().filter(|c| !mine(&c.uri)).collect();
+fn without_own(
+    batch: &Batch,
+    own: &BTreeSet<PathBuf>,
+    ids: &mut Identities,
+    session: &Session,
+    cache: &FileCache,
+) -> Option<String> {
+    let keep: Vec<_> = batch
+        .changes
+        .iter()
+        .filter(|c| !crate::paths::uri_to_path(&c.uri).is_some_and(|p| own.contains(&ids.of(&p))))
+        .collect();
     if keep.len() == batch.changes.len() {
         return Some(batch.text.clone());
     }
@@ -290,9 +338,11 @@ pub fn respond(agent: Agent, event: &Event, settings: &Settings, env: &AgentEnv)
     let cache = FileCache::new();
     let mut session = Session::new(&event.cwd, settings.clone());
     let fresh = matches!(event.ask, Ask::Start { fresh: true });
+    let mut before = None;
     let since = match ledger::load(&dir, &session.folder) {
         Ok(Some(l)) if !fresh => {
             let seq = l.seq;
+            before = Some(l.clone());
             session.restore(l, &cache);
             seq
         }
@@ -311,16 +361,18 @@ pub fn respond(agent: Agent, event: &Event, settings: &Settings, env: &AgentEnv)
         session.touch(&cache, file);
     }
     let saved = session.ledger();
-    ledger::save(&dir, &saved)?;
+    // Most tool calls change nothing: then the ledger is not written again (no fsync).
+    if before.as_ref() != Some(&saved) {
+        ledger::save(&dir, &saved)?;
+    }
     let new: Vec<&Batch> = saved.batches.iter().filter(|b| b.seq > since).collect();
     if new.is_empty() {
         return Ok(None);
     }
-    let mut reached = session.touched_paths();
-    reached.extend(touched);
-    let cwd = identity(&event.cwd);
-    let own = own_files(agent, env, &cwd, &reached, &dir);
-    let texts: Vec<String> = new.iter().filter_map(|b| without_own(b, &own, &session, &cache)).collect();
+    let mut ids = Identities::default();
+    let cwd = ids.dir(&event.cwd);
+    let own = own_files(agent, env, &cwd, &touched, &dir, &mut ids);
+    let texts: Vec<String> = new.iter().filter_map(|b| without_own(b, &own, &mut ids, &session, &cache)).collect();
     Ok((!texts.is_empty()).then(|| texts.join("\n\n")))
 }
 
