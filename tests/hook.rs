@@ -97,6 +97,23 @@ fn each_scope_is_given_once_per_agent_session_and_sessions_are_isolated() {
     assert!(codex.contains("deep rules v1") && !codex.contains("root agents rules"), "{codex}");
 }
 
+/// (action, path) of the last batch of a Claude Code session's ledger, in the state directory
+/// where the language server keeps its own.
+fn last_changes(t: &Tree, session: &str) -> Vec<(String, String)> {
+    use sha2::Digest;
+    let id: String = sha2::Sha256::digest(session.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+    let dir = t.path("home/.local/state/instructions-lsp/hooks/claude").join(id);
+    let ledger = std::fs::read_dir(&dir)
+        .expect("the session's directory")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json") && !p.ends_with("agent-files.json"))
+        .expect("a ledger");
+    let ledger: Value = serde_json::from_slice(&std::fs::read(ledger).expect("read")).expect("JSON");
+    assert_eq!(ledger["version"], 1);
+    common::changes(ledger["batches"].as_array().and_then(|b| b.last()).expect("a batch"))
+}
+
 #[test]
 fn a_changed_file_is_replaced_and_a_removed_one_removed() {
     let t = claude_tree();
@@ -106,12 +123,14 @@ fn a_changed_file_is_replaced_and_a_removed_one_removed() {
     t.write("r/a/b/AGENTS.md", "deep rules v2\n");
     let changed = hook("claude", &t, &read(&t, "s", "a/x.rs")).expect("the replacement");
     assert!(changed.contains("deep rules v2") && !changed.contains("deep rules v1"), "{changed}");
+    assert_eq!(last_changes(&t, "s"), [("replace".to_string(), "a/b/AGENTS.md".to_string())]);
     assert!(!changed.contains("root agents rules"), "unchanged files stay out: {changed}");
     assert_eq!(hook("claude", &t, &read(&t, "s", "a/x.rs")), None, "given once");
 
     std::fs::remove_file(t.path("r/a/b/AGENTS.md")).expect("remove");
     let removed = hook("claude", &t, &read(&t, "s", "a/x.rs")).expect("the removal");
     assert!(removed.contains("Instructions removed: a/b/AGENTS.md"), "{removed}");
+    assert_eq!(last_changes(&t, "s"), [("remove".to_string(), "a/b/AGENTS.md".to_string())]);
     // A file the agent loads itself is its own business: no removal from us.
     std::fs::remove_file(t.path("r/CLAUDE.md")).expect("remove");
     std::fs::write(t.path("r/AGENTS.md"), "root agents rules, new\n").expect("write");

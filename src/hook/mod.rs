@@ -175,12 +175,15 @@ struct Lock {
 impl Lock {
     fn take(dir: &Path) -> Result<Self, String> {
         let path = dir.join(".lock");
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        let mut options = std::fs::OpenOptions::new();
+        options.create(true).truncate(false).write(true);
+        #[cfg(unix)]
+        {
+            // Like every state file: a link or a FIFO put there is refused, never followed.
+            use std::os::unix::fs::OpenOptionsExt;
+            options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+        }
+        let file = options.open(&path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
         #[cfg(unix)]
         {
             use std::os::unix::io::AsRawFd;
