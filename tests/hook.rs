@@ -388,17 +388,27 @@ fn count(texts: &[String], needle: &str) -> usize {
     texts.iter().map(|t| t.matches(needle).count()).sum()
 }
 
+/// The settings `hook --help` tells users to paste for `agent` (the JSON after its label), with
+/// the command pointing at the binary under test.
+fn snippet(label: &str) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_instructions-lsp")).args(["hook", "--help"]).output().expect("help");
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).expect("utf-8");
+    let at = help.find(label).unwrap_or_else(|| panic!("`{label}` in the help: {help}"));
+    let open = at + help[at..].find('{').expect("a JSON snippet");
+    let mut values = serde_json::Deserializer::from_str(&help[open..]).into_iter::<Value>();
+    let snippet = values.next().expect("a snippet").expect("the snippet is JSON");
+    let bin = format!("'{}' hook", env!("CARGO_BIN_EXE_instructions-lsp"));
+    serde_json::from_str(&snippet.to_string().replace("instructions-lsp hook", &bin)).expect("JSON")
+}
+
 #[test]
 fn claude_code_gets_the_nested_agents_md_once_through_the_hook() {
     let Some(modules) = common::agents_modules() else { return };
     let t = claude_tree();
     t.write("r/a/b/g.rs", "more code\n");
-    let command = format!("'{}' hook claude", env!("CARGO_BIN_EXE_instructions-lsp"));
-    let settings = json!({"hooks": {
-        "SessionStart": [{"hooks": [{"type": "command", "command": command}]}],
-        "PostToolUse": [{"matcher": "Read|Write|Edit|MultiEdit", "hooks": [{"type": "command", "command": command}]}],
-    }});
-    t.write("r/.claude/settings.json", settings.to_string());
+    // The settings exactly as `hook --help` prints them.
+    t.write("r/.claude/settings.json", snippet("Claude Code:").to_string());
     let api = FakeApi::start("fake-anthropic.mjs");
     // Two reads in one session: a deep file, then its neighbour.
     let reads = format!("{}\n{}\n", t.path("r/a/b/f.rs").display(), t.path("r/a/b/g.rs").display());
@@ -450,7 +460,6 @@ fn codex_gets_the_nested_agents_md_once_through_the_hook() {
     // The dsh profile's user-global file, which Codex does not read.
     t.write("home/.dsh/AGENTS.md", "global dsh rules\n");
     let api = FakeApi::start("fake-openai.mjs");
-    let command = format!("'{}' hook codex", env!("CARGO_BIN_EXE_instructions-lsp"));
     t.write(
         "home/.codex/config.toml",
         format!(
@@ -458,11 +467,7 @@ fn codex_gets_the_nested_agents_md_once_through_the_hook() {
             api.port
         ),
     );
-    let hooks = json!({"hooks": {
-        "SessionStart": [{"hooks": [{"type": "command", "command": command}]}],
-        "PostToolUse": [{"matcher": "apply_patch", "hooks": [{"type": "command", "command": command}]}],
-    }});
-    t.write("home/.codex/hooks.json", hooks.to_string());
+    t.write("home/.codex/hooks.json", snippet("Codex:").to_string());
     std::fs::write(&api.target, "*** Begin Patch\n*** Update File: a/b/f.rs\n@@\n-code\n+edited\n*** End Patch\n")
         .expect("target");
     let out = Command::new(modules.join(".bin/codex"))

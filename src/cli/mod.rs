@@ -66,8 +66,8 @@ pub const HOOK_SNIPPETS: &str = r#"Claude Code: in .claude/settings.json (or ~/.
     }
   }
 
-Codex: in ~/.codex/hooks.json (or .codex/hooks.json of a trusted project), then trust the
-hooks once with /hooks in the Codex TUI
+Codex: in ~/.codex/hooks.json (or .codex/hooks.json of a trusted project); then start codex and
+trust them when it asks ("Hooks need review": "Trust all and continue"), or with /hooks
 
   {
     "hooks": {
