@@ -81,6 +81,11 @@ fn each_scope_is_given_once_per_agent_session_and_sessions_are_isolated() {
     assert!(!deep.contains("a claude rules"), "Claude Code loads a/CLAUDE.md itself on the read: {deep}");
     assert_eq!(hook("claude", &t, &read(&t, "s1", "a/b/g.rs")), None, "the same directory again adds nothing");
     assert_eq!(hook("claude", &t, &read(&t, "s1", "f.rs")), None, "the root reaches nothing new");
+    // The agent moved into a/ (a `cd`): still the same session, nothing given again.
+    let mut moved = read(&t, "s1", "a/b/f.rs");
+    moved["cwd"] = json!(t.path("r/a"));
+    moved["tool_input"]["file_path"] = json!("b/f.rs");
+    assert_eq!(hook("claude", &t, &moved), None, "one session whatever its cwd");
 
     // Another agent session has been given nothing yet (no start either: the first touch brings
     // the baseline too).

@@ -324,6 +324,27 @@ fn without_own(
     (!text.is_empty()).then_some(text)
 }
 
+/// The folder of an agent session: the `cwd` of its first event, kept in the session's
+/// directory. An agent may change its working directory (Claude Code follows a `cd` of its shell);
+/// the session stays one, so what it was given is never given again under another folder.
+fn session_folder(dir: &Path, cwd: &Path) -> PathBuf {
+    let file = dir.join("folder");
+    if let Some(folder) = ledger::read_state_file(&file, 64 * 1024)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+    {
+        return folder;
+    }
+    if let Some(text) = cwd.to_str() {
+        if let Err(e) = write_atomic(dir, &file, text.as_bytes()) {
+            log(None, &format!("cannot keep the session's folder: {e}"));
+        }
+    }
+    cwd.to_path_buf()
+}
+
 /// The context to add for `event`, or `None`; persists the session.
 pub fn respond(agent: Agent, event: &Event, settings: &Settings, env: &AgentEnv) -> Result<Option<String>, String> {
     let touched = match &event.ask {
@@ -339,7 +360,8 @@ pub fn respond(agent: Agent, event: &Event, settings: &Settings, env: &AgentEnv)
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let _lock = Lock::take(&dir)?;
     let cache = FileCache::new();
-    let mut session = Session::new(&event.cwd, settings.clone());
+    let folder = session_folder(&dir, &event.cwd);
+    let mut session = Session::new(&folder, settings.clone());
     let fresh = matches!(event.ask, Ask::Start { fresh: true });
     let mut before = None;
     let since = match ledger::load(&dir, &session.folder) {
@@ -373,7 +395,7 @@ pub fn respond(agent: Agent, event: &Event, settings: &Settings, env: &AgentEnv)
         return Ok(None);
     }
     let mut ids = Identities::default();
-    let cwd = ids.dir(&event.cwd);
+    let cwd = ids.dir(&folder);
     let own = own_files(agent, env, &cwd, &touched, &dir, &mut ids);
     let texts: Vec<String> = new.iter().filter_map(|b| without_own(b, &own, &mut ids, &session, &cache)).collect();
     Ok((!texts.is_empty()).then(|| texts.join("\n\n")))
