@@ -92,6 +92,11 @@ fn each_scope_is_given_once_per_agent_session_and_sessions_are_isolated() {
     let other = hook("claude", &t, &read(&t, "s2", "a/b/f.rs")).expect("s2 gets its own");
     assert!(other.contains("root agents rules") && other.contains("deep rules v1"), "{other}");
     assert_eq!(hook("claude", &t, &read(&t, "s1", "a/b/h.rs")), None, "s1 is not disturbed by s2");
+    // A subagent of s1 has a context of its own.
+    let mut sub = read(&t, "s1", "a/b/f.rs");
+    sub["agent_id"] = json!("agent-1");
+    let sub = hook("claude", &t, &sub).expect("the subagent's own");
+    assert!(sub.contains("deep rules v1"), "{sub}");
     // Codex sessions live apart from Claude Code's, even with the same id; Codex loads the root
     // AGENTS.md itself, so its start adds nothing.
     assert_eq!(hook("codex", &t, &start(&t, "s1")), None);

@@ -76,6 +76,8 @@ pub enum Ask {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Event {
     pub session_id: String,
+    /// The subagent whose tool call this is (`agent_id`): its context is not the main one's.
+    pub agent_id: Option<String>,
     pub cwd: PathBuf,
     /// `hook_event_name`, repeated in the answer.
     pub name: String,
@@ -153,7 +155,8 @@ pub fn parse_event(agent: Agent, input: &[u8]) -> Result<Event, String> {
         }
         other => Ask::Nothing(format!("{other} is not an event the hook answers")),
     };
-    Ok(Event { session_id, cwd, name, ask })
+    let agent_id = v.get("agent_id").and_then(Value::as_str).filter(|a| !a.is_empty()).map(str::to_string);
+    Ok(Event { session_id, agent_id, cwd, name, ask })
 }
 
 /// The answer on stdout: the agent's shape for added context (the same for both agents).
@@ -161,9 +164,20 @@ pub fn output(event_name: &str, context: &str) -> String {
     json!({"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": context}}).to_string()
 }
 
-/// Where an agent session keeps its state: `<stateDir>/hooks/<agent>/<SHA-256 of session_id>`.
-pub fn session_dir(state_dir: &Path, agent: Agent, session_id: &str) -> PathBuf {
-    state_dir.join("hooks").join(agent.name()).join(sha256_hex(session_id.as_bytes()))
+impl Event {
+    /// What one context of the model is known by: the session, or a subagent of it (a subagent
+    /// has a context of its own, which has been given nothing yet).
+    pub fn context_key(&self) -> String {
+        match &self.agent_id {
+            Some(a) => format!("{}\n{a}", self.session_id),
+            None => self.session_id.clone(),
+        }
+    }
+}
+
+/// Where one context keeps its state: `<stateDir>/hooks/<agent>/<SHA-256 of its key>`.
+pub fn session_dir(state_dir: &Path, agent: Agent, key: &str) -> PathBuf {
+    state_dir.join("hooks").join(agent.name()).join(sha256_hex(key.as_bytes()))
 }
 
 /// Holds an exclusive lock on the session's directory while alive: hooks of parallel tool calls
@@ -356,7 +370,7 @@ pub fn respond(agent: Agent, event: &Event, settings: &Settings, env: &AgentEnv)
         .state_dir
         .as_deref()
         .ok_or("no state directory (stateDir is null): the hook cannot remember what it gave")?;
-    let dir = session_dir(state_dir, agent, &event.session_id);
+    let dir = session_dir(state_dir, agent, &event.context_key());
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let _lock = Lock::take(&dir)?;
     let cache = FileCache::new();
