@@ -117,7 +117,7 @@ fn last_changes(t: &Tree, session: &str) -> Vec<(String, String)> {
         .expect("the session's directory")
         .flatten()
         .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "json") && !p.ends_with("agent-files.json"))
+        .find(|p| p.extension().is_some_and(|x| x == "json") && !p.ends_with("hook.json"))
         .expect("a ledger");
     let ledger: Value = serde_json::from_slice(&std::fs::read(ledger).expect("read")).expect("JSON");
     assert_eq!(ledger["version"], 1);

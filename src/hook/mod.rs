@@ -181,32 +181,64 @@ pub fn session_dir(state_dir: &Path, agent: Agent, key: &str) -> PathBuf {
 }
 
 /// Holds an exclusive lock on the session's directory while alive: hooks of parallel tool calls
-/// of one session take turns, so that none gives a block another already gave.
+/// of one session take turns, so that none gives a block another already gave. The directory
+/// itself is locked (no lock file to create: a file creation costs more than the rest of a hook
+/// that has nothing to say). Elsewhere than Unix there is no lock.
 struct Lock {
-    _file: std::fs::File,
+    _dir: Option<std::fs::File>,
 }
 
 impl Lock {
     fn take(dir: &Path) -> Result<Self, String> {
-        let path = dir.join(".lock");
-        let mut options = std::fs::OpenOptions::new();
-        options.create(true).truncate(false).write(true);
         #[cfg(unix)]
         {
-            // Like every state file: a link or a FIFO put there is refused, never followed.
             use std::os::unix::fs::OpenOptionsExt;
-            options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-        }
-        let file = options.open(&path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-        #[cfg(unix)]
-        {
             use std::os::unix::io::AsRawFd;
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+                .open(dir)
+                .map_err(|e| format!("cannot open {}: {e}", dir.display()))?;
             // SAFETY: flock on a descriptor we own; it is released when the file closes.
             if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-                return Err(format!("cannot lock {}: {}", path.display(), std::io::Error::last_os_error()));
+                return Err(format!("cannot lock {}: {}", dir.display(), std::io::Error::last_os_error()));
             }
+            Ok(Self { _dir: Some(file) })
         }
-        Ok(Self { _file: file })
+        #[cfg(not(unix))]
+        {
+            let _ = dir;
+            Ok(Self { _dir: None })
+        }
+    }
+}
+
+/// What a session keeps besides its ledger, in `hook.json`: its folder (the `cwd` of its first
+/// event: an agent may change its working directory, as Claude Code follows a `cd` of its shell,
+/// and the session stays one, so nothing is given again under another folder) and the files the
+/// agent loaded by itself so far (a file it loaded that is gone now is still its own: its removal
+/// is not ours to announce).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionFile {
+    folder: Option<PathBuf>,
+    #[serde(default)]
+    agent_files: BTreeSet<PathBuf>,
+}
+
+impl SessionFile {
+    const NAME: &'static str = "hook.json";
+
+    fn load(dir: &Path) -> Self {
+        ledger::read_state_file(&dir.join(Self::NAME), ledger::MAX_LEDGER_BYTES)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    fn save(&self, dir: &Path) -> Result<(), String> {
+        let json = serde_json::to_vec(self).map_err(|e| e.to_string())?;
+        write_atomic(dir, &dir.join(Self::NAME), &json)
     }
 }
 
@@ -254,35 +286,19 @@ impl Identities {
 }
 
 /// The files the agent loads by itself, by identity: its own profile, in `cwd`, after the
-/// `touched` files of this event. Kept in the session's directory and added up, so that what
-/// earlier touches loaded stays the agent's, and so does a file it loaded that is gone now (its
-/// removal is not ours to announce).
+/// `touched` files of this event, added to those of earlier events (`known`, which grows).
 fn own_files(
     agent: Agent,
     env: &AgentEnv,
     cwd: &Path,
     touched: &[PathBuf],
-    dir: &Path,
+    known: &mut BTreeSet<PathBuf>,
     ids: &mut Identities,
-) -> BTreeSet<PathBuf> {
-    let mut own: BTreeSet<PathBuf> = BTreeSet::new();
+) {
     if let Some(profile) = agents::profile(agent.name(), env, &Overrides::default()) {
         let view = agents::load(&profile, cwd, touched);
-        own.extend(view.files.iter().filter(|f| f.status.reaches()).map(|f| ids.of(&f.path)));
+        known.extend(view.files.iter().filter(|f| f.status.reaches()).map(|f| ids.of(&f.path)));
     }
-    let file = dir.join("agent-files.json");
-    let before: BTreeSet<PathBuf> = ledger::read_state_file(&file, ledger::MAX_LEDGER_BYTES)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
-    if !own.is_subset(&before) {
-        let all: BTreeSet<&PathBuf> = own.iter().chain(&before).collect();
-        if let Err(e) = serde_json::to_vec(&all).map_err(|e| e.to_string()).and_then(|j| write_atomic(dir, &file, &j)) {
-            log(None, &format!("cannot keep the agent's own files: {e}"));
-        }
-    }
-    own.extend(before);
-    own
 }
 
 fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), String> {
@@ -338,27 +354,6 @@ fn without_own(
     (!text.is_empty()).then_some(text)
 }
 
-/// The folder of an agent session: the `cwd` of its first event, kept in the session's
-/// directory. An agent may change its working directory (Claude Code follows a `cd` of its shell);
-/// the session stays one, so what it was given is never given again under another folder.
-fn session_folder(dir: &Path, cwd: &Path) -> PathBuf {
-    let file = dir.join("folder");
-    if let Some(folder) = ledger::read_state_file(&file, 64 * 1024)
-        .ok()
-        .and_then(|b| String::from_utf8(b).ok())
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-    {
-        return folder;
-    }
-    if let Some(text) = cwd.to_str() {
-        if let Err(e) = write_atomic(dir, &file, text.as_bytes()) {
-            log(None, &format!("cannot keep the session's folder: {e}"));
-        }
-    }
-    cwd.to_path_buf()
-}
-
 /// The context to add for `event`, or `None`; persists the session.
 pub fn respond(agent: Agent, event: &Event, settings: &Settings, env: &AgentEnv) -> Result<Option<String>, String> {
     let touched = match &event.ask {
@@ -374,7 +369,9 @@ pub fn respond(agent: Agent, event: &Event, settings: &Settings, env: &AgentEnv)
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let _lock = Lock::take(&dir)?;
     let cache = FileCache::new();
-    let folder = session_folder(&dir, &event.cwd);
+    let kept = SessionFile::load(&dir);
+    let mut side = kept.clone();
+    let folder = side.folder.get_or_insert_with(|| event.cwd.clone()).clone();
     let mut session = Session::new(&folder, settings.clone());
     let fresh = matches!(event.ask, Ask::Start { fresh: true });
     let mut before = None;
@@ -405,13 +402,18 @@ pub fn respond(agent: Agent, event: &Event, settings: &Settings, env: &AgentEnv)
         ledger::save(&dir, &saved)?;
     }
     let new: Vec<&Batch> = saved.batches.iter().filter(|b| b.seq > since).collect();
-    if new.is_empty() {
-        return Ok(None);
+    let mut texts: Vec<String> = Vec::new();
+    if !new.is_empty() {
+        let mut ids = Identities::default();
+        let cwd = ids.dir(&folder);
+        own_files(agent, env, &cwd, &touched, &mut side.agent_files, &mut ids);
+        texts = new.iter().filter_map(|b| without_own(b, &side.agent_files, &mut ids, &session, &cache)).collect();
     }
-    let mut ids = Identities::default();
-    let cwd = ids.dir(&folder);
-    let own = own_files(agent, env, &cwd, &touched, &dir, &mut ids);
-    let texts: Vec<String> = new.iter().filter_map(|b| without_own(b, &own, &mut ids, &session, &cache)).collect();
+    if side != kept {
+        if let Err(e) = side.save(&dir) {
+            log(Some(state_dir), &format!("cannot keep the session's folder and the agent's own files: {e}"));
+        }
+    }
     Ok((!texts.is_empty()).then(|| texts.join("\n\n")))
 }
 
