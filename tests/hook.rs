@@ -125,6 +125,24 @@ fn last_changes(t: &Tree, session: &str) -> Vec<(String, String)> {
 }
 
 #[test]
+fn parallel_tool_calls_of_one_session_give_a_block_once() {
+    let t = claude_tree();
+    hook("claude", &t, &start(&t, "p")).expect("a baseline");
+    let answers: Vec<Option<String>> = std::thread::scope(|s| {
+        let calls: Vec<_> = (0..8)
+            .map(|i| {
+                let (t, event) = (&t, read(&t, "p", &format!("a/b/file{i}.rs")));
+                s.spawn(move || hook("claude", t, &event))
+            })
+            .collect();
+        calls.into_iter().map(|c| c.join().expect("a hook")).collect()
+    });
+    let given: Vec<&String> = answers.iter().flatten().collect();
+    assert_eq!(given.len(), 1, "one of eight reads of a/b gives its block: {given:?}");
+    assert!(given[0].contains("deep rules v1"));
+}
+
+#[test]
 fn a_changed_file_is_replaced_and_a_removed_one_removed() {
     let t = claude_tree();
     hook("claude", &t, &start(&t, "s")).expect("a baseline");
