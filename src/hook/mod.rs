@@ -44,6 +44,7 @@ pub enum Agent {
 }
 
 impl Agent {
+    /// The agent called `name` on the command line (`claude`, `codex`).
     pub fn parse(name: &str) -> Option<Self> {
         match name {
             "claude" => Some(Self::Claude),
@@ -52,6 +53,7 @@ impl Agent {
         }
     }
 
+    /// Its name, which is also the name of its agent profile.
     pub fn name(self) -> &'static str {
         match self {
             Self::Claude => "claude",
