@@ -104,6 +104,26 @@ fn tree(name: &str, dirs: usize, instruction_dirs: usize) -> Tree {
     Tree { root, chain, dirs: all, instruction_dirs: chosen }
 }
 
+/// Runs the release binary's `hook claude` on `event` with `HOME` (and so the state directory) in
+/// `home`: how long from the process start to its exit, and what it printed.
+fn hook(home: &Path, event: &Value) -> (Duration, String) {
+    let begin = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
+        .args(["hook", "claude"])
+        .env("HOME", home)
+        .env_remove("DSH_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the hook");
+    let input = serde_json::to_vec(event).expect("json");
+    child.stdin.take().expect("stdin").write_all(&input).expect("write the event");
+    let out = child.wait_with_output().expect("the hook's answer");
+    (begin.elapsed(), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// The release server over stdio.
 struct Server {
     child: Child,
@@ -367,6 +387,33 @@ fn main() {
     let cold_p50 = percentile(&mut colds, 0.5);
     results.insert("cold_us".into(), us(cold_p50));
     row(&mut rows, "cold (first) effective, depth-10 chain, p50", format!("{:.0} µs", us(cold_p50)), "", None);
+
+    // The agent hook: a process per event, from start to its answer on stdout. A Read of a file
+    // at the bottom of the depth-10 chain, working at the root: a new agent session (the baseline
+    // and every nested scope on the way), then the same read again (nothing new).
+    eprintln!("hook");
+    let state = tempfile::tempdir().expect("hook home");
+    let touched = main_tree.chain.join("file.rs");
+    let (mut first, mut again) = (Vec::new(), Vec::new());
+    for i in 0..n(50, 5) {
+        let event = json!({"session_id": format!("bench-{i}"), "transcript_path": "", "cwd": main_tree.root,
+            "hook_event_name": "PostToolUse", "tool_name": "Read", "tool_input": {"file_path": touched},
+            "tool_response": {}, "tool_use_id": "t"});
+        let (took, answer) = hook(state.path(), &event);
+        assert!(answer.contains("additionalContext"), "the hook answers a new session: {answer}");
+        first.push(took);
+        let (took, answer) = hook(state.path(), &event);
+        assert!(answer.is_empty(), "nothing new: {answer}");
+        again.push(took);
+    }
+    let hook_p50 = percentile(&mut first, 0.5);
+    row(
+        &mut rows,
+        "hook claude: process start to answer, depth-10 chain, new session / nothing new, p50",
+        format!("{:.1} ms / {:.1} ms", us(hook_p50) / 1000.0, us(percentile(&mut again, 0.5)) / 1000.0),
+        "≤ 5 ms",
+        Some(hook_p50 <= Duration::from_millis(5)),
+    );
 
     // Warm effective over JSON-RPC.
     eprintln!("warm");

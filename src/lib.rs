@@ -5,6 +5,7 @@
 
 pub mod chain;
 pub mod cli;
+pub mod hook;
 pub mod lsp;
 pub mod mcp;
 pub mod paths;

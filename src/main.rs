@@ -11,6 +11,7 @@ fn main() -> ExitCode {
         Some(Command::Check(a)) => cli::check(&a),
         Some(Command::Compare(a)) => cli::compare(&a),
         Some(Command::Mcp(a)) => instructions_lsp::mcp::run(&a),
+        Some(Command::Hook(a)) => cli::hook(&a),
         Some(Command::Serve) | None => {
             use std::io::IsTerminal;
             if std::io::stdin().is_terminal() {

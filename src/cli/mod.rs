@@ -1,4 +1,4 @@
-//! The command line: `effective` and `check` (SPEC section 8).
+//! The command line: `effective`, `check`, `compare` (SPEC section 8) and `hook`.
 
 mod check;
 mod compare;
@@ -48,12 +48,79 @@ pub enum Command {
     /// Serve the Model Context Protocol on stdio, for agents: tools that give the instructions
     /// of the directories the agent works in, once each (see docs/mcp.md).
     Mcp(McpArgs),
+    /// Answer an agent's hook (claude or codex): the event JSON on stdin, the instructions it
+    /// should add on stdout. Never fails the agent's turn.
+    #[command(after_help = HOOK_SNIPPETS)]
+    Hook(HookArgs),
 }
 
 #[derive(Args, Debug)]
 pub struct McpArgs {
     #[command(flatten)]
     pub settings: SettingsArgs,
+}
+
+/// What `hook --help` shows: the settings to paste into each agent.
+pub const HOOK_SNIPPETS: &str = r#"Claude Code: in .claude/settings.json (or ~/.claude/settings.json)
+
+  {
+    "hooks": {
+      "SessionStart": [
+        { "hooks": [ { "type": "command", "command": "instructions-lsp hook claude" } ] }
+      ],
+      "PostToolUse": [
+        { "matcher": "Read|Write|Edit|MultiEdit",
+          "hooks": [ { "type": "command", "command": "instructions-lsp hook claude" } ] }
+      ]
+    }
+  }
+
+Codex: in ~/.codex/hooks.json (or .codex/hooks.json of a trusted project); then start codex and
+trust them when it asks ("Hooks need review": "Trust all and continue"), or with /hooks
+
+  {
+    "hooks": {
+      "SessionStart": [
+        { "hooks": [ { "type": "command", "command": "instructions-lsp hook codex" } ] }
+      ],
+      "PostToolUse": [
+        { "matcher": "apply_patch",
+          "hooks": [ { "type": "command", "command": "instructions-lsp hook codex" } ] }
+      ]
+    }
+  }
+
+The session start adds the baseline block (profile dsh unless --profile ds4) without the files
+the agent loads itself; each read or edit adds the block of the directories it newly reaches,
+once per agent session, and a file changed or removed since it was given is replaced or
+removed. State: hooks/ in the state directory (stateDir). Problems go to stderr and
+hooks/hook.log there; the hook then answers nothing and exits 0."#;
+
+#[derive(Args, Debug)]
+pub struct HookArgs {
+    /// The agent whose event comes on stdin: claude or codex.
+    pub agent: Option<String>,
+    /// The rules of the blocks: dsh (the default) or ds4.
+    #[arg(long, value_name = "P")]
+    pub profile: Option<String>,
+    /// Set a setting (stateDir, budgetBytes, …); VALUE is JSON when it parses as JSON, else a
+    /// string (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+}
+
+/// Runs `hook`: every problem is logged, and the exit code is always 0.
+pub fn hook(args: &HookArgs) -> std::process::ExitCode {
+    let settings = match args.profile.as_deref() {
+        Some(p) if crate::chain::settings::Profile::parse(p).is_none() => {
+            Err(format!("hook --profile takes dsh or ds4, not `{p}`"))
+        }
+        _ => settings_from_args(
+            &SettingsArgs { profile: args.profile.clone(), set: args.set.clone() },
+            &Env::from_process(),
+        ),
+    };
+    crate::hook::run(args.agent.as_deref().unwrap_or(""), settings)
 }
 
 #[derive(Args, Debug)]

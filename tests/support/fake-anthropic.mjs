@@ -3,7 +3,8 @@
 // streamed reply. While TARGET (a file) names a path, the first turn answers with a Read tool
 // call of that path (a Write or an Edit for "write:PATH" or "edit:PATH", the edit replacing
 // "code"), so that Claude Code loads what such a touch loads; "tool:NAME INPUT" calls the tool
-// NAME (an MCP server's) with INPUT, a JSON object.
+// NAME (an MCP server's) with INPUT, a JSON object. A TARGET of several lines asks for one call
+// per line, each once the previous one has its result (tests/hook.rs).
 //   node tests/support/fake-anthropic.mjs LOG TARGET   (prints the port)
 import http from "http";
 import { appendFileSync, readFileSync } from "fs";
@@ -42,7 +43,11 @@ const server = http.createServer((req, res) => {
     try {
       target = readFileSync(targetFile, "utf8").trim();
     } catch {}
-    const answered = JSON.stringify(parsed.messages ?? []).includes("tool_result");
+    const messages = JSON.stringify(parsed.messages ?? []);
+    const targets = target.split("\n").map((t) => t.trim()).filter(Boolean);
+    const results = messages.split('"tool_result"').length - 1;
+    const answered = targets.length > 1 ? results >= targets.length : messages.includes("tool_result");
+    target = targets[Math.min(results, Math.max(targets.length - 1, 0))] ?? "";
     if (!parsed.stream) {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify({ ...message, content: [{ type: "text", text: "ok" }], stop_reason: "end_turn" }));
@@ -58,7 +63,7 @@ const server = http.createServer((req, res) => {
         : target.startsWith("edit:") ? ["Edit", target.slice(5)] : ["Read", target];
       const input = tool === "Write" ? { file_path: path, content: "written\n" }
         : tool === "Edit" ? { file_path: path, old_string: "code", new_string: "edited" } : { file_path: path };
-      stream(res, { type: "tool_use", id: "toolu_1", name: tool, input: {} },
+      stream(res, { type: "tool_use", id: `toolu_${results + 1}`, name: tool, input: {} },
         { type: "input_json_delta", partial_json: JSON.stringify(input) }, "tool_use");
     } else {
       stream(res, { type: "text", text: "" }, { type: "text_delta", text: "ok" }, "end_turn");
