@@ -186,6 +186,10 @@ try {
     // beta's instructions-lsp.toml gives Codex a 1200-byte budget: Codex cuts AGENTS.md.
     if (!betaRows.some((t) => /^Codex 1 file · [\d.]+ KiB · cuts AGENTS\.md/.test(t))) throw new Error(`beta: ${JSON.stringify(betaRows)}`);
     if (!betaRows.some((t) => /^AGENTS\.md truncated · 1\.2 KiB of 3\.6 KiB/.test(t))) throw new Error(`beta: ${JSON.stringify(betaRows)}`);
+    // beta's .github files make it a Copilot folder too: its applyTo rule waits for a matching file.
+    if (!betaRows[0].startsWith("beta for Codex, opencode, Copilot (VS Code)")) throw new Error(`beta: ${JSON.stringify(betaRows)}`);
+    const waiting = "notes.instructions.md waiting · 69 B · project · loads when a file matching **/*.txt is read";
+    if (!betaRows.some((t) => t.startsWith(".github/instructions/" + waiting))) throw new Error(`beta: ${JSON.stringify(betaRows)}`);
   });
   // Away from the activity bar, whose tooltip would cover the tree.
   await page.mouse.move(800, 500);
