@@ -842,3 +842,39 @@ fn check_warns_of_a_file_no_selected_agent_reads() {
         "AGENTS.md:1:1: warning[notRead]: no agent this repository is checked for reads this file: Codex ignores this file: it loads AGENTS.override.md instead\n"
     );
 }
+
+/// Claude Code started in a subdirectory warns of a root import only when it misses the file by
+/// every route: a rule the rules folder loads anyway, and names that are no file (prose such as
+/// `@ts-ignore`, a name with a trailing comma), are no finding. `compare` calls a missing import
+/// target not found, with the name quoted so its last character shows.
+#[test]
+fn claudes_subdirectory_import_warnings_are_only_for_files_it_misses() {
+    let t = Tree::new();
+    t.write(
+        "r/CLAUDE.md",
+        "# Root\n\n@.claude/rules/style.md\n\nSee @src/parser/FEATURE.md, @missing.md and `@docs/x.md`; never @ts-ignore.\n",
+    );
+    t.write("r/.claude/rules/style.md", "style rule\n");
+    t.write("r/src/parser/FEATURE.md", "feature\n");
+    t.write("r/docs/x.md", "x\n");
+    t.write("r/app/CLAUDE.md", "app rules\n");
+    let o = run(&t, &t.root(), &["check"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(!stdout(&o).contains("does not load"), "{}", stdout(&o));
+    let o = run(&t, &t.root(), &["compare", "--profile", "claude"]);
+    assert!(
+        stdout(&o).contains(
+            "  skips      `src/parser/FEATURE.md,` (not found), `missing.md` (not found), `ts-ignore.` (not found)\n"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    // A file it does miss is still a finding, once, and the exit code fails.
+    t.write("r/CLAUDE.md", "@.claude/rules/style.md\n@docs/x.md\n");
+    let o = run(&t, &t.root(), &["check"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert_eq!(
+        stdout(&o),
+        "docs/x.md:1:1: warning[agentCut]: Claude Code, started in `app`, does not load this file, which CLAUDE.md imports: it loads no import from outside its working directory\n"
+    );
+}

@@ -282,7 +282,16 @@ fn agent_row(
         Status::TooDeep,
         Status::Empty,
     ];
-    let skipped = with(other).into_iter().map(|f| format!("{} ({})", name(&f.path), f.status.as_str())).collect();
+    // A name that is no file (an import of `@ts-ignore`, of `FEATURE.md,` with the comma) is
+    // not found, not unreadable; quoted, so that its last character shows.
+    let skipped = with(other)
+        .into_iter()
+        .map(|f| match f.status {
+            Status::LinkedOutside => format!("{} ({})", name(&f.path), f.status.as_str()),
+            _ if std::fs::symlink_metadata(&f.path).is_err() => format!("`{}` (not found)", name(&f.path)),
+            _ => format!("{} ({})", name(&f.path), f.status.as_str()),
+        })
+        .collect();
     let note = view.text.is_empty().then(|| {
         format!(
             "loads nothing: none of {} is on its way here, nor a global file of its own",
