@@ -878,3 +878,45 @@ fn claudes_subdirectory_import_warnings_are_only_for_files_it_misses() {
         "docs/x.md:1:1: warning[agentCut]: Claude Code, started in `app`, does not load this file, which CLAUDE.md imports: it loads no import from outside its working directory\n"
     );
 }
+
+/// The detection walk of `compare` (and the server) is bounded, but a folder of many files
+/// beside the root's instruction files no longer hides them.
+#[test]
+fn compare_detects_the_roots_files_beside_a_huge_folder() {
+    let t = Tree::new();
+    let root = t.root();
+    let many = t.mkdir("r/a");
+    for i in 0..20_100 {
+        std::fs::write(many.join(format!("f{i}")), "").expect("file");
+    }
+    // The old walk saw a root file only when the root listed it before `a`: with ten of them,
+    // it saw them all once in eleven runs.
+    let names = [
+        "AGENTS.md",
+        "AGENTS.override.md",
+        "CLAUDE.md",
+        "CLAUDE.local.md",
+        ".claude/",
+        "GEMINI.md",
+        ".cursorrules",
+        "style.mdc",
+        "copilot-instructions.md",
+        "go.instructions.md",
+    ];
+    for name in names {
+        match name.strip_suffix('/') {
+            Some(dir) => drop(t.mkdir(&format!("r/{dir}"))),
+            None => drop(t.write(&format!("r/{name}"), "rules\n")),
+        }
+    }
+    let o = run(&t, &root, &["compare"]);
+    assert!(
+        stdout(&o).starts_with("comparing for Codex, Claude Code, Gemini CLI, opencode, Copilot (VS Code), Cursor: detected from .claude/, .cursor/rules/, .cursorrules, .github/copilot-instructions.md, .github/instructions/, AGENTS.md, AGENTS.override.md, CLAUDE.local.md, CLAUDE.md, GEMINI.md;"),
+        "{}",
+        stdout(&o)
+    );
+    let t = Tree::new();
+    t.write("r/README.md", "no rules\n");
+    let o = run(&t, &t.root(), &["compare"]);
+    assert!(stdout(&o).starts_with("no agent to compare for: "), "{}", stdout(&o));
+}

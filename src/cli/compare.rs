@@ -115,7 +115,7 @@ fn selection(args: &CompareArgs, folder: &Path) -> Result<(Vec<String>, Option<T
     let root = crate::chain::discover::project_root(folder, &markers);
     let names = targets::names_below(&root);
     let t = Targets::resolve(folder, names.iter().map(String::as_str))?;
-    let line = t.describe("compar");
+    let line = t.describe("compare");
     if t.agents.is_empty() {
         // Nothing to go by: show every agent, so the user sees what each would read.
         return Ok((agents::NAMES.iter().map(|s| s.to_string()).collect(), Some(t), line + "; showing every agent"));
