@@ -920,3 +920,31 @@ fn compare_detects_the_roots_files_beside_a_huge_folder() {
     let o = run(&t, &t.root(), &["compare"]);
     assert!(stdout(&o).starts_with("no agent to compare for: "), "{}", stdout(&o));
 }
+
+/// opencode ignores a root `CLAUDE.md` for the `AGENTS.md` beside it, whatever nested
+/// `AGENTS.md` exist: no finding when the one is a link to the other, and the right name when not.
+/// (Claude Code's own word on the nested `AGENTS.md`, which its `CLAUDE.md` hides, is another
+/// matter.)
+#[cfg(unix)]
+#[test]
+fn opencode_ignores_claude_md_for_the_agents_md_beside_it() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root rules\n");
+    t.symlink("AGENTS.md", "r/CLAUDE.md");
+    t.write("r/zz/sub/AGENTS.md", "sub rules\n");
+    t.write("r/aa/AGENTS.md", "aa rules\n");
+    let o = run(&t, &t.root(), &["check"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(!stdout(&o).contains("CLAUDE.md:") && !stdout(&o).contains("opencode"), "{}", stdout(&o));
+    std::fs::remove_file(t.path("r/CLAUDE.md")).expect("unlink");
+    t.write("r/CLAUDE.md", "claude rules\n");
+    let o = run(&t, &t.root(), &["check"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(
+        stdout(&o)
+            .contains("CLAUDE.md:1:1: info[agentIgnored]: opencode ignores this file: it loads AGENTS.md instead\n"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!stdout(&o).contains("loads zz/") && !stdout(&o).contains("loads aa/"), "{}", stdout(&o));
+}
