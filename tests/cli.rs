@@ -861,6 +861,8 @@ fn claudes_subdirectory_import_warnings_are_only_for_files_it_misses() {
     let o = run(&t, &t.root(), &["check"]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     assert!(!stdout(&o).contains("does not load"), "{}", stdout(&o));
+    let o = run(&t, &t.root(), &["compare", "--profile", "claude", "app"]);
+    assert!(!stdout(&o).contains("style.md (outside)"), "loaded through the rules folder: {}", stdout(&o));
     let o = run(&t, &t.root(), &["compare", "--profile", "claude"]);
     assert!(
         stdout(&o).contains(

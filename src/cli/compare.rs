@@ -284,8 +284,11 @@ fn agent_row(
     ];
     // A name that is no file (an import of `@ts-ignore`, of `FEATURE.md,` with the comma) is
     // not found, not unreadable; quoted, so that its last character shows.
+    // An import refused from outside that the agent loads by another route (a rules folder)
+    // is no skip.
     let skipped = with(other)
         .into_iter()
+        .filter(|f| f.status != Status::Outside || !agents::loaded_elsewhere(&view, f))
         .map(|f| match f.status {
             Status::LinkedOutside => format!("{} ({})", name(&f.path), f.status.as_str()),
             _ if std::fs::symlink_metadata(&f.path).is_err() => format!("`{}` (not found)", name(&f.path)),

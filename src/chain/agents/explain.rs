@@ -204,7 +204,7 @@ pub fn not_read<'a>(
 
 /// Whether `view`'s agent gets `file` (or a link to it, or its target) by some other entry,
 /// or will when a matching file is read (a rule with `paths:`).
-fn loaded_elsewhere(view: &AgentView, file: &AgentFile) -> bool {
+pub fn loaded_elsewhere(view: &AgentView, file: &AgentFile) -> bool {
     view.files
         .iter()
         .filter(|f| f.status.reaches() || f.status == Status::Waiting)
