@@ -842,3 +842,111 @@ fn check_warns_of_a_file_no_selected_agent_reads() {
         "AGENTS.md:1:1: warning[notRead]: no agent this repository is checked for reads this file: Codex ignores this file: it loads AGENTS.override.md instead\n"
     );
 }
+
+/// Claude Code started in a subdirectory warns of a root import only when it misses the file by
+/// every route: a rule the rules folder loads anyway, and names that are no file (prose such as
+/// `@ts-ignore`, a name with a trailing comma), are no finding. `compare` calls a missing import
+/// target not found, with the name quoted so its last character shows.
+#[test]
+fn claudes_subdirectory_import_warnings_are_only_for_files_it_misses() {
+    let t = Tree::new();
+    t.write(
+        "r/CLAUDE.md",
+        "# Root\n\n@.claude/rules/style.md\n\nSee @src/parser/FEATURE.md, @missing.md and `@docs/x.md`; never @ts-ignore.\n",
+    );
+    t.write("r/.claude/rules/style.md", "style rule\n");
+    t.write("r/src/parser/FEATURE.md", "feature\n");
+    t.write("r/docs/x.md", "x\n");
+    t.write("r/app/CLAUDE.md", "app rules\n");
+    let o = run(&t, &t.root(), &["check"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(!stdout(&o).contains("does not load"), "{}", stdout(&o));
+    let o = run(&t, &t.root(), &["compare", "--profile", "claude", "app"]);
+    assert!(!stdout(&o).contains("style.md (outside)"), "loaded through the rules folder: {}", stdout(&o));
+    let o = run(&t, &t.root(), &["compare", "--profile", "claude"]);
+    assert!(
+        stdout(&o).contains(
+            "  skips      `src/parser/FEATURE.md,` (not found), `missing.md` (not found), `ts-ignore.` (not found)\n"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    // A file it does miss is still a finding, once, and the exit code fails.
+    t.write("r/CLAUDE.md", "@.claude/rules/style.md\n@docs/x.md\n");
+    let o = run(&t, &t.root(), &["check"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert_eq!(
+        stdout(&o),
+        "docs/x.md:1:1: warning[agentCut]: Claude Code, started in `app`, does not load this file, which CLAUDE.md imports: it loads no import from outside its working directory\n"
+    );
+}
+
+/// The detection walk of `compare` (and the server) is bounded, but a folder of many files
+/// beside the root's instruction files no longer hides them.
+#[test]
+fn compare_detects_the_roots_files_beside_a_huge_folder() {
+    let t = Tree::new();
+    let root = t.root();
+    let many = t.mkdir("r/a");
+    for i in 0..20_100 {
+        std::fs::write(many.join(format!("f{i}")), "").expect("file");
+    }
+    // The old walk saw a root file only when the root listed it before `a`: with ten of them,
+    // it saw them all once in eleven runs.
+    let names = [
+        "AGENTS.md",
+        "AGENTS.override.md",
+        "CLAUDE.md",
+        "CLAUDE.local.md",
+        ".claude/",
+        "GEMINI.md",
+        ".cursorrules",
+        "style.mdc",
+        "copilot-instructions.md",
+        "go.instructions.md",
+    ];
+    for name in names {
+        match name.strip_suffix('/') {
+            Some(dir) => drop(t.mkdir(&format!("r/{dir}"))),
+            None => drop(t.write(&format!("r/{name}"), "rules\n")),
+        }
+    }
+    let o = run(&t, &root, &["compare"]);
+    assert!(
+        stdout(&o).starts_with("comparing for Codex, Claude Code, Gemini CLI, opencode, Copilot (VS Code), Cursor: detected from .claude/, .cursor/rules/, .cursorrules, .github/copilot-instructions.md, .github/instructions/, AGENTS.md, AGENTS.override.md, CLAUDE.local.md, CLAUDE.md, GEMINI.md;"),
+        "{}",
+        stdout(&o)
+    );
+    let t = Tree::new();
+    t.write("r/README.md", "no rules\n");
+    let o = run(&t, &t.root(), &["compare"]);
+    assert!(stdout(&o).starts_with("no agent to compare for: "), "{}", stdout(&o));
+}
+
+/// opencode ignores a root `CLAUDE.md` for the `AGENTS.md` beside it, whatever nested
+/// `AGENTS.md` exist: no finding when the one is a link to the other, and the right name when not.
+/// (Claude Code's own word on the nested `AGENTS.md`, which its `CLAUDE.md` hides, is another
+/// matter.)
+#[cfg(unix)]
+#[test]
+fn opencode_ignores_claude_md_for_the_agents_md_beside_it() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root rules\n");
+    t.symlink("AGENTS.md", "r/CLAUDE.md");
+    t.write("r/zz/sub/AGENTS.md", "sub rules\n");
+    t.write("r/aa/AGENTS.md", "aa rules\n");
+    let o = run(&t, &t.root(), &["check"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(!stdout(&o).contains("CLAUDE.md:") && !stdout(&o).contains("opencode"), "{}", stdout(&o));
+    std::fs::remove_file(t.path("r/CLAUDE.md")).expect("unlink");
+    t.write("r/CLAUDE.md", "claude rules\n");
+    let o = run(&t, &t.root(), &["check"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(
+        stdout(&o)
+            .contains("CLAUDE.md:1:1: info[agentIgnored]: opencode ignores this file: it loads AGENTS.md instead\n"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!stdout(&o).contains("loads zz/") && !stdout(&o).contains("loads aa/"), "{}", stdout(&o));
+}

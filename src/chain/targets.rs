@@ -175,19 +175,40 @@ pub const WALK_ENTRIES: usize = 20_000;
 
 /// The names of the instruction files (and `.claude` folders) below `root`, honouring
 /// `.gitignore`, looking at [`WALK_ENTRIES`] entries at most: what [`detect`] reads in a
-/// repository.
+/// repository. Shallow entries come first: the root's own files always count, however many
+/// files the folders beside them hold.
 pub fn names_below(root: &Path) -> std::collections::BTreeSet<String> {
+    names_within(root, WALK_ENTRIES)
+}
+
+/// [`names_below`] looking at `limit` entries at most, level by level: each pass walks one
+/// level deeper than the last, so every level above the one where `limit` runs out is seen
+/// whole. A level's entries are walked again by each deeper pass; the passes stop at the
+/// first that runs out of entries or finds nothing new, so the work stays within `limit`
+/// entries per level of the tree.
+fn names_within(root: &Path, limit: usize) -> std::collections::BTreeSet<String> {
     let mut names = std::collections::BTreeSet::new();
-    let walker = ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .require_git(false)
-        .filter_entry(|e| e.file_name() != ".git" && e.file_name() != "node_modules")
-        .build();
-    for entry in walker.take(WALK_ENTRIES).flatten() {
-        if let Some(name) = entry.file_name().to_str() {
-            if !detect([name]).0.is_empty() {
-                names.insert(name.to_string());
+    for depth in 1.. {
+        let walker = ignore::WalkBuilder::new(root)
+            .hidden(false)
+            .require_git(false)
+            .max_depth(Some(depth))
+            .filter_entry(|e| e.file_name() != ".git" && e.file_name() != "node_modules")
+            .build();
+        let mut seen = 0;
+        let mut deepest = false;
+        for entry in walker.take(limit).flatten() {
+            seen += 1;
+            deepest |= entry.depth() == depth;
+            if let Some(name) = entry.file_name().to_str() {
+                if !detect([name]).0.is_empty() {
+                    names.insert(name.to_string());
+                }
             }
+        }
+        // Out of entries, or nothing at this level: the tree is walked as far as it may be.
+        if seen >= limit || !deepest {
+            break;
         }
     }
     names
@@ -237,14 +258,15 @@ impl Targets {
     }
 
     /// One line for every output: which agents, and why ("checking for Claude Code, Codex:
-    /// detected from AGENTS.md, CLAUDE.md; set them in instructions-lsp.toml").
+    /// detected from AGENTS.md, CLAUDE.md; set them in instructions-lsp.toml"). `verb` is the
+    /// command's ("check", "compare", "show").
     pub fn describe(&self, verb: &str) -> String {
         let names: Vec<&str> = self.agents.iter().map(|a| agents::display_name(a)).collect();
         let mut out = String::new();
         if names.is_empty() {
             let _ = write!(out, "no agent to {verb} for: no instruction file of an agent was found");
         } else {
-            let _ = write!(out, "{verb}ing for {}", names.join(", "));
+            let _ = write!(out, "{}ing for {}", verb.strip_suffix('e').unwrap_or(verb), names.join(", "));
         }
         match &self.source {
             Source::Config(path) => {
@@ -267,6 +289,28 @@ impl Targets {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shallow_names_win_when_the_walk_runs_out_of_entries() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        for folder in ["a", "b", "c"] {
+            std::fs::create_dir_all(root.join(folder).join("deep")).expect("dirs");
+            for i in 0..20 {
+                std::fs::write(root.join(folder).join(format!("f{i}")), "").expect("file");
+                std::fs::write(root.join(folder).join("deep").join(format!("f{i}")), "").expect("file");
+            }
+        }
+        std::fs::write(root.join("AGENTS.md"), "").expect("agents");
+        std::fs::write(root.join("b/CLAUDE.md"), "").expect("claude");
+        std::fs::write(root.join("c/deep/GEMINI.md"), "").expect("gemini");
+        // 4 entries at the root, 64 one level down, 61 below: a walk of 100 entries sees the
+        // first two levels whole, whatever order the directories list their entries in.
+        let names = names_within(root, 100);
+        assert!(names.contains("AGENTS.md") && names.contains("CLAUDE.md"), "{names:?}");
+        assert!(names_within(root, 10).contains("AGENTS.md"));
+        assert!(names_within(root, 1000).contains("GEMINI.md"));
+    }
 
     #[test]
     fn detection_maps_files_to_the_agents_that_read_them() {

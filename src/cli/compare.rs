@@ -115,7 +115,7 @@ fn selection(args: &CompareArgs, folder: &Path) -> Result<(Vec<String>, Option<T
     let root = crate::chain::discover::project_root(folder, &markers);
     let names = targets::names_below(&root);
     let t = Targets::resolve(folder, names.iter().map(String::as_str))?;
-    let line = t.describe("compar");
+    let line = t.describe("compare");
     if t.agents.is_empty() {
         // Nothing to go by: show every agent, so the user sees what each would read.
         return Ok((agents::NAMES.iter().map(|s| s.to_string()).collect(), Some(t), line + "; showing every agent"));
@@ -282,7 +282,19 @@ fn agent_row(
         Status::TooDeep,
         Status::Empty,
     ];
-    let skipped = with(other).into_iter().map(|f| format!("{} ({})", name(&f.path), f.status.as_str())).collect();
+    // A name that is no file (an import of `@ts-ignore`, of `FEATURE.md,` with the comma) is
+    // not found, not unreadable; quoted, so that its last character shows.
+    // An import refused from outside that the agent loads by another route (a rules folder)
+    // is no skip.
+    let skipped = with(other)
+        .into_iter()
+        .filter(|f| f.status != Status::Outside || !agents::loaded_elsewhere(&view, f))
+        .map(|f| match f.status {
+            Status::LinkedOutside => format!("{} ({})", name(&f.path), f.status.as_str()),
+            _ if std::fs::symlink_metadata(&f.path).is_err() => format!("`{}` (not found)", name(&f.path)),
+            _ => format!("{} ({})", name(&f.path), f.status.as_str()),
+        })
+        .collect();
     let note = view.text.is_empty().then(|| {
         format!(
             "loads nothing: none of {} is on its way here, nor a global file of its own",

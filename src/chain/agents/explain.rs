@@ -55,7 +55,11 @@ pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> Strin
         )),
         Status::Oversized => Some(format!("{agent} does not load this file: it is too large ({} bytes)", file.bytes)),
         // Claude Code started in a subdirectory does not load what the root file imports from
-        // outside it: the crate's session misses the repository's rules.
+        // outside it: the crate's session misses the repository's rules. Unless the file is
+        // not there to load (`@ts-ignore` in prose, a name with a trailing comma: the agent
+        // skips those without a word), or the agent loads it all the same by another route
+        // (a rules folder, another importer).
+        Status::Outside if !file.path.is_file() || loaded_elsewhere(view, file) => None,
         Status::Outside => {
             let cwd = match name(&view.cwd) {
                 n if n.is_empty() || Path::new(&n) == view.cwd => format!("`{}`", view.cwd.display()),
@@ -196,6 +200,15 @@ pub fn not_read<'a>(
             related: None,
         })
         .collect()
+}
+
+/// Whether `view`'s agent gets `file` (or a link to it, or its target) by some other entry,
+/// or will when a matching file is read (a rule with `paths:`).
+pub fn loaded_elsewhere(view: &AgentView, file: &AgentFile) -> bool {
+    view.files
+        .iter()
+        .filter(|f| f.status.reaches() || f.status == Status::Waiting)
+        .any(|f| f.path == file.path || same_file(&f.path, Some(&file.path)))
 }
 
 /// Whether `a` and `b` are one file (a link and its target, say).

@@ -97,18 +97,21 @@ pub(super) fn pick_files(profile: &AgentProfile, pick: Pick, dirs: &[PathBuf], s
         Pick::Copilot => out = super::copilot::pick(profile, dirs, scope),
         Pick::Cursor => out = super::cursor::pick(dirs, scope),
         Pick::FirstNameAnywhere(probe) => {
-            let mut won: Option<PathBuf> = None;
+            let mut won: Vec<PathBuf> = Vec::new();
             for name in names {
                 let found: Vec<PathBuf> = dirs.iter().map(|d| d.join(name)).filter(|p| present(probe, p)).collect();
-                match &won {
-                    Some(w) => {
+                match won.last() {
+                    Some(last) => {
                         for path in found {
                             let bytes = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+                            // What it loses to, in words: the winner beside it if there is one
+                            // (a `CLAUDE.md` next to an `AGENTS.md`), else the nearest winner.
+                            let w = won.iter().find(|w| w.parent() == path.parent()).unwrap_or(last);
                             out.push(AgentFile::new(path, scope, Status::Shadowed).by(w).size(bytes, 0));
                         }
                     }
                     None if !found.is_empty() => {
-                        won = found.last().cloned();
+                        won = found.clone();
                         out.extend(found.into_iter().map(|p| AgentFile::new(p, scope, Status::Loaded)));
                     }
                     None => {}
