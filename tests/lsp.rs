@@ -737,3 +737,30 @@ async fn a_file_no_targeted_agent_reads_is_a_warning_and_the_agents_come_first()
     assert_eq!(targets["view"], "engine", "{targets}");
     c.finish().await;
 }
+
+/// A session starts from the instruction files near its project root, so that a large
+/// repository does not hold up `initialize`; the whole walk follows in the background, and
+/// agents found deeper are announced (`instructions/didChange`) and selected.
+#[tokio::test]
+async fn agents_whose_files_lie_deep_are_found_after_the_start() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "shared rules\n");
+    t.write("r/packages/web/src/GEMINI.md", "gemini rules\n");
+    let root = t.root();
+    let mut c = Client::start(&t.home(), &[&root], json!({"stateDir": null})).await;
+    let mut selected = Value::Null;
+    for _ in 0..100 {
+        let targets = c
+            .request("instructions/effective", json!({"uri": uri(&root), "profile": "targets"}))
+            .await
+            .expect("targets");
+        selected = targets["selected"].clone();
+        if selected.to_string().contains("gemini") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(selected, json!(["codex", "gemini", "opencode"]), "GEMINI.md four levels down selects Gemini CLI");
+    assert!(!c.did_changes(&root).is_empty(), "the change of agents is announced");
+    c.finish().await;
+}

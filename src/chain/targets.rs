@@ -181,34 +181,38 @@ pub fn names_below(root: &Path) -> std::collections::BTreeSet<String> {
     names_within(root, WALK_ENTRIES)
 }
 
-/// [`names_below`] looking at `limit` entries at most, level by level: each pass walks one
-/// level deeper than the last, so every level above the one where `limit` runs out is seen
-/// whole. A level's entries are walked again by each deeper pass; the passes stop at the
-/// first that runs out of entries or finds nothing new, so the work stays within `limit`
-/// entries per level of the tree.
+/// The first two passes of [`names_below`] only: the root's entries and the next level's, which
+/// name the agents of most repositories at a fraction of a whole walk's cost (the language
+/// server starts with them and walks the rest in the background).
+pub fn names_near(root: &Path) -> std::collections::BTreeSet<String> {
+    names_passes(root, WALK_ENTRIES, &[Some(1), Some(2)])
+}
+
+/// [`names_below`] looking at `limit` entries at most in each of three passes: the root's own
+/// entries, then two levels, then the whole tree depth first. A folder of many thousand files
+/// listed before the root's own files cannot hide them (nor the next level's, while it fits in
+/// `limit`), and the work stays within three times `limit` (in practice the last pass: the
+/// first two see few entries).
 fn names_within(root: &Path, limit: usize) -> std::collections::BTreeSet<String> {
+    names_passes(root, limit, &[Some(1), Some(2), None])
+}
+
+/// The names of the entries of one walk per depth of `depths` (`None`: the whole tree).
+fn names_passes(root: &Path, limit: usize, depths: &[Option<usize>]) -> std::collections::BTreeSet<String> {
     let mut names = std::collections::BTreeSet::new();
-    for depth in 1.. {
+    for &depth in depths {
         let walker = ignore::WalkBuilder::new(root)
             .hidden(false)
             .require_git(false)
-            .max_depth(Some(depth))
+            .max_depth(depth)
             .filter_entry(|e| e.file_name() != ".git" && e.file_name() != "node_modules")
             .build();
-        let mut seen = 0;
-        let mut deepest = false;
         for entry in walker.take(limit).flatten() {
-            seen += 1;
-            deepest |= entry.depth() == depth;
             if let Some(name) = entry.file_name().to_str() {
                 if !detect([name]).0.is_empty() {
                     names.insert(name.to_string());
                 }
             }
-        }
-        // Out of entries, or nothing at this level: the tree is walked as far as it may be.
-        if seen >= limit || !deepest {
-            break;
         }
     }
     names
@@ -305,7 +309,8 @@ mod tests {
         std::fs::write(root.join("b/CLAUDE.md"), "").expect("claude");
         std::fs::write(root.join("c/deep/GEMINI.md"), "").expect("gemini");
         // 4 entries at the root, 64 one level down, 61 below: a walk of 100 entries sees the
-        // first two levels whole, whatever order the directories list their entries in.
+        // first two levels whole, whatever order the directories list their entries in; a walk
+        // of 10 still sees the root's.
         let names = names_within(root, 100);
         assert!(names.contains("AGENTS.md") && names.contains("CLAUDE.md"), "{names:?}");
         assert!(names_within(root, 10).contains("AGENTS.md"));

@@ -705,6 +705,44 @@ async fn off_thread<T: Send + 'static>(work: impl FnOnce() -> Result<T> + Send +
     })
 }
 
+/// Walks whole, off the protocol thread, the repositories whose sessions started from the names
+/// near their root; sessions whose agents change with it are announced (`instructions/didChange`,
+/// so that editors ask again) and their diagnostics republished.
+async fn finish_walks(client: &Client, inner: &Inner) {
+    let roots = inner.state().partly_walked();
+    if roots.is_empty() {
+        return;
+    }
+    let walked = tokio::task::spawn_blocking(move || {
+        roots.into_iter().map(|r| (crate::chain::targets::names_below(&r), r)).collect::<Vec<_>>()
+    })
+    .await
+    .unwrap_or_default();
+    let mut changed = Vec::new();
+    {
+        let mut st = inner.state();
+        for (names, root) in walked {
+            let names = st.set_names_below(&root, names);
+            for (folder, s) in st.sessions.iter_mut() {
+                if s.project_root() != root {
+                    continue;
+                }
+                let before = s.targets().map(|t| t.agents.clone());
+                if let Some(e) = s.refresh_targets_with(&names) {
+                    tracing::warn!("{}: {e}; the agents are detected from the files instead", folder.display());
+                }
+                if s.targets().map(|t| t.agents.clone()) != before {
+                    changed.push((folder.clone(), s.seq));
+                }
+            }
+        }
+    }
+    if !changed.is_empty() {
+        tracing::debug!("the whole walk changed the agents of {} folders", changed.len());
+    }
+    announce(client, inner, changed).await;
+}
+
 /// Announces new batches (`instructions/didChange`), follows the watched directories, and
 /// republishes diagnostics.
 async fn announce(client: &Client, inner: &Inner, events: Vec<(PathBuf, u64)>) {
@@ -1035,6 +1073,8 @@ impl LanguageServer for Server {
 
     async fn initialized(&self, _: InitializedParams) {
         tokio::spawn(refresh_loop(self.client.clone(), self.inner.clone()));
+        let (client, inner) = (self.client.clone(), self.inner.clone());
+        tokio::spawn(async move { finish_walks(&client, &inner).await });
         // Starting inotify and its thread takes about a millisecond: off the protocol thread,
         // so the first requests do not wait for it.
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
@@ -1171,6 +1211,7 @@ impl LanguageServer for Server {
         };
         self.pull_settings(added).await;
         announce(&self.client, &self.inner, Vec::new()).await;
+        finish_walks(&self.client, &self.inner).await;
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {

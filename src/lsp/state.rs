@@ -49,7 +49,8 @@ pub struct State {
     /// Those sessions, oldest first (at most [`IMPLICIT_SESSIONS_MAX`]).
     implicit_order: std::collections::VecDeque<PathBuf>,
     /// The instruction file names below each project root (see [`State::names_below`]).
-    names_below: HashMap<PathBuf, Arc<std::collections::BTreeSet<String>>>,
+    /// With whether the walk was whole (see [`State::names_near`]).
+    names_below: HashMap<PathBuf, (Arc<std::collections::BTreeSet<String>>, bool)>,
     pub sessions: BTreeMap<PathBuf, Session>,
     pub documents: HashMap<PathBuf, Document>,
     /// What was last published, per file.
@@ -127,7 +128,8 @@ impl State {
         let (settings, problems) = Settings::parse(&self.settings_value(None), None, &self.env);
         if !self.sessions.contains_key(folder) {
             let mut session = Session::new(folder, settings);
-            let names = self.names_below(&session.project_root());
+            // The nearby names now, the whole walk in the background (see `names_near`).
+            let names = self.names_near(&session.project_root());
             if let Some(e) = session.refresh_targets_with(&names) {
                 tracing::warn!("{}: {e}; the agents are detected from the files instead", folder.display());
             }
@@ -139,10 +141,38 @@ impl State {
     /// The instruction file names below a project root, walked once for every session of that
     /// repository (ten thousand folders of one repository cost one walk).
     pub fn names_below(&mut self, root: &Path) -> Arc<std::collections::BTreeSet<String>> {
-        self.names_below
-            .entry(root.to_path_buf())
-            .or_insert_with(|| Arc::new(crate::chain::targets::names_below(root)))
-            .clone()
+        match self.names_below.get(root) {
+            Some((names, true)) => names.clone(),
+            _ => self.set_names_below(root, crate::chain::targets::names_below(root)),
+        }
+    }
+
+    /// [`State::names_below`] when it is known, else the names near the root
+    /// ([`crate::chain::targets::names_near`]): a session starts without walking a large
+    /// repository whole; [`State::partly_walked`] says which roots to walk later.
+    pub fn names_near(&mut self, root: &Path) -> Arc<std::collections::BTreeSet<String>> {
+        if let Some((names, _)) = self.names_below.get(root) {
+            return names.clone();
+        }
+        let names = Arc::new(crate::chain::targets::names_near(root));
+        self.names_below.insert(root.to_path_buf(), (names.clone(), false));
+        names
+    }
+
+    /// The project roots known only from [`State::names_near`].
+    pub fn partly_walked(&self) -> Vec<PathBuf> {
+        self.names_below.iter().filter(|(_, (_, whole))| !whole).map(|(r, _)| r.clone()).collect()
+    }
+
+    /// Records the whole walk of a root.
+    pub fn set_names_below(
+        &mut self,
+        root: &Path,
+        names: std::collections::BTreeSet<String>,
+    ) -> Arc<std::collections::BTreeSet<String>> {
+        let names = Arc::new(names);
+        self.names_below.insert(root.to_path_buf(), (names.clone(), true));
+        names
     }
 
     /// Walks a project root again (an instruction file appeared or went away).
