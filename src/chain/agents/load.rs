@@ -10,8 +10,8 @@ use super::profile::{AgentProfile, Budget, GlobalRule, Imports, Join, Nested, Or
 use super::read::{self, READ_CAP, js_trim, read_into, read_string};
 use super::view::{AgentFile, AgentView, Scope, Status};
 use super::walk::{
-    RuleMatcher, file_key, front_matter, mark_linked_outside, pick_files, present, project_base, rule_base, rule_files,
-    touch_start, walk_dirs,
+    RuleMatcher, file_key, mark_linked_outside, pick_files, present, project_base, rule_base, rule_files, touch_start,
+    walk_dirs, without_front_matter,
 };
 use super::{claude, codex, comments, copilot, cursor, dshnext, gemini, imports, opencode};
 
@@ -245,10 +245,9 @@ fn unbudgeted(profile: &AgentProfile, cwd: &Path, files: Vec<AgentFile>) -> (Vec
             entries.push(Entry { file, text: String::new() });
             continue;
         };
-        if profile.strip_front_matter {
-            if let Some((_, body)) = front_matter(&text) {
-                text = body.to_string();
-            }
+        let body = without_front_matter(&text, profile.front_matter);
+        if body.len() != text.len() {
+            text = body.to_string();
         }
         if profile.hide_block_comments {
             if let std::borrow::Cow::Owned(shown) = comments::hide_block_comments(&text) {

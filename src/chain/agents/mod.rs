@@ -62,8 +62,8 @@ pub use env::{AgentEnv, FILE_NAMES, NAMES, Overrides, is_agent_path, profile};
 pub use explain::{cut_line, display_name, explain, globs_words, not_read, size_words, view_findings};
 pub use load::load;
 pub use profile::{
-    AgentProfile, Budget, GlobStyle, GlobalRule, Imports, Join, Layer, LayerKind, Nested, Order, Pick, Probe, Role,
-    Root,
+    AgentProfile, Budget, FrontMatter, GlobStyle, GlobalRule, Imports, Join, Layer, LayerKind, Nested, Order, Pick,
+    Probe, Role, Root,
 };
 pub use read::{READ_CAP, js_trim, read_capped};
 pub use view::{AgentFile, AgentView, Scope, Status};

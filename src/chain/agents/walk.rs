@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::profile::{AgentProfile, GlobStyle, LayerKind, Pick, Probe, Root};
+use super::profile::{AgentProfile, FrontMatter, GlobStyle, LayerKind, Pick, Probe, Root};
 use super::read::read_capped;
 use super::view::{AgentFile, Scope, Status};
 
@@ -389,6 +389,15 @@ pub fn front_matter(text: &str) -> Option<(&str, &str)> {
         at = end + 1;
     }
     None
+}
+
+/// The text of a file once `mode` has dealt with its front matter (see [`FrontMatter`]).
+pub(super) fn without_front_matter(text: &str, mode: FrontMatter) -> &str {
+    match (mode, front_matter(text)) {
+        (FrontMatter::Keep, _) | (_, None) => text,
+        (FrontMatter::Strip, Some((_, body))) => body,
+        (FrontMatter::StripWithSpace, Some((_, body))) => super::read::js_trim_start(body),
+    }
 }
 
 /// What keeps the front matter of `text` from parsing, in words, or `None` when it parses or
