@@ -225,11 +225,15 @@ fn wake(files: &mut Vec<AgentFile>, batch: u32, wakes: impl Fn(&AgentFile) -> bo
 
 /// Each file once: a file the agent gets (through an import, say: a `CLAUDE.md` that imports
 /// `@AGENTS.md` gives Claude Code the `AGENTS.md` it would otherwise skip as a fallback) is not
-/// also listed as one it ignores.
+/// also listed as one it ignores, nor as a rule still waiting for a read (a `CLAUDE.md` that
+/// imports a rule with `paths:` loads it at start, and no read loads it again).
 fn once_each(files: Vec<AgentFile>) -> Vec<AgentFile> {
     let reached: std::collections::HashSet<PathBuf> =
         files.iter().filter(|f| f.status.reaches()).map(|f| f.path.clone()).collect();
-    files.into_iter().filter(|f| f.status != Status::Shadowed || !reached.contains(&f.path)).collect()
+    files
+        .into_iter()
+        .filter(|f| !matches!(f.status, Status::Shadowed | Status::Waiting) || !reached.contains(&f.path))
+        .collect()
 }
 
 /// Reads every file whole (up to [`READ_CAP`]), resolves imports and joins.
@@ -239,6 +243,12 @@ fn unbudgeted(profile: &AgentProfile, cwd: &Path, files: Vec<AgentFile>) -> (Vec
     for mut file in files {
         if file.status != Status::Loaded {
             entries.push(Entry { file, text: String::new() });
+            continue;
+        }
+        // Claude Code loads a file once (by its path, observed with 2.1.332): a rule or a
+        // nested file an earlier file has already imported is not loaded again, at start or
+        // on a read; it stays listed as that import.
+        if matches!(profile.imports, Imports::Listed) && seen_imports.contains(&file.path) {
             continue;
         }
         let Some(mut text) = read_into(&mut file, READ_CAP) else {
