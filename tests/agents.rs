@@ -933,14 +933,20 @@ fn claude_reads_drop_the_blank_lines_after_front_matter_like_claude_code() {
     t.write("r/.claude/rules/py.md", "---\npaths: \"**/*.py\"\n---\n\n# Py rule\n");
     t.write("r/.claude/rules/two.md", "---\npaths: sub/**\n---\n\n\n  # Rule A\n");
     t.write("r/.claude/rules/tight.md", "---\npaths: \"*.py\"\n---\ntight rule\n");
+    t.write("r/.claude/rules/bom.md", "\u{feff}---\npaths: \"*.py\"\n---\r\n\r\nbom rule\r\n");
     t.write("r/sub/CLAUDE.md", "---\ntitle: x\n---\n\nsub rules @y.md\n");
     t.write("r/sub/y.md", "---\na: b\n---\n \n\ny body\n");
     t.write("r/sub/.claude/rules/lead.md", "\n\nleading blank kept\n");
     let py = t.write("r/sub/a.py", "x\n");
     let seen = claude_compare(&api, &claude, &t, &t.root(), Some(&py));
-    for needle in
-        ["py.md:\n\n# Py rule", "two.md:\n\n# Rule A", "y.md:\n\ny body", "lead.md:\n\n\n\nleading", "tight rule"]
-    {
+    for needle in [
+        "py.md:\n\n# Py rule",
+        "two.md:\n\n# Rule A",
+        "bom.md:\n\nbom rule",
+        "y.md:\n\ny body",
+        "lead.md:\n\n\n\nleading",
+        "tight rule",
+    ] {
         assert!(seen.contains(needle), "{needle:?} not in {seen}");
     }
     let t = Tree::new();

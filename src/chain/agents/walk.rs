@@ -187,7 +187,7 @@ fn rules_files(dir: &Path) -> Vec<(PathBuf, Option<Vec<String>>)> {
 fn rule_globs(path: &Path) -> Option<Vec<String>> {
     let (data, _) = read_capped(path, 64 * 1024).ok()?;
     let text = String::from_utf8_lossy(&data);
-    let (meta, _) = front_matter(&text)?;
+    let (meta, _) = claude_front_matter(&text)?;
     let globs: Vec<String> = yaml_strings(meta, "paths")
         .iter()
         .flat_map(|s| split_outside_braces(s))
@@ -393,11 +393,19 @@ pub fn front_matter(text: &str) -> Option<(&str, &str)> {
 
 /// The text of a file once `mode` has dealt with its front matter (see [`FrontMatter`]).
 pub(super) fn without_front_matter(text: &str, mode: FrontMatter) -> &str {
-    match (mode, front_matter(text)) {
-        (FrontMatter::Keep, _) | (_, None) => text,
-        (FrontMatter::Strip, Some((_, body))) => body,
-        (FrontMatter::StripWithSpace, Some((_, body))) => super::read::js_trim_start(body),
+    match mode {
+        FrontMatter::Keep => text,
+        FrontMatter::Strip => front_matter(text).map_or(text, |(_, body)| body),
+        FrontMatter::StripWithSpace => {
+            claude_front_matter(text).map_or(text, |(_, body)| super::read::js_trim_start(body))
+        }
     }
+}
+
+/// Claude Code's [`front_matter`]: it drops a byte order mark before it looks for one (and keeps
+/// the mark when there is none).
+fn claude_front_matter(text: &str) -> Option<(&str, &str)> {
+    front_matter(text.strip_prefix('\u{feff}').unwrap_or(text))
 }
 
 /// What keeps the front matter of `text` from parsing, in words, or `None` when it parses or
