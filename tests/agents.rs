@@ -886,6 +886,77 @@ fn claude_reads_add_the_agents_md_of_directories_without_a_claude_file() {
     assert_eq!(got, want);
 }
 
+/// Claude Code loads a file once, by its path: a rule that `CLAUDE.md` imports is not loaded
+/// again as a rule, at start or on a read, nor is a rule with `paths:` imported at start loaded
+/// again by a read that matches it.
+#[test]
+fn claude_loads_a_rule_its_claude_md_imports_once_like_claude_code() {
+    let Some(modules) = modules() else { return };
+    let claude = modules.join(".bin/claude");
+    let api = FakeApi::start();
+    let t = Tree::new();
+    t.write("r/CLAUDE.md", "# Root\n\n@.claude/rules/style.md\nand @.claude/rules/py.md\n");
+    t.write("r/.claude/rules/style.md", "style rule\n");
+    t.write("r/.claude/rules/other.md", "other rule\n");
+    t.write("r/.claude/rules/py.md", "---\npaths: \"**/*.py\"\n---\npy rule\n");
+    t.write("r/sub/CLAUDE.md", "sub @.claude/rules/r.md\n");
+    t.write("r/sub/.claude/rules/r.md", "sub rule\n");
+    let work = t.write("r/sub/work.txt", "x\n");
+    let py = t.write("r/sub/a.py", "x\n");
+    let root = t.root();
+    let mut seen = claude_compare(&api, &claude, &t, &root, None);
+    seen += &claude_compare(&api, &claude, &t, &root, Some(&work));
+    seen += &claude_compare(&api, &claude, &t, &root, Some(&py));
+    for needle in ["style rule", "other rule", "py rule", "sub rule"] {
+        assert!(seen.contains(needle), "{needle:?} never loads: {seen}");
+    }
+    // Each file is listed once, as the import it loaded as.
+    let args = ["--json".to_string(), "--touch".to_string(), py.to_string_lossy().into_owned()];
+    let view: Value = serde_json::from_str(&ours("claude", &t.home(), &root, &args, &[])).expect("our JSON");
+    let paths: Vec<&str> = view["files"].as_array().into_iter().flatten().filter_map(|f| f["path"].as_str()).collect();
+    for rule in [".claude/rules/style.md", ".claude/rules/py.md", "sub/.claude/rules/r.md"] {
+        let listed = paths.iter().filter(|p| p.ends_with(&format!("/r/{rule}"))).count();
+        assert_eq!(listed, 1, "{rule} in {paths:?}");
+    }
+}
+
+/// After front matter, Claude Code drops the white space that follows (blank lines, the first
+/// line's indent) from every file it loads; only what a read adds shows it (texts at start are
+/// trimmed): rules, a nested `CLAUDE.md`, its imports, and an `AGENTS.md` its hook adds.
+#[test]
+fn claude_reads_drop_the_blank_lines_after_front_matter_like_claude_code() {
+    let Some(modules) = modules() else { return };
+    let claude = modules.join(".bin/claude");
+    let api = FakeApi::start();
+    let t = Tree::new();
+    t.write("r/CLAUDE.md", "root\n");
+    t.write("r/.claude/rules/py.md", "---\npaths: \"**/*.py\"\n---\n\n# Py rule\n");
+    t.write("r/.claude/rules/two.md", "---\npaths: sub/**\n---\n\n\n  # Rule A\n");
+    t.write("r/.claude/rules/tight.md", "---\npaths: \"*.py\"\n---\ntight rule\n");
+    t.write("r/.claude/rules/bom.md", "\u{feff}---\npaths: \"*.py\"\n---\r\n\r\nbom rule\r\n");
+    t.write("r/sub/CLAUDE.md", "---\ntitle: x\n---\n\nsub rules @y.md\n");
+    t.write("r/sub/y.md", "---\na: b\n---\n \n\ny body\n");
+    t.write("r/sub/.claude/rules/lead.md", "\n\nleading blank kept\n");
+    let py = t.write("r/sub/a.py", "x\n");
+    let seen = claude_compare(&api, &claude, &t, &t.root(), Some(&py));
+    for needle in [
+        "py.md:\n\n# Py rule",
+        "two.md:\n\n# Rule A",
+        "bom.md:\n\nbom rule",
+        "y.md:\n\ny body",
+        "lead.md:\n\n\n\nleading",
+        "tight rule",
+    ] {
+        assert!(seen.contains(needle), "{needle:?} not in {seen}");
+    }
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root\n");
+    t.write("r/sub/AGENTS.md", "---\ntitle: x\n---\n\nsub agents\n");
+    let work = t.write("r/sub/work.txt", "x\n");
+    let seen = claude_compare(&api, &claude, &t, &t.root(), Some(&work));
+    assert!(seen.contains("additional context: Contents of") && seen.contains("AGENTS.md:\n\nsub agents"), "{seen}");
+}
+
 #[test]
 fn the_opencode_profile_matches_opencodes_system_prompt() {
     let Some(modules) = modules() else { return };

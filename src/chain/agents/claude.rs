@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::env::AgentEnv;
 use super::load::Entry;
 use super::profile::{
-    AgentProfile, Budget, GlobalRule, Imports, Join, Layer, LayerKind, Nested, Order, Pick, Role, Root,
+    AgentProfile, Budget, FrontMatter, GlobalRule, Imports, Join, Layer, LayerKind, Nested, Order, Pick, Role, Root,
 };
 use super::read::{READ_CAP, js_trim, read_capped};
 use super::view::{AgentFile, Scope, Status};
@@ -39,7 +39,7 @@ pub(super) fn profile(env: &AgentEnv) -> AgentProfile {
             "user's private global instructions for all projects",
             "user's private global instructions for all projects",
         ],
-        strip_front_matter: true,
+        front_matter: FrontMatter::StripWithSpace,
         hide_block_comments: true,
         global_rule: GlobalRule::Labelled,
         pick: Pick::Layers,

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use super::env::AgentEnv;
 use super::load::Entry;
-use super::profile::{AgentProfile, GlobStyle, GlobalRule, Join, Nested, Pick, Root};
+use super::profile::{AgentProfile, FrontMatter, GlobStyle, GlobalRule, Join, Nested, Pick, Root};
 use super::read::read_capped;
 use super::view::{AgentFile, Scope, Status};
 use super::walk::{expand_braces, file_key, front_matter, split_outside_braces, yaml_scalar, yaml_strings};
@@ -31,7 +31,7 @@ pub(super) fn profile(env: &AgentEnv) -> AgentProfile {
         join: Join::CursorRules,
         glob_style: GlobStyle::Gitignore,
         // A rule's front matter is its metadata, not its text.
-        strip_front_matter: true,
+        front_matter: FrontMatter::Strip,
         ..AgentProfile::base(env.home.clone())
     }
 }

@@ -260,7 +260,8 @@ pub fn gemini_expand(
 
 /// How Claude Code resolves imports: `@~/` against `home`; a path outside `boundary` (the
 /// working directory, for project files) is external and not loaded; at most
-/// [`CLAUDE_MAX_HOPS`] hops; each file once; imported files take their importer's `label`.
+/// [`CLAUDE_MAX_HOPS`] hops; each file once; imported files take their importer's `label`, and
+/// lose their front matter as it does.
 pub struct ClaudeImports<'a> {
     pub home: Option<&'a Path>,
     pub boundary: Option<&'a Path>,
@@ -320,10 +321,15 @@ impl ClaudeImports<'_> {
                 continue;
             }
             seen.push(full.clone());
-            // An imported file is shown as its importer is: block-level comments hidden.
+            // An imported file is shown as its importer is: front matter cut (with the white
+            // space after it), block-level comments hidden.
             let read = read_text(&full);
             let bytes = read.as_ref().map_or(0, |t| t.len() as u64);
-            match read.map(|t| super::comments::hide_block_comments(&t).into_owned()) {
+            let shown = |t: &str| {
+                let body = super::walk::without_front_matter(t, super::FrontMatter::StripWithSpace);
+                super::comments::hide_block_comments(body).into_owned()
+            };
+            match read.as_deref().map(shown) {
                 Ok(text) if !super::js_trim(&text).is_empty() => {
                     let dir = full.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/"));
                     let inner = self.resolve(&text, &dir, &full, depth + 1, seen);

@@ -10,8 +10,8 @@ use super::profile::{AgentProfile, Budget, GlobalRule, Imports, Join, Nested, Or
 use super::read::{self, READ_CAP, js_trim, read_into, read_string};
 use super::view::{AgentFile, AgentView, Scope, Status};
 use super::walk::{
-    RuleMatcher, file_key, front_matter, mark_linked_outside, pick_files, present, project_base, rule_base, rule_files,
-    touch_start, walk_dirs,
+    RuleMatcher, file_key, mark_linked_outside, pick_files, present, project_base, rule_base, rule_files, touch_start,
+    walk_dirs, without_front_matter,
 };
 use super::{claude, codex, comments, copilot, cursor, dshnext, gemini, imports, opencode};
 
@@ -225,11 +225,15 @@ fn wake(files: &mut Vec<AgentFile>, batch: u32, wakes: impl Fn(&AgentFile) -> bo
 
 /// Each file once: a file the agent gets (through an import, say: a `CLAUDE.md` that imports
 /// `@AGENTS.md` gives Claude Code the `AGENTS.md` it would otherwise skip as a fallback) is not
-/// also listed as one it ignores.
+/// also listed as one it ignores, nor as a rule still waiting for a read (a `CLAUDE.md` that
+/// imports a rule with `paths:` loads it at start, and no read loads it again).
 fn once_each(files: Vec<AgentFile>) -> Vec<AgentFile> {
     let reached: std::collections::HashSet<PathBuf> =
         files.iter().filter(|f| f.status.reaches()).map(|f| f.path.clone()).collect();
-    files.into_iter().filter(|f| f.status != Status::Shadowed || !reached.contains(&f.path)).collect()
+    files
+        .into_iter()
+        .filter(|f| !matches!(f.status, Status::Shadowed | Status::Waiting) || !reached.contains(&f.path))
+        .collect()
 }
 
 /// Reads every file whole (up to [`READ_CAP`]), resolves imports and joins.
@@ -241,14 +245,19 @@ fn unbudgeted(profile: &AgentProfile, cwd: &Path, files: Vec<AgentFile>) -> (Vec
             entries.push(Entry { file, text: String::new() });
             continue;
         }
+        // Claude Code loads a file once (by its path, observed with 2.1.332): a rule or a
+        // nested file an earlier file has already imported is not loaded again, at start or
+        // on a read; it stays listed as that import.
+        if matches!(profile.imports, Imports::Listed) && seen_imports.contains(&file.path) {
+            continue;
+        }
         let Some(mut text) = read_into(&mut file, READ_CAP) else {
             entries.push(Entry { file, text: String::new() });
             continue;
         };
-        if profile.strip_front_matter {
-            if let Some((_, body)) = front_matter(&text) {
-                text = body.to_string();
-            }
+        let body = without_front_matter(&text, profile.front_matter);
+        if body.len() != text.len() {
+            text = body.to_string();
         }
         if profile.hide_block_comments {
             if let std::borrow::Cow::Owned(shown) = comments::hide_block_comments(&text) {

@@ -64,8 +64,8 @@ pub use explain::{
 };
 pub use load::load;
 pub use profile::{
-    AgentProfile, Budget, GlobStyle, GlobalRule, Imports, Join, Layer, LayerKind, Nested, Order, Pick, Probe, Role,
-    Root,
+    AgentProfile, Budget, FrontMatter, GlobStyle, GlobalRule, Imports, Join, Layer, LayerKind, Nested, Order, Pick,
+    Probe, Role, Root,
 };
 pub use read::{READ_CAP, js_trim, read_capped};
 pub use view::{AgentFile, AgentView, Scope, Status};

@@ -183,6 +183,20 @@ pub enum Join {
     CursorRules,
 }
 
+/// What an agent does with a file's YAML front matter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrontMatter {
+    /// It is text like the rest.
+    Keep,
+    /// It is metadata, not text: the text starts on the line after its closing `---` (Cursor).
+    Strip,
+    /// Metadata, and the white space after it goes too, blank lines and the first line's
+    /// indent: Claude Code 2.1.332 cuts what its pattern `^---\s*\n([\s\S]*?)---\s*\n?`
+    /// matches, whose `\s*` after the closing `---` runs over every blank line. Only the texts
+    /// a read adds show it: the texts at start are trimmed anyway.
+    StripWithSpace,
+}
+
 /// One agent's loading rules.
 #[derive(Clone, Debug)]
 pub struct AgentProfile {
@@ -210,8 +224,8 @@ pub struct AgentProfile {
     pub lazy_layers: Vec<Layer>,
     /// For [`GlobalRule::Labelled`]: the label of each global path, in the same order.
     pub global_labels: Vec<&'static str>,
-    /// YAML front matter (`---` … `---` at the very top) is metadata, not text (Claude Code).
-    pub strip_front_matter: bool,
+    /// What becomes of YAML front matter (`---` … `---` at the very top).
+    pub front_matter: FrontMatter,
     /// A touch skips a file already loaded when it is the same file (device and inode, so a link
     /// to a loaded file counts: Gemini CLI), else when it has the same path.
     pub nested_by_identity: bool,
@@ -247,7 +261,7 @@ impl AgentProfile {
             layers: Vec::new(),
             lazy_layers: Vec::new(),
             global_labels: Vec::new(),
-            strip_front_matter: false,
+            front_matter: FrontMatter::Keep,
             nested_by_identity: false,
             hide_block_comments: false,
             glob_style: GlobStyle::Gitignore,

@@ -117,7 +117,17 @@ pub(super) fn read_string(path: &Path) -> io::Result<String> {
 
 /// JavaScript's `String.prototype.trim`: Unicode white space and U+FEFF, but not U+0085.
 pub fn js_trim(s: &str) -> &str {
-    s.trim_matches(|c: char| (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}')
+    s.trim_matches(is_js_space)
+}
+
+/// [`js_trim`] at the start only: what a regular expression's leading `\s*` takes.
+pub fn js_trim_start(s: &str) -> &str {
+    s.trim_start_matches(is_js_space)
+}
+
+/// JavaScript's white space (`\s`): Unicode white space and U+FEFF, but not U+0085.
+fn is_js_space(c: char) -> bool {
+    (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}'
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::profile::{AgentProfile, GlobStyle, LayerKind, Pick, Probe, Root};
+use super::profile::{AgentProfile, FrontMatter, GlobStyle, LayerKind, Pick, Probe, Root};
 use super::read::read_capped;
 use super::view::{AgentFile, Scope, Status};
 
@@ -190,7 +190,7 @@ fn rules_files(dir: &Path) -> Vec<(PathBuf, Option<Vec<String>>)> {
 fn rule_globs(path: &Path) -> Option<Vec<String>> {
     let (data, _) = read_capped(path, 64 * 1024).ok()?;
     let text = String::from_utf8_lossy(&data);
-    let (meta, _) = front_matter(&text)?;
+    let (meta, _) = claude_front_matter(&text)?;
     let globs: Vec<String> = yaml_strings(meta, "paths")
         .iter()
         .flat_map(|s| split_outside_braces(s))
@@ -392,6 +392,23 @@ pub fn front_matter(text: &str) -> Option<(&str, &str)> {
         at = end + 1;
     }
     None
+}
+
+/// The text of a file once `mode` has dealt with its front matter (see [`FrontMatter`]).
+pub(super) fn without_front_matter(text: &str, mode: FrontMatter) -> &str {
+    match mode {
+        FrontMatter::Keep => text,
+        FrontMatter::Strip => front_matter(text).map_or(text, |(_, body)| body),
+        FrontMatter::StripWithSpace => {
+            claude_front_matter(text).map_or(text, |(_, body)| super::read::js_trim_start(body))
+        }
+    }
+}
+
+/// Claude Code's [`front_matter`]: it drops a byte order mark before it looks for one (and keeps
+/// the mark when there is none).
+fn claude_front_matter(text: &str) -> Option<(&str, &str)> {
+    front_matter(text.strip_prefix('\u{feff}').unwrap_or(text))
 }
 
 /// What keeps the front matter of `text` from parsing, in words, or `None` when it parses or
