@@ -244,6 +244,15 @@ impl Server {
     /// The server's CPU time per request over `count` identical requests sent back to back (no
     /// client round trip in between), from the process's own accounting; `None` without /proc.
     fn cpu_per_request(&mut self, params: Value, count: usize) -> Option<Duration> {
+        // Work the server started on its own (the whole walk of a large repository after
+        // `initialize`) is not the requests' cost: wait until it spends no CPU for 200 ms.
+        for _ in 0..50 {
+            let before = self.cpu_time()?;
+            std::thread::sleep(Duration::from_millis(200));
+            if self.cpu_time()? == before {
+                break;
+            }
+        }
         let before = self.cpu_time()?;
         let first = self.next_id;
         for _ in 0..count {
@@ -444,22 +453,28 @@ fn main() {
             Some(cpu <= Duration::from_micros(20)),
         );
     }
-    // Every profile at once (the VS Code Agents group): seven answers, remembered while every
-    // directory they read is watched (the first requests put the watches in place).
-    for _ in 0..3 {
-        let _ = s.request("instructions/effective", json!({"profile": "all"}));
+    // What the sidebar asks (the agents the repository targets, here detected from its files),
+    // then every profile at once: agent views are remembered while every directory they read
+    // is watched (the first requests put the watches in place); Copilot's and Cursor's search
+    // the workspace, so theirs are computed again for every answer.
+    let profiles = instructions_lsp::lsp::profiles::names().len() - 2;
+    for which in ["targets", "all"] {
+        for _ in 0..3 {
+            let _ = s.request("instructions/effective", json!({"profile": which}));
+        }
+        let mut all: Vec<Duration> =
+            (0..n(300, 50)).map(|_| s.request("instructions/effective", json!({"profile": which})).0).collect();
+        let all50 = percentile(&mut all, 0.5);
+        results.insert(format!("{which}_us"), us(all50));
+        let label = if which == "all" { format!("{profiles} profiles") } else { "the detected agents".to_string() };
+        row(
+            &mut rows,
+            &format!("effective with profile \"{which}\" ({label}), warm, p50 / p99"),
+            format!("{:.0} µs / {:.0} µs", us(all50), us(percentile(&mut all, 0.99))),
+            "≤ 300 µs p50",
+            Some(all50 <= Duration::from_micros(300)),
+        );
     }
-    let mut all: Vec<Duration> =
-        (0..n(300, 50)).map(|_| s.request("instructions/effective", json!({"profile": "all"})).0).collect();
-    let all50 = percentile(&mut all, 0.5);
-    results.insert("all_us".into(), us(all50));
-    row(
-        &mut rows,
-        "effective with profile \"all\" (7 profiles), warm, p50 / p99",
-        format!("{:.0} µs / {:.0} µs", us(all50), us(percentile(&mut all, 0.99))),
-        "≤ 300 µs p50",
-        Some(all50 <= Duration::from_micros(300)),
-    );
     if let Some(cpu) = s.cpu_per_request(json!({"profile": "all"}), pipelined) {
         results.insert("all_cpu_us".into(), us(cpu));
         row(
