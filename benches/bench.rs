@@ -168,10 +168,10 @@ impl Server {
                     return;
                 }
                 let at = Instant::now();
-                if let Ok(v) = serde_json::from_slice(&body) {
-                    if tx.send((at, v)).is_err() {
-                        return;
-                    }
+                if let Ok(v) = serde_json::from_slice(&body)
+                    && tx.send((at, v)).is_err()
+                {
+                    return;
                 }
             }
         });

@@ -250,7 +250,7 @@ async fn files_that_vanish_or_change_mode_during_requests_are_never_errors() {
                 let _ = std::fs::write(&flicker, format!("version {n}"));
                 let _ = std::fs::set_permissions(
                     &flicker,
-                    std::fs::Permissions::from_mode(if n % 2 == 0 { 0o000 } else { 0o644 }),
+                    std::fs::Permissions::from_mode(if n.is_multiple_of(2) { 0o000 } else { 0o644 }),
                 );
                 let _ = std::fs::remove_file(&flicker);
                 n += 1;

@@ -217,17 +217,18 @@ impl<'a> Discovery<'a> {
     /// The winner and overlays of one directory, with everything that was skipped.
     pub fn scan_dir(&self, dir: &Path, scope: Scope) -> DirScan {
         let mut scan = DirScan::default();
-        if scope != Scope::Global && self.settings.symlinks != SymlinkPolicy::Follow {
-            if let Some(real) = self.escapes(dir) {
-                for name in self.settings.candidates.iter().chain(&self.settings.local_candidates) {
-                    let path = dir.join(name);
-                    if self.exists(&path) {
-                        let detail = SkipDetail::Target(real.join(name));
-                        scan.skipped.push(self.skipped(path, scope, Kind::Main, SkipReason::OutsideRoot, detail, None));
-                    }
+        if scope != Scope::Global
+            && self.settings.symlinks != SymlinkPolicy::Follow
+            && let Some(real) = self.escapes(dir)
+        {
+            for name in self.settings.candidates.iter().chain(&self.settings.local_candidates) {
+                let path = dir.join(name);
+                if self.exists(&path) {
+                    let detail = SkipDetail::Target(real.join(name));
+                    scan.skipped.push(self.skipped(path, scope, Kind::Main, SkipReason::OutsideRoot, detail, None));
                 }
-                return scan;
             }
+            return scan;
         }
         let mut winner: Option<PathBuf> = None;
         for name in &self.settings.candidates {

@@ -284,9 +284,10 @@ pub fn chain_findings(folder: &str, files: &[ChainFile], rendered: &Rendered, bu
             ));
         }
         // A "truncation" that keeps every byte only swapped INTRO for COMPACT: nothing to flag.
-        if let Some(t) = rendered.truncated.filter(|t| t.included_bytes < t.original_bytes) {
-            if let Some(f) = files.get(t.index) {
-                out.push(finding(
+        if let Some(t) = rendered.truncated.filter(|t| t.included_bytes < t.original_bytes)
+            && let Some(f) = files.get(t.index)
+        {
+            out.push(finding(
                     &f.path,
                     Code::Truncated,
                     Span::ToEnd { start: t.included_bytes },
@@ -295,7 +296,6 @@ pub fn chain_findings(folder: &str, files: &[ChainFile], rendered: &Rendered, bu
                         t.original_bytes, t.included_bytes
                     ),
                 ));
-            }
         }
     }
     let mut first_by_digest: HashMap<&str, &ChainFile> = HashMap::new();

@@ -195,10 +195,11 @@ impl FileCache {
             return Probe::Skipped(SkipReason::TooLarge, SkipDetail::Size(meta.len()));
         }
         let signature = Signature::of(&meta);
-        if let Some(entry) = self.lock().get(path) {
-            if entry.signature == signature && entry.max_file_bytes == opts.max_file_bytes {
-                return entry.outcome.clone();
-            }
+        if let Some(entry) = self.lock().get(path)
+            && entry.signature == signature
+            && entry.max_file_bytes == opts.max_file_bytes
+        {
+            return entry.outcome.clone();
         }
         let (outcome, signature) = self.read(path, opts.max_file_bytes, signature);
         if !matches!(outcome, Probe::Absent) {
@@ -220,12 +221,11 @@ impl FileCache {
                     Err(e) if is_absence(&e) => return Err(Probe::Skipped(SkipReason::NotAFile, target())),
                     Err(e) => return Err(Probe::Skipped(SkipReason::Unreadable, SkipDetail::Error(e.to_string()))),
                 };
-                if opts.symlinks == SymlinkPolicy::WithinRoot {
-                    if let Some(root) = opts.root {
-                        if !resolved.starts_with(root) {
-                            return Err(Probe::Skipped(SkipReason::OutsideRoot, SkipDetail::Target(resolved)));
-                        }
-                    }
+                if opts.symlinks == SymlinkPolicy::WithinRoot
+                    && let Some(root) = opts.root
+                    && !resolved.starts_with(root)
+                {
+                    return Err(Probe::Skipped(SkipReason::OutsideRoot, SkipDetail::Target(resolved)));
                 }
                 fs::metadata(&resolved).map_err(|e| {
                     if is_absence(&e) {

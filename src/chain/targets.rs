@@ -91,10 +91,10 @@ pub fn load_config(path: &Path) -> Result<ProjectConfig, String> {
     let raw: RawConfig = toml::from_str(&text).map_err(|e| format!("{shown}: {}", e.to_string().trim_end()))?;
     let known = |n: &str| agents::NAMES.contains(&n);
     let expected = agents::NAMES.join(", ");
-    if let Some(list) = &raw.agents {
-        if let Some(bad) = list.iter().find(|n| !known(n)) {
-            return Err(format!("{shown}: `agents` names `{bad}`, which is not an agent; expected some of {expected}"));
-        }
+    if let Some(list) = &raw.agents
+        && let Some(bad) = list.iter().find(|n| !known(n))
+    {
+        return Err(format!("{shown}: `agents` names `{bad}`, which is not an agent; expected some of {expected}"));
     }
     let mut settings = BTreeMap::new();
     for (name, value) in raw.tables {
@@ -208,10 +208,10 @@ fn names_passes(root: &Path, limit: usize, depths: &[Option<usize>]) -> std::col
             .filter_entry(|e| e.file_name() != ".git" && e.file_name() != "node_modules")
             .build();
         for entry in walker.take(limit).flatten() {
-            if let Some(name) = entry.file_name().to_str() {
-                if !detect([name]).0.is_empty() {
-                    names.insert(name.to_string());
-                }
+            if let Some(name) = entry.file_name().to_str()
+                && !detect([name]).0.is_empty()
+            {
+                names.insert(name.to_string());
             }
         }
     }

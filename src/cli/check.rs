@@ -135,10 +135,11 @@ fn walk(root: &Path, names: &BTreeSet<String>) -> Walked {
                     w.names.insert(name.to_string());
                 }
                 let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-                if !is_dir && (names.contains(name) || detected) {
-                    if let Some(parent) = e.path().parent() {
-                        w.dirs.insert(paths::normalize(parent));
-                    }
+                if !is_dir
+                    && (names.contains(name) || detected)
+                    && let Some(parent) = e.path().parent()
+                {
+                    w.dirs.insert(paths::normalize(parent));
                 }
             }
             Err(e) => match (error_path(&e), e.io_error()) {

@@ -275,10 +275,10 @@ impl Identities {
     /// A file's identity: its directory resolved, and the file itself when it is a link; for a
     /// file that is gone, its directory resolved and its name.
     fn of(&mut self, path: &Path) -> PathBuf {
-        if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-            if let Ok(real) = std::fs::canonicalize(path) {
-                return real;
-            }
+        if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+            && let Ok(real) = std::fs::canonicalize(path)
+        {
+            return real;
         }
         match (path.parent(), path.file_name()) {
             (Some(dir), Some(name)) => self.dir(dir).join(name),
@@ -411,10 +411,10 @@ pub fn respond(agent: Agent, event: &Event, settings: &Settings, env: &AgentEnv)
         own_files(agent, env, &cwd, &touched, &mut side.agent_files, &mut ids);
         texts = new.iter().filter_map(|b| without_own(b, &side.agent_files, &mut ids, &session, &cache)).collect();
     }
-    if side != kept {
-        if let Err(e) = side.save(&dir) {
-            log(Some(state_dir), &format!("cannot keep the session's folder and the agent's own files: {e}"));
-        }
+    if side != kept
+        && let Err(e) = side.save(&dir)
+    {
+        log(Some(state_dir), &format!("cannot keep the session's folder and the agent's own files: {e}"));
     }
     Ok((!texts.is_empty()).then(|| texts.join("\n\n")))
 }

@@ -184,10 +184,10 @@ impl Inner {
         let key = (folder.to_path_buf(), name.to_string(), format!("{overrides:?}"), touched.to_vec());
         if epoch.is_some() {
             let views = self.views.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((g, m)) = views.get(&key) {
-                if *g == generation {
-                    return Some(m.clone());
-                }
+            if let Some((g, m)) = views.get(&key)
+                && *g == generation
+            {
+                return Some(m.clone());
             }
         }
         let profile = agents::profile(name, &self.agent_env, overrides)?;
@@ -195,14 +195,14 @@ impl Inner {
         let findings = agents::view_findings(&view, folder);
         let dirs = epoch.and_then(|_| agents::dirs_read(&profile, &view, touched));
         let memo = Arc::new(AgentMemo { view, findings, dirs });
-        if let (Some(epoch), Some(dirs)) = (epoch, &memo.dirs) {
-            if self.may_remember(generation, epoch, dirs) {
-                let mut views = self.views.lock().unwrap_or_else(|e| e.into_inner());
-                if views.len() >= MEMO_ENTRIES_MAX {
-                    views.clear();
-                }
-                views.insert(key, (generation, memo.clone()));
+        if let (Some(epoch), Some(dirs)) = (epoch, &memo.dirs)
+            && self.may_remember(generation, epoch, dirs)
+        {
+            let mut views = self.views.lock().unwrap_or_else(|e| e.into_inner());
+            if views.len() >= MEMO_ENTRIES_MAX {
+                views.clear();
             }
+            views.insert(key, (generation, memo.clone()));
         }
         Some(memo)
     }
@@ -519,12 +519,11 @@ impl Server {
         let key = (folder.clone(), path.clone());
         // Only the folder's own answer: a preview reads directories that are not watched yet.
         let memo = !p.unsaved && path.as_ref().is_none_or(|p| p == &folder) && self.inner.watching_all();
-        if memo {
-            if let Some((g, v)) = self.inner.memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-                if *g == generation {
-                    return Ok(v.clone());
-                }
-            }
+        if memo
+            && let Some((g, v)) = self.inner.memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key)
+            && *g == generation
+        {
+            return Ok(v.clone());
         }
         let (session, buffers) = {
             let st = self.inner.state();
@@ -569,10 +568,10 @@ impl Server {
         let epoch = if watch { self.inner.watch_epoch() } else { None };
         if epoch.is_some() {
             let memo = self.inner.profile_memo.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((g, v)) = memo.get(&key) {
-                if *g == generation {
-                    return Ok(v.clone());
-                }
+            if let Some((g, v)) = memo.get(&key)
+                && *g == generation
+            {
+                return Ok(v.clone());
             }
         }
         let (session, env) = {
@@ -590,16 +589,16 @@ impl Server {
             answer.map_err(Error::invalid_params)
         })
         .await?;
-        if let (Some(epoch), Some(dirs)) = (epoch, dirs) {
-            if self.inner.may_remember(generation, epoch, &dirs) {
-                let mut memo = self.inner.profile_memo.lock().unwrap_or_else(|e| e.into_inner());
-                if memo.len() >= MEMO_ENTRIES_MAX {
-                    memo.clear();
-                }
-                memo.insert(key, (generation, value.clone()));
-                drop(memo);
-                self.inner.remember_wire(wire_key, generation, &value);
+        if let (Some(epoch), Some(dirs)) = (epoch, dirs)
+            && self.inner.may_remember(generation, epoch, &dirs)
+        {
+            let mut memo = self.inner.profile_memo.lock().unwrap_or_else(|e| e.into_inner());
+            if memo.len() >= MEMO_ENTRIES_MAX {
+                memo.clear();
             }
+            memo.insert(key, (generation, value.clone()));
+            drop(memo);
+            self.inner.remember_wire(wire_key, generation, &value);
         }
         Ok(value)
     }

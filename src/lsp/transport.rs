@@ -266,10 +266,10 @@ where
         let out_tx = out_tx.clone();
         tokio::spawn(async move {
             while let Some(req) = to_client.next().await {
-                if let Ok(body) = serde_json::to_vec(&req) {
-                    if out_tx.send(body).await.is_err() {
-                        break;
-                    }
+                if let Ok(body) = serde_json::to_vec(&req)
+                    && out_tx.send(body).await.is_err()
+                {
+                    break;
                 }
             }
         })
@@ -289,12 +289,11 @@ where
             let mut results = tokio_stream_from(fut_rx).buffer_unordered(MAX_CONCURRENCY);
             while let Some(result) = results.next().await {
                 in_flight.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-                if let Some(resp) = result {
-                    if let Ok(body) = serde_json::to_vec(&resp) {
-                        if out_tx.send(body).await.is_err() {
-                            break;
-                        }
-                    }
+                if let Some(resp) = result
+                    && let Ok(body) = serde_json::to_vec(&resp)
+                    && out_tx.send(body).await.is_err()
+                {
+                    break;
                 }
             }
         })
@@ -407,16 +406,16 @@ fn remembered(
 /// that with -32602, and the client, unable to shut the server down, kills it.
 fn without_empty_params(mut value: Value) -> Value {
     let method = value.get("method").and_then(Value::as_str);
-    if matches!(method, Some("shutdown" | "exit")) {
-        if let Some(message) = value.as_object_mut() {
-            let empty = match message.get("params") {
-                Some(Value::Null) => true,
-                Some(Value::Object(params)) => params.is_empty(),
-                _ => false,
-            };
-            if empty {
-                message.remove("params");
-            }
+    if matches!(method, Some("shutdown" | "exit"))
+        && let Some(message) = value.as_object_mut()
+    {
+        let empty = match message.get("params") {
+            Some(Value::Null) => true,
+            Some(Value::Object(params)) => params.is_empty(),
+            _ => false,
+        };
+        if empty {
+            message.remove("params");
         }
     }
     value

@@ -417,10 +417,10 @@ impl Session {
     pub fn watched_dirs(&self) -> BTreeSet<PathBuf> {
         let mut dirs: BTreeSet<PathBuf> = self.folder.ancestors().map(Path::to_path_buf).collect();
         dirs.extend(self.reached.iter().cloned());
-        if let Some(g) = &self.settings.global_file {
-            if let Some(existing) = g.path.ancestors().skip(1).find(|d| d.is_dir()) {
-                dirs.insert(existing.to_path_buf());
-            }
+        if let Some(g) = &self.settings.global_file
+            && let Some(existing) = g.path.ancestors().skip(1).find(|d| d.is_dir())
+        {
+            dirs.insert(existing.to_path_buf());
         }
         dirs
     }

@@ -62,10 +62,10 @@ impl Proc {
                 if reader.read_exact(&mut body).is_err() {
                     return;
                 }
-                if let Ok(v) = serde_json::from_slice(&body) {
-                    if tx.send(v).is_err() {
-                        return;
-                    }
+                if let Ok(v) = serde_json::from_slice(&body)
+                    && tx.send(v).is_err()
+                {
+                    return;
                 }
             }
         });

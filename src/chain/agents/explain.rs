@@ -10,7 +10,7 @@ use super::{imports, read};
 
 /// "32 KiB" for whole KiB, else "1000-byte".
 pub fn size_words(bytes: u64) -> String {
-    if bytes >= 1024 && bytes % 1024 == 0 { format!("{} KiB", bytes / 1024) } else { format!("{bytes}-byte") }
+    if bytes >= 1024 && bytes.is_multiple_of(1024) { format!("{} KiB", bytes / 1024) } else { format!("{bytes}-byte") }
 }
 
 /// The line (1-based) of the first byte an agent does not get of a truncated file, as the file

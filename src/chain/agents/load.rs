@@ -259,10 +259,10 @@ fn unbudgeted(profile: &AgentProfile, cwd: &Path, files: Vec<AgentFile>) -> (Vec
         if body.len() != text.len() {
             text = body.to_string();
         }
-        if profile.hide_block_comments {
-            if let std::borrow::Cow::Owned(shown) = comments::hide_block_comments(&text) {
-                text = shown;
-            }
+        if profile.hide_block_comments
+            && let std::borrow::Cow::Owned(shown) = comments::hide_block_comments(&text)
+        {
+            text = shown;
         }
         let blank = if profile.drop_blank { js_trim(&text).is_empty() } else { text.is_empty() };
         if blank {

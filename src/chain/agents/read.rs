@@ -68,10 +68,10 @@ pub fn read_capped(path: &Path, limit: u64) -> io::Result<(Vec<u8>, u64)> {
     let size = file.metadata()?.len();
     let want = size.min(limit);
     let remaining = REMAINING.with(Cell::get);
-    if let Some(left) = remaining {
-        if want > left {
-            return Err(io::Error::other(CAPPED));
-        }
+    if let Some(left) = remaining
+        && want > left
+    {
+        return Err(io::Error::other(CAPPED));
     }
     let mut data = Vec::with_capacity(usize::try_from(want).unwrap_or(0));
     file.take(limit).read_to_end(&mut data)?;
@@ -85,12 +85,13 @@ pub fn read_capped(path: &Path, limit: u64) -> io::Result<(Vec<u8>, u64)> {
 /// `unreadable`) when it is larger than `cap` or cannot be read.
 pub(super) fn read_into(file: &mut AgentFile, cap: u64) -> Option<String> {
     // A file known to be too large is not read at all.
-    if let Ok(meta) = fs::metadata(&file.path) {
-        if meta.is_file() && meta.len() > cap {
-            file.bytes = meta.len();
-            file.status = Status::Oversized;
-            return None;
-        }
+    if let Ok(meta) = fs::metadata(&file.path)
+        && meta.is_file()
+        && meta.len() > cap
+    {
+        file.bytes = meta.len();
+        file.status = Status::Oversized;
+        return None;
     }
     match read_capped(&file.path, cap.saturating_add(1)) {
         Ok((_, size)) if size > cap => {
