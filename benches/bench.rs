@@ -560,8 +560,10 @@ fn main() {
         .collect();
     let mut s = Server::spawn(home.path());
     // A 32 KiB budget cuts the 60 KiB root in every session, so every edit moves the cut and
-    // must be published (unchanged diagnostics are not).
-    s.initialize(&folders, json!({"stateDir": null, "watch": false, "baselineMaxBytes": 32768}));
+    // must be published (unchanged diagnostics are not). The engine's findings are the ones
+    // published (`profiles`): the agents the tree targets read the disk, not the buffer, so an
+    // edit does not change theirs.
+    s.initialize(&folders, json!({"stateDir": null, "watch": false, "baselineMaxBytes": 32768, "profiles": ["dsh"]}));
     let root_file = main_tree.root.join("AGENTS.md");
     let root_uri = path_to_uri(&root_file);
     s.notify(
