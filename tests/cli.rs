@@ -950,3 +950,24 @@ fn opencode_ignores_claude_md_for_the_agents_md_beside_it() {
     );
     assert!(!stdout(&o).contains("loads zz/") && !stdout(&o).contains("loads aa/"), "{}", stdout(&o));
 }
+
+/// An agent is checked as started only where it reads something: Claude Code is not started in
+/// `.github` because Copilot's file lives there, so the root's `@AGENTS.md` import raises nothing.
+#[test]
+fn check_starts_an_agent_only_where_it_reads_a_file() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "shared rules\n");
+    t.write("r/CLAUDE.md", "@AGENTS.md\n");
+    t.write("r/.github/copilot-instructions.md", "copilot rules\n");
+    let o = run(&t, &t.root(), &["check"]);
+    let out = stdout(&o);
+    assert!(!out.contains("started in `.github`"), "{out}");
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    // Where Claude Code does start (a folder with its own AGENTS.md), the missing import is a
+    // true problem, and named.
+    t.write("r/pkg/AGENTS.md", "package rules\n");
+    let o = run(&t, &t.root(), &["check"]);
+    let out = stdout(&o);
+    assert!(out.contains("Claude Code, started in `pkg`, does not load this file, which CLAUDE.md imports"), "{out}");
+    assert_eq!(o.status.code(), Some(1), "{out}");
+}

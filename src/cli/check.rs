@@ -248,7 +248,9 @@ fn check_dirs(
         for p in agent_profiles {
             let view = agents::load(p, dir, &[]);
             reached.extend(view.files.iter().filter(|f| f.status.reaches()).map(|f| f.path.clone()));
-            found.extend(agents::view_findings(&view, dir));
+            if dir == root || starts_here(p, dir) {
+                found.extend(agents::view_findings(&view, dir));
+            }
         }
         for f in found.into_iter().filter(|f| inside(&f.path)) {
             let key = (f.path.clone(), f.code, SpanKey::of(f.span));
@@ -264,7 +266,8 @@ fn check_dirs(
                     lint::Code::Omitted | lint::Code::Truncated | lint::Code::Duplicate | lint::Code::AgentCut
                 )
             {
-                let _ = write!(f.message, " (also in {} more directories below)", labels.len() - 1);
+                let more = labels.len() - 1;
+                let _ = write!(f.message, " (also in {more} other director{})", if more == 1 { "y" } else { "ies" });
             }
             f
         })
@@ -281,6 +284,18 @@ fn not_read(grouped: Vec<(Finding, Vec<String>)>, reached: &BTreeSet<PathBuf>) -
         .collect();
     out.extend(warnings.into_iter().map(|f| (f, Vec::new())));
     out
+}
+
+/// Whether `dir` holds something agent `p` reads there (one of its file names, or the first
+/// folder of a layer such as `.claude/`): only then is a start in `dir` worth checking for that
+/// agent. Nobody starts Claude Code in `.github` because Copilot's file lives there.
+fn starts_here(p: &agents::AgentProfile, dir: &Path) -> bool {
+    let first = |path: &str| path.split('/').next().map(str::to_string).unwrap_or_default();
+    p.candidates
+        .iter()
+        .map(|c| first(c))
+        .chain(p.layers.iter().chain(&p.lazy_layers).map(|l| first(l.path)))
+        .any(|name| !name.is_empty() && std::fs::symlink_metadata(dir.join(name)).is_ok())
 }
 
 /// Orders and groups spans.

@@ -29,7 +29,7 @@ pub struct Cli {
     #[arg(long, global = false)]
     pub stdio: bool,
     /// Log level for stderr (error, warn, info, debug, trace); `RUST_LOG` also works.
-    #[arg(long, value_name = "LEVEL")]
+    #[arg(long, value_name = "LEVEL", global = true)]
     pub log_level: Option<String>,
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -103,7 +103,7 @@ pub struct HookArgs {
     /// The rules of the blocks: dsh (the default) or ds4.
     #[arg(long, value_name = "P")]
     pub profile: Option<String>,
-    /// Set a setting (stateDir, budgetBytes, …); VALUE is JSON when it parses as JSON, else a
+    /// Set a setting (stateDir, baselineMaxBytes, …); VALUE is JSON when it parses as JSON, else a
     /// string (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
@@ -152,7 +152,7 @@ pub struct CompareArgs {
 #[derive(Args, Debug, Default)]
 pub struct SettingsArgs {
     /// A named set of defaults: dsh or ds4; or an agent whose loading rules to mirror: codex,
-    /// claude, gemini, opencode or dsh-next.
+    /// claude, gemini, opencode, dsh-next, copilot or cursor.
     #[arg(long, value_name = "P")]
     pub profile: Option<String>,
     /// Set a setting; VALUE is JSON when it parses as JSON, else a string (repeatable).
