@@ -248,9 +248,15 @@ fn check_dirs(
         for p in agent_profiles {
             let view = agents::load(p, dir, &[]);
             reached.extend(view.files.iter().filter(|f| f.status.reaches()).map(|f| f.path.clone()));
-            if dir == root || starts_here(p, dir) {
-                found.extend(agents::view_findings(&view, dir));
-            }
+            // What an agent started here misses is worth saying only where it is started.
+            let started = dir == root || starts_here(p, dir);
+            let missed: Vec<&Path> = view
+                .files
+                .iter()
+                .filter(|f| !started && f.status == agents::Status::Outside)
+                .map(|f| f.path.as_path())
+                .collect();
+            found.extend(agents::view_findings(&view, dir).into_iter().filter(|f| !missed.contains(&f.path.as_path())));
         }
         for f in found.into_iter().filter(|f| inside(&f.path)) {
             let key = (f.path.clone(), f.code, SpanKey::of(f.span));
@@ -287,8 +293,9 @@ fn not_read(grouped: Vec<(Finding, Vec<String>)>, reached: &BTreeSet<PathBuf>) -
 }
 
 /// Whether `dir` holds something agent `p` reads there (one of its file names, or the first
-/// folder of a layer such as `.claude/`): only then is a start in `dir` worth checking for that
-/// agent. Nobody starts Claude Code in `.github` because Copilot's file lives there.
+/// folder of a layer such as `.claude/`): only then is what the agent misses when started in
+/// `dir` worth a warning. Nobody starts Claude Code in `.github` because Copilot's file lives
+/// there.
 fn starts_here(p: &agents::AgentProfile, dir: &Path) -> bool {
     let first = |path: &str| path.split('/').next().map(str::to_string).unwrap_or_default();
     p.candidates
