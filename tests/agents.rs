@@ -9,20 +9,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use common::agents_modules as modules;
+use common::fake_api::FakeApi;
 use common::tree::Tree;
 use serde_json::{Value, json};
-
-/// The agents' node_modules, or `None` (outside CI) when they are not installed.
-fn modules() -> Option<PathBuf> {
-    match std::env::var("AGENTS_MODULES").ok().filter(|c| !c.is_empty()) {
-        Some(m) => Some(PathBuf::from(m)),
-        None => {
-            assert!(std::env::var_os("CI").is_none(), "CI must set AGENTS_MODULES (scripts/install-agents.sh)");
-            eprintln!("AGENTS_MODULES is not set: run scripts/install-agents.sh to compare with the real agents");
-            None
-        }
-    }
-}
 
 /// `instructions-lsp effective --profile NAME` in `cwd`, with `HOME` set to `home`.
 fn ours(profile: &str, home: &Path, cwd: &Path, args: &[String], env: &[(&str, &Path)]) -> String {
@@ -480,35 +470,13 @@ fn listing(dir: &Path) -> String {
     out
 }
 
-/// The fake Messages API of `tests/support/fake-anthropic.mjs`, with its log and target files.
-struct FakeApi {
-    child: std::process::Child,
-    port: u16,
-    log: PathBuf,
-    target: PathBuf,
-    _dir: tempfile::TempDir,
+/// The stand-in Messages API (`tests/support/fake-anthropic.mjs`), as Claude Code and opencode
+/// talk to it here.
+fn fake_anthropic() -> FakeApi {
+    FakeApi::start("fake-anthropic.mjs")
 }
 
 impl FakeApi {
-    fn start() -> Self {
-        use std::io::BufRead;
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (log, target) = (dir.path().join("requests.jsonl"), dir.path().join("target"));
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/fake-anthropic.mjs");
-        let mut child = Command::new("node")
-            .arg(script)
-            .arg(&log)
-            .arg(&target)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("node fake-anthropic.mjs");
-        let mut line = String::new();
-        let stdout = child.stdout.take().expect("stdout");
-        std::io::BufReader::new(stdout).read_line(&mut line).expect("port");
-        let port = line.trim().parse().expect("a port");
-        Self { child, port, log, target, _dir: dir }
-    }
-
     /// Runs `claude -p` in `cwd` (reading `read` first when given) and returns the instruction
     /// parts of the conversation: the start reminder, then each reminder the read added.
     fn claude_parts(&self, claude: &Path, home: &Path, cwd: &Path, read: Option<&Path>) -> Vec<String> {
@@ -531,25 +499,15 @@ impl FakeApi {
                 let _ = std::fs::remove_file(&self.target);
             }
         }
-        let out = Command::new(claude)
+        let out = self
+            .claude(claude)
             .args(["-p", "hi", "--allowedTools", "Read,Write,Edit"])
             .current_dir(cwd)
             .env("HOME", home)
-            .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", self.port))
-            .env("ANTHROPIC_API_KEY", "sk-test")
-            .env("DISABLE_TELEMETRY", "1")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             .output()
             .expect("run claude");
         assert!(out.status.success(), "claude failed: {}", String::from_utf8_lossy(&out.stderr));
-        let log = std::fs::read_to_string(&self.log).expect("requests");
-        let requests: Vec<Value> = log
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|r| r["url"].as_str().is_some_and(|u| u.starts_with("/v1/messages")))
-            .filter_map(|r| serde_json::from_str(r["body"].as_str().unwrap_or("")).ok())
-            .collect();
+        let requests = self.requests("/v1/messages");
         let texts = |m: &Value| -> Vec<String> {
             match &m["content"] {
                 Value::String(s) => vec![s.clone()],
@@ -589,30 +547,11 @@ impl FakeApi {
     }
 }
 
-impl FakeApi {
-    /// The bodies of the Messages requests logged since the log was last removed.
-    fn requests(&self) -> Vec<Value> {
-        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
-        log.lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|r| r["url"].as_str().is_some_and(|u| u.starts_with("/v1/messages")))
-            .filter_map(|r| serde_json::from_str(r["body"].as_str().unwrap_or("")).ok())
-            .collect()
-    }
-}
-
-impl Drop for FakeApi {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn the_claude_profile_matches_what_claude_code_sends() {
     let Some(modules) = modules() else { return };
     let claude = modules.join(".bin/claude");
-    let api = FakeApi::start();
+    let api = fake_anthropic();
     let texts = [
         "rules\n",
         "",
@@ -746,7 +685,7 @@ const COMMENT_SHAPES: &[&str] = &[
 fn claude_hides_html_comments_that_stand_as_blocks_like_claude_code() {
     let Some(modules) = modules() else { return };
     let claude = modules.join(".bin/claude");
-    let api = FakeApi::start();
+    let api = fake_anthropic();
     let compare = |t: &Tree, read: Option<&Path>| {
         let want = api.claude_parts(&claude, &t.home(), &t.root(), read);
         let mut args = vec!["--json".to_string()];
@@ -787,7 +726,7 @@ fn claude_hides_html_comments_that_stand_as_blocks_like_claude_code() {
 fn claude_loads_rules_with_paths_when_a_read_reaches_a_matching_file_like_claude_code() {
     let Some(modules) = modules() else { return };
     let claude = modules.join(".bin/claude");
-    let api = FakeApi::start();
+    let api = fake_anthropic();
     let compare = |t: &Tree, cwd: &Path, read: Option<&Path>| -> (String, Value) {
         let want = api.claude_parts(&claude, &t.home(), cwd, read);
         let mut args = vec!["--json".to_string()];
@@ -870,7 +809,7 @@ fn claude_loads_rules_with_paths_when_a_read_reaches_a_matching_file_like_claude
 fn claude_reads_add_the_agents_md_of_directories_without_a_claude_file() {
     let Some(modules) = modules() else { return };
     let claude = modules.join(".bin/claude");
-    let api = FakeApi::start();
+    let api = fake_anthropic();
     let t = Tree::new();
     t.write("r/AGENTS.md", "root agents\n");
     t.write("r/d0/AGENTS.md", "a0\n");
@@ -893,7 +832,7 @@ fn claude_reads_add_the_agents_md_of_directories_without_a_claude_file() {
 fn claude_loads_a_rule_its_claude_md_imports_once_like_claude_code() {
     let Some(modules) = modules() else { return };
     let claude = modules.join(".bin/claude");
-    let api = FakeApi::start();
+    let api = fake_anthropic();
     let t = Tree::new();
     t.write("r/CLAUDE.md", "# Root\n\n@.claude/rules/style.md\nand @.claude/rules/py.md\n");
     t.write("r/.claude/rules/style.md", "style rule\n");
@@ -927,7 +866,7 @@ fn claude_loads_a_rule_its_claude_md_imports_once_like_claude_code() {
 fn claude_reads_drop_the_blank_lines_after_front_matter_like_claude_code() {
     let Some(modules) = modules() else { return };
     let claude = modules.join(".bin/claude");
-    let api = FakeApi::start();
+    let api = fake_anthropic();
     let t = Tree::new();
     t.write("r/CLAUDE.md", "root\n");
     t.write("r/.claude/rules/py.md", "---\npaths: \"**/*.py\"\n---\n\n# Py rule\n");
@@ -962,45 +901,20 @@ fn the_opencode_profile_matches_opencodes_system_prompt() {
     let Some(modules) = modules() else { return };
     let opencode = modules.join(".bin/opencode");
     // opencode talks to the stand-in API through its Anthropic provider.
-    let api = FakeApi::start();
+    let api = fake_anthropic();
     let texts = ["rules\n", "", "  padded  ", "ünïcödé 🎉 rules\n", "two\nlines\n\n"];
     let names = ["AGENTS.md", "CLAUDE.md", "CONTEXT.md"];
     let mut rng = Rng(0x0C5_5E7);
     let mut seen = String::new();
-    for case in 0..8 {
+    for _ in 0..8 {
         let (t, dirs) = seeded_chain(&mut rng, &names, &texts);
-        let config = json!({
-            "model": "anthropic/claude-sonnet-4-5",
-            "provider": {"anthropic": {"options": {"baseURL": format!("http://127.0.0.1:{}/v1", api.port), "apiKey": "sk-test"}}}
-        });
-        t.write("xdg/config/opencode/opencode.json", config.to_string());
         match rng.below(3) {
             0 => drop(t.write("xdg/config/opencode/AGENTS.md", "opencode global\n")),
             1 => drop(t.write("home/.claude/CLAUDE.md", "claude global\n")),
             _ => {}
         }
         let cwd = dirs[rng.below(dirs.len() as u64) as usize].clone();
-        let _ = std::fs::remove_file(&api.log);
-        let out = opencode_in(&opencode, &t, &cwd).args(["--pure", "run", "hi"]).output().expect("run opencode");
-        assert!(out.status.success(), "opencode failed: {}", String::from_utf8_lossy(&out.stderr));
-        // The conversation's request (opencode also asks a small model for a title).
-        let want = api
-            .requests()
-            .iter()
-            .flat_map(|r| r["system"].as_array().cloned().unwrap_or_default())
-            .filter_map(|s| s["text"].as_str().map(str::to_string))
-            .find_map(|t| {
-                let from = t.find("Instructions from: ")?;
-                let to = t[from..].find("\nSkills provide").map_or(t.len(), |i| from + i);
-                Some(t[from..to].to_string())
-            })
-            .unwrap_or_default();
-        let xdg = t.path("xdg/config");
-        let view: Value =
-            serde_json::from_str(&ours("opencode", &t.home(), &cwd, &["--json".into()], &[("XDG_CONFIG_HOME", &xdg)]))
-                .expect("our JSON");
-        let got = view["parts"][0].as_str().unwrap_or_default().to_string();
-        assert_eq!(got, want, "case {case}: cwd {}\n{}", cwd.display(), listing(&t.path("")));
+        let want = opencode_system_compare(&opencode, &api, &t, &cwd);
         seen.push_str(&want);
     }
     for needle in ["/AGENTS.md\n", "/CLAUDE.md\n", "opencode global", "claude global"] {
@@ -1033,7 +947,7 @@ fn opencode_system_compare(opencode: &Path, api: &FakeApi, t: &Tree, cwd: &Path)
     let out = opencode_in(opencode, t, cwd).args(["--pure", "run", "hi"]).output().expect("run opencode");
     assert!(out.status.success(), "opencode failed: {}", String::from_utf8_lossy(&out.stderr));
     let want = api
-        .requests()
+        .requests("/v1/messages")
         .iter()
         .flat_map(|r| r["system"].as_array().cloned().unwrap_or_default())
         .filter_map(|s| s["text"].as_str().map(str::to_string))
@@ -1080,7 +994,7 @@ fn real_world_patterns_match_every_agent() {
     let codex = modules.join(".bin/codex").to_string_lossy().into_owned();
     let claude = modules.join(".bin/claude");
     let opencode = modules.join(".bin/opencode");
-    let api = FakeApi::start();
+    let api = fake_anthropic();
 
     // 1. Nested AGENTS.md, with CLAUDE.md a link to the AGENTS.md beside it, at the root and in
     // a package.

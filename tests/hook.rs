@@ -5,10 +5,11 @@
 
 mod common;
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use common::fake_api::FakeApi;
 use common::tree::Tree;
 use serde_json::{Value, json};
 
@@ -358,47 +359,6 @@ fn the_hook_reads_and_answers_the_hook_schemas_codex_ships() {
     }
 }
 
-/// A stand-in API started from `tests/support/<script>`, with its request log and target file.
-struct FakeApi {
-    child: std::process::Child,
-    port: u16,
-    log: PathBuf,
-    target: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl FakeApi {
-    fn start(script: &str) -> Self {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (log, target) = (dir.path().join("requests.jsonl"), dir.path().join("target"));
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support").join(script);
-        let mut child =
-            Command::new("node").arg(script).arg(&log).arg(&target).stdout(Stdio::piped()).spawn().expect("node");
-        let mut line = String::new();
-        let stdout = child.stdout.take().expect("stdout");
-        std::io::BufReader::new(stdout).read_line(&mut line).expect("port");
-        let port = line.trim().parse().expect("a port");
-        Self { child, port, log, target, _dir: dir }
-    }
-
-    /// The request bodies sent to `path`.
-    fn requests(&self, path: &str) -> Vec<Value> {
-        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
-        log.lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|r| r["url"].as_str().is_some_and(|u| u.starts_with(path)))
-            .filter_map(|r| serde_json::from_str(r["body"].as_str().unwrap_or("")).ok())
-            .collect()
-    }
-}
-
-impl Drop for FakeApi {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Every text of a Messages request's conversation.
 fn message_texts(request: &Value) -> Vec<String> {
     let mut out = Vec::new();
@@ -441,17 +401,13 @@ fn claude_code_gets_the_nested_agents_md_once_through_the_hook() {
     // Two reads in one session: a deep file, then its neighbour.
     let reads = format!("{}\n{}\n", t.path("r/a/b/f.rs").display(), t.path("r/a/b/g.rs").display());
     std::fs::write(&api.target, reads).expect("target");
-    let out = Command::new(modules.join(".bin/claude"))
+    let out = api
+        .claude(&modules.join(".bin/claude"))
         .args(["-p", "hi", "--allowedTools", "Read,Write,Edit"])
         .current_dir(t.root())
         .env("HOME", t.home())
         .env_remove("XDG_STATE_HOME")
         .env_remove("DSH_HOME")
-        .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", api.port))
-        .env("ANTHROPIC_API_KEY", "sk-test")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .output()
         .expect("run claude");
     assert!(out.status.success(), "claude failed: {}", String::from_utf8_lossy(&out.stderr));

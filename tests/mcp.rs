@@ -10,24 +10,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use common::fake_api::FakeApi;
 use common::tree::Tree;
 use serde_json::{Value, json};
 
-/// The path an install script printed into `var`, or `None` (outside CI) when it is unset.
-fn installed(var: &str, script: &str, what: &str) -> Option<PathBuf> {
-    match std::env::var(var).ok().filter(|p| !p.is_empty()) {
-        Some(p) => Some(PathBuf::from(p)),
-        None => {
-            assert!(std::env::var_os("CI").is_none(), "CI must set {var} ({script})");
-            eprintln!("{var} is not set: run {script} to test with {what}");
-            None
-        }
-    }
-}
-
 /// The python of the venv with the `mcp` package.
 fn python() -> Option<PathBuf> {
-    installed("MCP_PYTHON", "scripts/install-mcp-client.sh", "the MCP client SDK")
+    common::installed("MCP_PYTHON", "scripts/install-mcp-client.sh", "the MCP client SDK")
 }
 
 fn uri(p: &Path) -> String {
@@ -356,11 +345,6 @@ fn a_restarted_server_continues_seq_and_gives_only_what_changed() {
     assert_eq!(changes(&res[2]), pairs(&[]));
 }
 
-/// The agents' node_modules.
-fn agents() -> Option<PathBuf> {
-    installed("AGENTS_MODULES", "scripts/install-agents.sh", "Claude Code")
-}
-
 /// Every text a message carries: string content, text blocks, and the texts of tool results.
 fn texts(v: &Value) -> Vec<String> {
     match v {
@@ -379,50 +363,33 @@ fn texts(v: &Value) -> Vec<String> {
 
 #[test]
 fn claude_code_lists_the_tools_and_hands_a_touch_block_to_the_model() {
-    use std::io::BufRead;
-    let Some(modules) = agents() else { return };
+    let Some(modules) = common::agents_modules() else { return };
     let t = project();
     let r = t.root();
     // The stand-in Messages API answers the first turn with a call of our touch tool.
-    let (log, target, config) = (t.path("requests.jsonl"), t.path("target"), t.path("mcp.json"));
+    let (api, config) = (FakeApi::start("fake-anthropic.mjs"), t.path("mcp.json"));
     let input = json!({ "path": r.join("a/b/x.rs"), "kind": "read" });
-    std::fs::write(&target, format!("tool:mcp__instructions__instructions_touch {input}")).expect("target");
+    std::fs::write(&api.target, format!("tool:mcp__instructions__instructions_touch {input}")).expect("target");
     let server = json!({
         "command": env!("CARGO_BIN_EXE_instructions-lsp"),
         "args": ["mcp"],
         "env": { "XDG_STATE_HOME": t.path("state") },
     });
     std::fs::write(&config, json!({ "mcpServers": { "instructions": server } }).to_string()).expect("config");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/fake-anthropic.mjs");
-    let mut api = Command::new("node").arg(script).arg(&log).arg(&target).stdout(Stdio::piped()).spawn().expect("node");
-    let mut port = String::new();
-    std::io::BufReader::new(api.stdout.take().expect("stdout")).read_line(&mut port).expect("port");
-    let out = Command::new(modules.join(".bin/claude"))
+    let out = api
+        .claude(&modules.join(".bin/claude"))
         .args(["-p", "hi", "--mcp-config"])
         .arg(&config)
         .args(["--strict-mcp-config", "--allowedTools", "mcp__instructions__instructions_touch"])
         .current_dir(&r)
         .env("HOME", t.home())
-        .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", port.trim()))
-        .env("ANTHROPIC_API_KEY", "sk-test")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         // Claude Code lists MCP tools by name only and loads them through ToolSearch unless
         // this is off; with it off they are in the request's tool list.
         .env("ENABLE_TOOL_SEARCH", "false")
         .output()
         .expect("run claude");
-    let _ = api.kill();
-    let _ = api.wait();
     assert!(out.status.success(), "claude failed: {}", String::from_utf8_lossy(&out.stderr));
-    let requests: Vec<Value> = std::fs::read_to_string(&log)
-        .expect("requests")
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|l| l["url"].as_str().is_some_and(|u| u.starts_with("/v1/messages")))
-        .filter_map(|l| serde_json::from_str(l["body"].as_str().unwrap_or("")).ok())
-        .collect();
+    let requests = api.requests("/v1/messages");
     let first = requests.first().expect("a request");
     let tools: Vec<&str> = first["tools"].as_array().into_iter().flatten().filter_map(|t| t["name"].as_str()).collect();
     for name in ["instructions_for", "instructions_touch", "instructions_transitions"] {

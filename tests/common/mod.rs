@@ -1,5 +1,6 @@
 #![allow(dead_code)]
 
+pub mod fake_api;
 pub mod lsp;
 pub mod stdio;
 pub mod tree;
@@ -23,15 +24,20 @@ pub fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
     list.iter().map(|(a, p)| (a.to_string(), p.to_string())).collect()
 }
 
-/// The real agents' node_modules (`AGENTS_MODULES`, filled by `scripts/install-agents.sh`), or
-/// `None` outside CI when they are not installed (the caller skips, and says so).
-pub fn agents_modules() -> Option<std::path::PathBuf> {
-    match std::env::var("AGENTS_MODULES").ok().filter(|c| !c.is_empty()) {
-        Some(m) => Some(std::path::PathBuf::from(m)),
+/// The path an install script printed into `var`, or `None` (outside CI, where the script must
+/// have run) when it is unset: the caller skips, and this says so.
+pub fn installed(var: &str, script: &str, what: &str) -> Option<std::path::PathBuf> {
+    match std::env::var(var).ok().filter(|p| !p.is_empty()) {
+        Some(p) => Some(std::path::PathBuf::from(p)),
         None => {
-            assert!(std::env::var_os("CI").is_none(), "CI must set AGENTS_MODULES (scripts/install-agents.sh)");
-            eprintln!("AGENTS_MODULES is not set: run scripts/install-agents.sh to test with the real agents");
+            assert!(std::env::var_os("CI").is_none(), "CI must set {var} ({script})");
+            eprintln!("{var} is not set: run {script} to test with {what}");
             None
         }
     }
+}
+
+/// The real agents' node_modules (`AGENTS_MODULES`, filled by `scripts/install-agents.sh`).
+pub fn agents_modules() -> Option<std::path::PathBuf> {
+    installed("AGENTS_MODULES", "scripts/install-agents.sh", "the real agents")
 }
