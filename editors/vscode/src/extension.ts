@@ -15,6 +15,7 @@ import {
 import {
   agentsFolderNode,
   agentsContextText,
+  agentsCut,
   agentsNode,
   agentsStatusText,
   agentsStatusTooltip,
@@ -240,7 +241,7 @@ class Status {
       return;
     }
     const agents = r.all.view === "agents";
-    const cut = agents ? r.all.profiles.some((p) => p.files.some((f) => f.status === "truncated" || f.status === "omitted")) : isCut(r.e);
+    const cut = agents ? agentsCut(r.all) : isCut(r.e);
     this.item.text = agents ? agentsStatusText(r.all) : statusText(r.e);
     this.item.tooltip = `${folder.name}: ${agents ? agentsStatusTooltip(r.all) : statusTooltip(r.e)}`;
     this.item.backgroundColor = cut ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;

@@ -93,11 +93,13 @@ export function reasonText(s: Skipped, projectRoot: string): string {
   return REASONS[s.reason] ?? s.reason;
 }
 
+/** "1.2 KiB of 3.6 KiB" for a truncated file, else its size. */
+function fileSize(f: { status: string; bytes: number; includedBytes: number }): string {
+  return f.status === "truncated" ? `${formatBytes(f.includedBytes)} of ${formatBytes(f.bytes)}` : formatBytes(f.bytes);
+}
+
 function fileNode(id: string, f: FileInfo): Node {
-  const size =
-    f.status === "truncated"
-      ? `${formatBytes(f.includedBytes)} of ${formatBytes(f.bytes)}`
-      : formatBytes(f.bytes);
+  const size = fileSize(f);
   return {
     id,
     label: f.path,
@@ -223,10 +225,6 @@ function profileIcon(status: string): Icon {
   return "skipped";
 }
 
-function fileSize(f: ProfileFile): string {
-  return f.status === "truncated" ? `${formatBytes(f.includedBytes)} of ${formatBytes(f.bytes)}` : formatBytes(f.bytes);
-}
-
 /** One profile's row: what reaches that agent, what it cuts; its files below. */
 function profileNode(base: string, p: ProfileResult, collapsed: boolean): Node {
   const reaching = p.files.filter((f) => REACHES.has(f.status));
@@ -295,9 +293,14 @@ export function agentsFolderNode(name: string, e: Effective, all: AllProfiles, a
   };
 }
 
+/** True when any of the agents omits or truncates a file. */
+export function agentsCut(all: AllProfiles): boolean {
+  return all.profiles.some((p) => p.files.some((f) => CUT.has(f.status)));
+}
+
 /** The status bar text for the agents: e.g. `$(book) Codex 31.9 KiB · Claude Code 12 KiB $(warning)`. */
 export function agentsStatusText(all: AllProfiles): string {
-  const cut = all.profiles.some((p) => p.files.some((f) => CUT.has(f.status)));
+  const cut = agentsCut(all);
   const parts = all.profiles.map((p) => `${p.name ?? p.profile} ${formatBytes(p.bytes)}`);
   const text = parts.length > 3 ? `${parts.length} agents` : parts.join(" · ");
   return `$(book) ${text}${cut ? " $(warning)" : ""}`;

@@ -2,7 +2,7 @@
 // text it gets back. Pure: no `vscode` import, so unit tests run in plain Node.
 import * as path from "path";
 
-import { Effective } from "./model";
+import { contextText, Effective } from "./model";
 
 export const TOOL_NAME = "instructions_for_file";
 
@@ -45,10 +45,9 @@ export function resolveToolPath(input: unknown, folders: Folder[], exists: (p: s
  * before the touch, so its preview is the new part).
  */
 export function toolText(display: string, e: Effective): string {
-  const blocks = [e.baseline, ...e.nested].map((b) => b.rendered).filter((t) => t.length > 0);
+  const given = contextText(e);
   const added = e.preview?.rendered ?? "";
-  if (blocks.length === 0 && added === "") return `No instruction file applies to ${display}.`;
-  const parts = [`Project instructions that apply to ${display} (follow them; deeper files override the root's):`, ...blocks];
-  if (added) parts.push(added);
-  return parts.join("\n\n");
+  if (given === "" && added === "") return `No instruction file applies to ${display}.`;
+  const head = `Project instructions that apply to ${display} (follow them; deeper files override the root's):`;
+  return [head, given, added].filter((t) => t.length > 0).join("\n\n");
 }
