@@ -170,6 +170,9 @@ fn agents_of(name: &str) -> Option<(&'static [&'static str], String)> {
     Some((found.0, found.1.to_string()))
 }
 
+/// What happens when the configuration file cannot be used, for its messages.
+pub const DETECTED_INSTEAD: &str = "the agents are detected from the files instead";
+
 /// The most entries [`names_below`] looks at.
 pub const WALK_ENTRIES: usize = 20_000;
 

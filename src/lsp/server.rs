@@ -153,15 +153,33 @@ impl Inner {
     /// Whether a changed path lies in a directory a remembered answer read, and can change it.
     /// The agents walk up from a folder through directories outside the project (`/tmp`, the
     /// home directory), where they look for a few names only: there a change of another name
-    /// (a busy `/tmp`, a shell's history) changes nothing, and costs nothing. `roots` are the
-    /// sessions' project roots and folders, `names` those that matter outside them.
-    fn read_by_memo(&self, changed: &[PathBuf], roots: &[PathBuf], names: &BTreeSet<String>) -> bool {
+    /// (a busy `/tmp`, a shell's history) changes nothing, and costs nothing more than this
+    /// lookup: the sessions' project roots and folders, and the names that matter outside them,
+    /// are worked out only for a path in a directory that was read.
+    fn read_by_memo<'a>(
+        &self,
+        changed: &[PathBuf],
+        sessions: impl Iterator<Item = &'a crate::session::Session>,
+    ) -> bool {
         let read = self.read_dirs.lock().unwrap_or_else(|e| e.into_inner());
+        let mut sessions = Some(sessions);
+        let mut known: Option<(Vec<PathBuf>, BTreeSet<String>)> = None;
         changed.iter().any(|p| {
             let Some(dir) = [Some(p.as_path()), p.parent()].into_iter().flatten().find(|d| read.contains(*d)) else {
                 return false;
             };
             let dir = if dir == p.as_path() { p.parent().unwrap_or(dir) } else { dir };
+            let (roots, names) = known.get_or_insert_with(|| {
+                let mut roots = Vec::new();
+                let mut names = self.global_names.clone();
+                for s in sessions.take().into_iter().flatten() {
+                    roots.push(s.folder.clone());
+                    roots.push(s.project_root());
+                    names.extend(s.settings.all_names().map(str::to_string));
+                    names.extend(s.settings.root_markers.iter().cloned());
+                }
+                (roots, names)
+            });
             let outside = roots.iter().any(|r| r.as_path() != dir && r.starts_with(dir));
             !outside || roots.iter().any(|r| r.starts_with(p)) || name_matters_outside(p, names)
         })
@@ -727,9 +745,7 @@ async fn finish_walks(client: &Client, inner: &Inner) {
                     continue;
                 }
                 let before = s.targets().map(|t| t.agents.clone());
-                if let Some(e) = s.refresh_targets_with(&names) {
-                    tracing::warn!("{}: {e}; the agents are detected from the files instead", folder.display());
-                }
+                s.refresh_targets_logged(&names);
                 if s.targets().map(|t| t.agents.clone()) != before {
                     changed.push((folder.clone(), s.seq));
                 }
@@ -770,15 +786,7 @@ async fn handle_paths(client: &Client, inner: &Inner, changed: Vec<PathBuf>) {
             .collect();
         if folders.is_empty() {
             // No session's chain, but maybe a remembered agent view's (a rules file, an import).
-            let mut roots = Vec::new();
-            let mut names: BTreeSet<String> = inner.global_names.clone();
-            for s in st.sessions.values() {
-                roots.push(s.folder.clone());
-                roots.push(s.project_root());
-                names.extend(s.settings.all_names().map(str::to_string));
-                names.extend(s.settings.root_markers.iter().cloned());
-            }
-            if inner.read_by_memo(&changed, &roots, &names) {
+            if inner.read_by_memo(&changed, st.sessions.values()) {
                 inner.bump();
                 for p in &changed {
                     inner.cache.invalidate(p);
@@ -808,9 +816,7 @@ async fn handle_paths(client: &Client, inner: &Inner, changed: Vec<PathBuf>) {
         }
         for (folder, root) in retarget {
             let (Some(s), Some(names)) = (st.sessions.get_mut(&folder), walked.get(&root)) else { continue };
-            if let Some(e) = s.refresh_targets_with(names) {
-                tracing::warn!("{}: {e}; the agents are detected from the files instead", folder.display());
-            }
+            s.refresh_targets_logged(names);
         }
         let mut events = Vec::new();
         for folder in folders {
@@ -932,7 +938,7 @@ fn apply_settings(st: &mut State, folder: &Path, value: &Value) -> Option<String
     if let Some(e) = config_problem {
         problems.push(SettingsProblem {
             key: crate::chain::targets::CONFIG_NAMES[0].into(),
-            message: format!("{e}; the agents are detected from the files instead"),
+            message: format!("{e}; {}", crate::chain::targets::DETECTED_INSTEAD),
             unknown_key: false,
         });
     }

@@ -130,9 +130,7 @@ impl State {
             let mut session = Session::new(folder, settings);
             // The nearby names now, the whole walk in the background (see `names_near`).
             let names = self.names_near(&session.project_root());
-            if let Some(e) = session.refresh_targets_with(&names) {
-                tracing::warn!("{}: {e}; the agents are detected from the files instead", folder.display());
-            }
+            session.refresh_targets_logged(&names);
             self.sessions.insert(folder.to_path_buf(), session);
         }
         problems
@@ -327,7 +325,10 @@ pub fn findings(input: &DiagnosticsInput, inner: &Inner) -> (Vec<Finding>, Vec<(
     for session in &input.sessions {
         let snap = session.snapshot(cache, buffers);
         let profiles = session.profiles();
+        // Files some selected profile gets: an `agentIgnored` file outside them is `notRead`.
+        let mut reached = std::collections::BTreeSet::new();
         if profiles.iter().any(|p| p == session.settings.profile.name()) {
+            reached.extend(snap.files().map(|f| f.path.clone()));
             let disc = session.discovery(cache, buffers);
             let skipped: Vec<_> = snap.skipped().cloned().collect();
             out.extend(lint::skip_findings(&skipped, &session.settings, |p| disc.heading(p)));
@@ -338,12 +339,6 @@ pub fn findings(input: &DiagnosticsInput, inner: &Inner) -> (Vec<Finding>, Vec<(
         }
         let touched = session.touched_paths();
         let mut agent_findings = Vec::new();
-        // Files some selected agent gets: an `agentIgnored` file outside them is `notRead`.
-        let mut reached = std::collections::BTreeSet::new();
-        let mut agents_on = false;
-        if profiles.iter().any(|p| p == session.settings.profile.name()) {
-            reached.extend(snap.files().map(|f| f.path.clone()));
-        }
         for name in &profiles {
             // The repository's own settings for the agent (its instructions-lsp.toml), as `check`
             // and the `profile` answers use them.
@@ -355,18 +350,14 @@ pub fn findings(input: &DiagnosticsInput, inner: &Inner) -> (Vec<Finding>, Vec<(
                 remember && session.settings.watch,
             );
             if let Some(v) = view {
-                agents_on = true;
                 reached.extend(v.view.files.iter().filter(|f| f.status.reaches()).map(|f| f.path.clone()));
                 agent_findings.extend(v.findings.iter().cloned());
             }
         }
-        if agents_on {
-            let warnings = crate::chain::agents::not_read(&agent_findings, &reached);
-            agent_findings
-                .retain(|f| !(f.code == lint::Code::AgentIgnored && warnings.iter().any(|w| w.path == f.path)));
-            out.extend(agent_findings);
-            out.extend(warnings);
-        }
+        let warnings = crate::chain::agents::not_read(&agent_findings, &reached);
+        agent_findings.retain(|f| !(f.code == lint::Code::AgentIgnored && warnings.iter().any(|w| w.path == f.path)));
+        out.extend(agent_findings);
+        out.extend(warnings);
         snapshots.push((session.clone(), snap));
     }
     // Open candidates judged in their own directory, whether or not a chain reaches them.

@@ -287,9 +287,7 @@ impl Core {
         }
         let mut session = Session::new(root, self.settings.clone());
         let names = crate::chain::targets::names_below(&session.project_root());
-        if let Some(e) = session.refresh_targets_with(&names) {
-            tracing::warn!("{}: {e}; the agents are detected from the files instead", root.display());
-        }
+        session.refresh_targets_logged(&names);
         let loaded = match &self.state_dir {
             Some(dir) => ledger::load(dir, &session.folder),
             None => Ok(None),

@@ -151,6 +151,13 @@ impl Session {
         problem
     }
 
+    /// [`Session::refresh_targets_with`], logging a configuration that cannot be used.
+    pub fn refresh_targets_logged(&mut self, names: &std::collections::BTreeSet<String>) {
+        if let Some(e) = self.refresh_targets_with(names) {
+            tracing::warn!("{}: {e}; {}", self.folder.display(), crate::chain::targets::DETECTED_INSTEAD);
+        }
+    }
+
     /// Whether a change at `path` may change which agents the repository targets: its
     /// configuration, an instruction file of an agent not targeted yet, or one that is gone.
     pub fn changes_targets(&self, path: &Path) -> bool {
