@@ -351,6 +351,37 @@ fn engine_vs_walk(tree: &Tree, iterations: usize) -> (Duration, Duration, Durati
     (percentile(&mut engine, 0.5), percentile(&mut warm, 0.5), percentile(&mut walk, 0.5))
 }
 
+/// Opens the root file (`root_uri`), asks `folder`'s answer, lets the server `settle`, then edits
+/// the file `edits` times, one byte longer or shorter each time so that the cut moves: how long
+/// each edit took to come back as diagnostics of the file.
+fn did_change_latencies(
+    s: &mut Server,
+    root_uri: &str,
+    folder: &Path,
+    settle: Duration,
+    edits: usize,
+) -> Vec<Duration> {
+    s.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": root_uri, "languageId": "markdown", "version": 1, "text": "x"}}),
+    );
+    let _ = s.request("instructions/effective", json!({"uri": path_to_uri(folder)}));
+    std::thread::sleep(settle);
+    (0..edits)
+        .map(|i| {
+            let text = "r".repeat(61_440 + i % 2);
+            let begin = Instant::now();
+            s.notify(
+                "textDocument/didChange",
+                json!({"textDocument": {"uri": root_uri, "version": i + 2}, "contentChanges": [{"text": text}]}),
+            );
+            let (at, _) =
+                s.until(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == root_uri);
+            at - begin
+        })
+        .collect()
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let flag = |f: &str| args.iter().any(|a| a == f);
@@ -566,22 +597,7 @@ fn main() {
     s.initialize(&folders, json!({"stateDir": null, "watch": false, "baselineMaxBytes": 32768, "profiles": ["dsh"]}));
     let root_file = main_tree.root.join("AGENTS.md");
     let root_uri = path_to_uri(&root_file);
-    s.notify(
-        "textDocument/didOpen",
-        json!({"textDocument": {"uri": root_uri, "languageId": "markdown", "version": 1, "text": "x"}}),
-    );
-    let _ = s.request("instructions/effective", json!({"uri": path_to_uri(folders[0])}));
-    let mut lat = Vec::new();
-    for i in 0..n(200, 10) {
-        let text = "r".repeat(61_440 + i % 2);
-        let begin = Instant::now();
-        s.notify(
-            "textDocument/didChange",
-            json!({"textDocument": {"uri": root_uri, "version": i + 2}, "contentChanges": [{"text": text}]}),
-        );
-        let (at, _) = s.until(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == root_uri);
-        lat.push(at - begin);
-    }
+    let mut lat = did_change_latencies(&mut s, &root_uri, folders[0], Duration::ZERO, n(200, 10));
     let p99 = percentile(&mut lat, 0.99);
     row(
         &mut rows,
@@ -600,24 +616,8 @@ fn main() {
         &folders,
         json!({"stateDir": null, "baselineMaxBytes": 32768, "profiles": ["dsh", "codex", "claude", "opencode"]}),
     );
-    s.notify(
-        "textDocument/didOpen",
-        json!({"textDocument": {"uri": root_uri, "languageId": "markdown", "version": 1, "text": "x"}}),
-    );
-    let _ = s.request("instructions/effective", json!({"uri": path_to_uri(folders[0])}));
-    // The first passes read the agents' files and put the watches in place.
-    std::thread::sleep(Duration::from_millis(300));
-    let mut lat = Vec::new();
-    for i in 0..n(200, 30) {
-        let text = "r".repeat(61_440 + i % 2);
-        let begin = Instant::now();
-        s.notify(
-            "textDocument/didChange",
-            json!({"textDocument": {"uri": root_uri, "version": i + 2}, "contentChanges": [{"text": text}]}),
-        );
-        let (at, _) = s.until(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == root_uri);
-        lat.push(at - begin);
-    }
+    // The first passes read the agents' files and put the watches in place (300 ms).
+    let mut lat = did_change_latencies(&mut s, &root_uri, folders[0], Duration::from_millis(300), n(200, 30));
     let p99 = percentile(&mut lat, 0.99);
     results.insert("did_change_agents_p99_us".into(), us(p99));
     row(
