@@ -318,6 +318,18 @@ fn a_client_that_never_reads_keeps_the_server_bounded_and_is_answered_once_it_re
 
 // F. Many folders: ledgers are written off the protocol thread.
 
+/// The server started and initialized on `folders`, its ledgers in `state`.
+fn started_on(t: &Tree, folders: &[std::path::PathBuf], state: &std::path::Path) -> Proc {
+    let mut p = Proc::start(t, &[]);
+    let list: Vec<Value> = folders.iter().map(|f| json!({"uri": uri(f), "name": "f"})).collect();
+    p.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "processId": null, "rootUri": null, "capabilities": {},
+        "initializationOptions": {"stateDir": state.to_string_lossy()}, "workspaceFolders": list}}));
+    p.response(1);
+    p.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    p
+}
+
 #[test]
 fn ten_thousand_folders_are_answered_and_every_ledger_is_written() {
     const FOLDERS: usize = 10_000;
@@ -325,13 +337,7 @@ fn ten_thousand_folders_are_answered_and_every_ledger_is_written() {
     t.write("r/AGENTS.md", "root rules");
     let folders: Vec<std::path::PathBuf> = (0..FOLDERS).map(|i| t.mkdir(&format!("r/f{i}"))).collect();
     let state = t.path("state");
-    let mut p = Proc::start(&t, &[]);
-    let list: Vec<Value> = folders.iter().map(|f| json!({"uri": uri(f), "name": "f"})).collect();
-    p.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "processId": null, "rootUri": null, "capabilities": {},
-        "initializationOptions": {"stateDir": state.to_string_lossy()}, "workspaceFolders": list}}));
-    p.response(1);
-    p.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    let mut p = started_on(&t, &folders, &state);
     // Answered, and every ledger on disk after shutdown. Whether the first answer comes before
     // the last ledger is written depends on the disk and the load (the sessions start on the
     // protocol thread, their ledgers are written right behind): not asserted, since it cannot be
@@ -368,13 +374,7 @@ fn exit_without_shutdown_still_writes_every_ledger() {
     t.write("r/AGENTS.md", "root rules");
     let folders: Vec<std::path::PathBuf> = (0..FOLDERS).map(|i| t.mkdir(&format!("r/f{i}"))).collect();
     let state = t.path("state");
-    let mut p = Proc::start(&t, &[]);
-    let list: Vec<Value> = folders.iter().map(|f| json!({"uri": uri(f), "name": "f"})).collect();
-    p.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "processId": null, "rootUri": null, "capabilities": {},
-        "initializationOptions": {"stateDir": state.to_string_lossy()}, "workspaceFolders": list}}));
-    p.response(1);
-    p.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    let mut p = started_on(&t, &folders, &state);
     p.send(json!({"jsonrpc": "2.0", "id": 2, "method": "instructions/effective", "params": {"uri": uri(&folders[0])}}));
     p.response(2);
     p.send(json!({"jsonrpc": "2.0", "method": "exit"}));
