@@ -76,21 +76,21 @@ cpSync(join(root, "editors/vscode/test/fixture"), ws, { recursive: true });
 for (const f of ["alpha", "beta"]) mkdirSync(join(ws, f, ".git"));
 const workspaceFile = join(ws, "fixture.code-workspace");
 writeFileSync(workspaceFile, JSON.stringify({ folders: [{ path: "alpha" }, { path: "beta" }] }, null, 2));
-mkdirSync(join(userDir, "User"), { recursive: true });
-writeFileSync(
-  join(userDir, "User/settings.json"),
-  JSON.stringify({
+/** A fresh user profile in `dir` with the settings of a quiet, offline VS Code, plus `extra`. */
+function userSettings(dir, extra) {
+  mkdirSync(join(dir, "User"), { recursive: true });
+  const quiet = {
     "workbench.startupEditor": "none",
     "workbench.tips.enabled": false,
     "extensions.autoUpdate": false,
     "extensions.autoCheckUpdates": false,
     "telemetry.telemetryLevel": "off",
-    "security.workspace.trust.enabled": false,
     "window.restoreWindows": "none",
     "instructions.stateDir": null,
-    "editor.hover.delay": 50,
-  }),
-);
+  };
+  writeFileSync(join(dir, "User/settings.json"), JSON.stringify({ ...quiet, ...extra }));
+}
+userSettings(userDir, { "security.workspace.trust.enabled": false, "editor.hover.delay": 50 });
 const env = { ...process.env, HOME: home, INSTRUCTIONS_LSP_PATH: "" };
 delete env.INSTRUCTIONS_LSP_PATH;
 execFileSync(codeServer, ["--user-data-dir", userDir, "--extensions-dir", extDir, "--install-extension", vsix], { env, stdio: "inherit" });
@@ -321,25 +321,14 @@ mkdirSync(join(hostile, ".vscode"), { recursive: true });
 writeFileSync(join(hostile, "AGENTS.md"), "# Hostile\n\nA workspace from somewhere else.\n");
 writeFileSync(join(hostile, ".vscode/settings.json"), JSON.stringify({ "instructions.globalInstructionFile": secretFile }));
 const userDir2 = join(tmp, "user-trust");
-mkdirSync(join(userDir2, "User"), { recursive: true });
-writeFileSync(
-  join(userDir2, "User/settings.json"),
-  JSON.stringify({
-    "workbench.startupEditor": "none",
-    "workbench.tips.enabled": false,
-    "extensions.autoUpdate": false,
-    "extensions.autoCheckUpdates": false,
-    "telemetry.telemetryLevel": "off",
-    "security.workspace.trust.enabled": true,
-    // No modal at startup: the folder opens in restricted mode, as it does when a user
-    // dismisses the prompt.
-    "security.workspace.trust.startupPrompt": "never",
-    "window.restoreWindows": "none",
-    "instructions.stateDir": null,
-    // The engine's rules first: the global file this workspace points at is theirs.
-    "instructions.profile": "dsh",
-  }),
-);
+userSettings(userDir2, {
+  "security.workspace.trust.enabled": true,
+  // No modal at startup: the folder opens in restricted mode, as it does when a user
+  // dismisses the prompt.
+  "security.workspace.trust.startupPrompt": "never",
+  // The engine's rules first: the global file this workspace points at is theirs.
+  "instructions.profile": "dsh",
+});
 const untrusted = await startCodeServer("untrusted", userDir2, [hostile]);
 page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
 try {
