@@ -422,11 +422,12 @@ fn codex_spends_its_shared_budget_root_first_and_compare_shows_it() {
     assert_eq!(row("codex")["shadowed"], serde_json::json!([]), "CLAUDE.md is not a Codex name by default");
     let o = run(&t, &pkg, &["compare"]);
     let text = stdout(&o);
-    assert!(
-        text.starts_with("comparing for Codex, Claude Code, opencode: detected from AGENTS.md, CLAUDE.md; set them in instructions-lsp.toml\n\n"),
-        "{text}"
+    assert_eq!(
+        stderr(&o),
+        "comparing for Codex, Claude Code, opencode: detected from AGENTS.md, CLAUDE.md; set them in instructions-lsp.toml\n",
+        "the line that says which agents goes where `check` says it"
     );
-    assert!(text.contains("\nCodex (codex), Codex CLI 0.171.0: "), "{text}");
+    assert!(text.starts_with("Codex (codex), Codex CLI 0.171.0: "), "{text}");
     assert!(
         text.contains("  truncated  AGENTS.md (32768 of 70000 bytes, cut at line 1)\n  omitted    pkg/AGENTS.md\n"),
         "{text}"
@@ -770,7 +771,7 @@ fn check_says_when_claude_code_in_a_subdirectory_misses_the_roots_imports() {
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(
         stdout(&o).contains(
-            "AGENTS.md:1:1: warning[agentCut]: Claude Code, started in `crates/x`, does not load this file, which CLAUDE.md imports: it loads no import from outside its working directory"
+            "AGENTS.md:1:1: warning[importOutside]: Claude Code, started in `crates/x`, does not load this file, which CLAUDE.md imports, in non-interactive runs (`claude -p`, CI): they load no import from outside the working directory (an interactive session asks once whether to allow it)"
         ),
         "{}",
         stdout(&o)
@@ -877,7 +878,7 @@ fn claudes_subdirectory_import_warnings_are_only_for_files_it_misses() {
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert_eq!(
         stdout(&o),
-        "docs/x.md:1:1: warning[agentCut]: Claude Code, started in `app`, does not load this file, which CLAUDE.md imports: it loads no import from outside its working directory\n"
+        "docs/x.md:1:1: warning[importOutside]: Claude Code, started in `app`, does not load this file, which CLAUDE.md imports, in non-interactive runs (`claude -p`, CI): they load no import from outside the working directory (an interactive session asks once whether to allow it)\n"
     );
 }
 
@@ -913,14 +914,14 @@ fn compare_detects_the_roots_files_beside_a_huge_folder() {
     }
     let o = run(&t, &root, &["compare"]);
     assert!(
-        stdout(&o).starts_with("comparing for Codex, Claude Code, Gemini CLI, opencode, Copilot (VS Code), Cursor: detected from .claude/, .cursor/rules/, .cursorrules, .github/copilot-instructions.md, .github/instructions/, AGENTS.md, AGENTS.override.md, CLAUDE.local.md, CLAUDE.md, GEMINI.md;"),
+        stderr(&o).starts_with("comparing for Codex, Claude Code, Gemini CLI, opencode, Copilot (VS Code), Cursor: detected from .claude/, .cursor/rules/, .cursorrules, .github/copilot-instructions.md, .github/instructions/, AGENTS.md, AGENTS.override.md, CLAUDE.local.md, CLAUDE.md, GEMINI.md;"),
         "{}",
-        stdout(&o)
+        stderr(&o)
     );
     let t = Tree::new();
     t.write("r/README.md", "no rules\n");
     let o = run(&t, &t.root(), &["compare"]);
-    assert!(stdout(&o).starts_with("no agent to compare for: "), "{}", stdout(&o));
+    assert!(stderr(&o).starts_with("no agent to compare for: "), "{}", stderr(&o));
 }
 
 /// opencode ignores a root `CLAUDE.md` for the `AGENTS.md` beside it, whatever nested
@@ -970,4 +971,66 @@ fn check_starts_an_agent_only_where_it_reads_a_file() {
     let out = stdout(&o);
     assert!(out.contains("Claude Code, started in `pkg`, does not load this file, which CLAUDE.md imports"), "{out}");
     assert_eq!(o.status.code(), Some(1), "{out}");
+}
+
+/// The false findings of a new user's first runs (issue "one truth across every edge"): a file
+/// an agent loads by any route is never "ignored" by it, agents are never started inside an
+/// agent's configuration folder, and `check D` checks for the agents of D's project.
+#[test]
+fn check_says_nothing_false_about_files_an_agent_loads_by_some_route() {
+    // opencode loads pkg/CLAUDE.md on a read below pkg (started at the root): not ignored.
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root rules");
+    t.write("r/CLAUDE.md", "old");
+    t.write("r/pkg/CLAUDE.md", "package rules");
+    let o = run(&t, &t.root(), &["check"]);
+    assert_eq!(
+        stdout(&o),
+        "AGENTS.md:1:1: info[agentIgnored]: Claude Code ignores this file: it loads CLAUDE.md instead\n\
+         CLAUDE.md:1:1: info[agentIgnored]: opencode ignores this file: it loads AGENTS.md instead\n"
+    );
+
+    // Claude Code started at the root loads AGENTS.md through `@AGENTS.md`: one finding, about
+    // the non-interactive runs started in the crate, and none saying it ignores the file.
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root rules\n");
+    t.write("r/CLAUDE.md", "@AGENTS.md\n");
+    t.write("r/crates/x/CLAUDE.md", "crate rules\n");
+    let o = run(&t, &t.root(), &["check", "--format", "json", "--fail-on", "never"]);
+    let json: Value = serde_json::from_slice(&o.stdout).expect("json");
+    let about: Vec<(&str, &str)> = json["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["path"] == "AGENTS.md")
+        .map(|f| (f["code"].as_str().unwrap_or(""), f["agent"].as_str().unwrap_or("")))
+        .collect();
+    assert_eq!(about, [("importOutside", "claude")], "{json:#}");
+
+    // A skill's AGENTS.md inside .claude/: nobody starts an agent there.
+    let t = Tree::new();
+    t.write("r/CLAUDE.md", "root\n@README.md\n");
+    t.write("r/README.md", "readme\n");
+    t.write("r/.claude/skills/s/AGENTS.md", "y".repeat(94_000));
+    let o = run(&t, &t.root(), &["check"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert_eq!(stdout(&o), "", "{}", stderr(&o));
+
+    // A root AGENTS.md and apps/webapp/CLAUDE.md: `check apps/webapp` detects from the
+    // project, as `compare apps/webapp` does, and names the winner's place.
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root");
+    t.write("r/apps/webapp/CLAUDE.md", "web");
+    t.write("r/docs/CLAUDE.md", "docs");
+    let check = run(&t, &t.root(), &["check", "apps/webapp"]);
+    let compare = run(&t, &t.root(), &["compare", "apps/webapp"]);
+    let said = |o: &Output, verb: &str| {
+        stderr(o)
+            .lines()
+            .find(|l| l.starts_with(verb))
+            .map(|l| l.split_once(' ').map(|x| x.1).unwrap_or("").to_string())
+    };
+    assert_eq!(said(&check, "checking"), said(&compare, "comparing"), "{}{}", stderr(&check), stderr(&compare));
+    assert!(stderr(&check).contains("for Codex, Claude Code, opencode: detected from AGENTS.md, CLAUDE.md"));
+    assert_eq!(stdout(&check), "", "opencode loads both CLAUDE.md files on a read below them");
 }

@@ -270,8 +270,9 @@ fn compare_shows_what_each_editor_attaches_at_start_and_after_a_touch() {
     let t = copilot_tree();
     t.write("r/.cursor/rules/ts.mdc", "---\nglobs: src/**\n---\nTS.\n");
     let o = run(&t, &t.root(), &["compare", "--touch", "src/app.ts"]);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(said.starts_with("comparing for Codex, opencode, Copilot (VS Code), Cursor: detected from .cursor/rules/, .github/copilot-instructions.md, .github/instructions/, AGENTS.md"), "{said}");
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.starts_with("comparing for Codex, opencode, Copilot (VS Code), Cursor: detected from .cursor/rules/, .github/copilot-instructions.md, .github/instructions/, AGENTS.md"), "{text}");
     assert!(text.contains("  loads      .github/instructions/all.instructions.md, .github/copilot-instructions.md, AGENTS.md, .github/instructions/ts.instructions.md\n"), "{text}");
     assert!(text.contains("  on request .github/instructions/plain.instructions.md\n"), "{text}");
     assert!(text.contains("  loads      AGENTS.md, .cursor/rules/ts.mdc\n"), "{text}");
@@ -298,8 +299,8 @@ fn detection_without_editor_files_is_unchanged() {
     t.write("r/.github/workflows/ci.yml", "on: push\n");
     t.write("r/.cursor/mcp.json", "{}\n");
     let o = run(&t, &t.root(), &["compare"]);
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.starts_with("comparing for Codex, opencode: detected from AGENTS.md;"), "{text}");
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(said.starts_with("comparing for Codex, opencode: detected from AGENTS.md;"), "{said}");
 }
 
 #[test]

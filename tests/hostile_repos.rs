@@ -187,7 +187,10 @@ fn rules_folders_that_link_to_themselves_are_walked_once() {
         "textDocument/hover",
         json!({"textDocument": {"uri": uri(&t.path("r/CLAUDE.md"))}, "position": {"line": 0, "character": 0}}),
     );
-    assert!(hover["contents"]["value"].as_str().is_some_and(|v| v.contains("Claude Code: loads it")), "{hover}");
+    assert!(
+        hover["contents"]["value"].as_str().is_some_and(|v| v.contains("- Claude Code loads this file\n")),
+        "{hover}"
+    );
     s.finish();
 
     let (code, out, _) = cli(&t, &["check", "--profile", "claude", root.to_str().unwrap_or_default()]);

@@ -295,8 +295,10 @@ async fn hover_and_code_lens_tell_position_status_and_overrides() {
     assert!(text.contains("overrides `AGENTS.md`") && text.contains("overridden by `app/AGENTS.local.md`"), "{text}");
     assert!(text.contains("sha256 `") && text.contains("scope `project`"), "{text}");
     assert!(
-        text.contains("**Agents** working in app: Codex: not read · Claude Code: loads it · Gemini CLI: not read · opencode: ignores it for `AGENTS.md` · DeepSeek Harness (next): loads it"),
-        "each agent's view of the file: {text}"
+        text.contains(
+            "**Agents** working in app:\n\n- Codex does not read this file\n- Claude Code loads this file\n- Gemini CLI does not read this file\n- opencode, started at the project root, loads this file when it reads a file in `app`\n- DeepSeek Harness (next) loads this file\n"
+        ),
+        "each agent's view of the file, in the words of `check`: {text}"
     );
     let lenses = c.request("textDocument/codeLens", json!({"textDocument": {"uri": uri(&mid)}})).await.expect("lens");
     let title = lenses[0]["command"]["title"].as_str().unwrap_or("");
@@ -692,7 +694,10 @@ async fn diagnostics_follow_the_repositorys_agents_and_their_configured_budgets(
     let position = json!({"textDocument": {"uri": uri(&agents_md)}, "position": {"line": 0, "character": 0}});
     let hover = c.request("textDocument/hover", position).await.expect("hover");
     let text = hover["contents"]["value"].as_str().unwrap_or("");
-    assert!(text.contains("Codex: 35.2 KiB of 39 KiB"), "{text}");
+    // In the words of the diagnostic and of `check`.
+    let message = d["message"].as_str().unwrap_or_default();
+    assert!(text.contains(&format!("- {message}\n")), "{text}");
+    assert!(text.contains("Codex cuts this file at line 1334, after 36000 of 39987 bytes"), "{text}");
     assert!(text.contains("_showing for Codex: named in "), "{text}");
     c.finish().await;
 }

@@ -53,6 +53,9 @@ pub enum Code {
     /// A rule an agent never attaches as written: a glob that matches no file, front matter
     /// that does not parse, a Cursor rule with nothing that attaches it.
     AgentRule,
+    /// An agent started in a subdirectory does not load this file, which an instruction file
+    /// imports from outside that directory (Claude Code in non-interactive runs).
+    ImportOutside,
 }
 
 impl Code {
@@ -73,6 +76,7 @@ impl Code {
             Self::UnreadableDirectory => "unreadableDirectory",
             Self::NotRead => "notRead",
             Self::AgentRule => "agentRule",
+            Self::ImportOutside => "importOutside",
         }
     }
 
@@ -86,7 +90,8 @@ impl Code {
             | Self::LinkOutside
             | Self::UnreadableDirectory
             | Self::NotRead
-            | Self::AgentRule => Severity::Warning,
+            | Self::AgentRule
+            | Self::ImportOutside => Severity::Warning,
             Self::AgentIgnored => Severity::Information,
             Self::TooLarge | Self::InvalidUtf8 => Severity::Error,
             Self::FrameEscape => Severity::Information,
@@ -133,6 +138,8 @@ pub struct Finding {
     pub span: Span,
     pub message: String,
     pub related: Option<Related>,
+    /// The agent profile the finding is about (`codex`, …); `None` for the engine's own.
+    pub agent: Option<&'static str>,
 }
 
 impl Finding {
@@ -142,7 +149,7 @@ impl Finding {
 }
 
 fn finding(path: &Path, code: Code, span: Span, message: String) -> Finding {
-    Finding { path: path.to_path_buf(), code, span, message, related: None }
+    Finding { path: path.to_path_buf(), code, span, message, related: None, agent: None }
 }
 
 /// Findings for candidates that exist but do not load.

@@ -69,11 +69,12 @@ pub struct Row {
 pub fn run(args: &CompareArgs) -> ExitCode {
     match rows(args) {
         Ok((rows, line)) => {
+            // Which agents, and why, on stderr as `check` says it: stdout is the comparison.
+            eprintln!("{line}");
             if args.json {
-                eprintln!("{line}");
                 println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default());
             } else {
-                print!("{line}\n\n{}", text(&rows));
+                print!("{}", text(&rows));
             }
             ExitCode::SUCCESS
         }

@@ -114,57 +114,50 @@ fn loaded(session: &Session, name: &str, which: &str, block: &RenderedFiles, i: 
     Description { line, markdown: md }
 }
 
-/// What each selected agent does with `path` (those the repository targets, or those named by
-/// `profiles`), side by side, for the sessions whose agents meet it: e.g. "Codex: 32 KiB of
-/// 68.4 KiB (cut at line 575) · Claude Code: loads it". Nothing when no agent meets the file.
-/// `view` gives an agent's view of a session (from memory when it can).
+/// What each agent the folder is checked for does with `path`, in the words of `check` and of
+/// the published diagnostics: e.g. "Codex cuts this file at line 575, … · Claude Code loads
+/// this file". From the innermost folder that holds the file; nothing when no agent meets it.
+/// `tree` gives what `check` says of a session's folder.
 pub fn agents(
     path: &Path,
     sessions: &[(Session, Snapshot)],
-    view: impl Fn(&Session, &str) -> Option<std::sync::Arc<crate::lsp::server::AgentMemo>>,
+    tree: impl Fn(&Session) -> std::sync::Arc<crate::session::check::Tree>,
 ) -> Vec<Description> {
-    let mut out = Vec::new();
-    for (session, _) in sessions {
-        let mut parts = Vec::new();
-        let mut met = false;
-        let selected: Vec<String> =
-            session.profiles().into_iter().filter(|n| agents::NAMES.contains(&n.as_str())).collect();
-        for name in &selected {
-            let Some(memo) = view(session, name) else { continue };
-            let agent = agents::display_name(name);
-            let Some(f) = memo.view.files.iter().find(|f| f.path == path) else {
-                parts.push(format!("{agent}: not read"));
-                continue;
-            };
-            met = true;
-            let what = match f.status {
-                agents::Status::Loaded => "loads it".to_string(),
-                agents::Status::Truncated => {
-                    format!("{} of {} (cut at line {})", kib(f.included_bytes), kib(f.bytes), agents::cut_line(f))
-                }
-                agents::Status::Shadowed => {
-                    let by = f.by.as_deref().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned());
-                    format!("ignores it for `{}`", by.unwrap_or_default())
-                }
-                agents::Status::Waiting => format!("loads it on reading {}", agents::globs_words(&f.globs)),
-                agents::Status::OnRequest => "reads it when the model asks for it".to_string(),
-                agents::Status::Manual => "loads it only when you @-mention it".to_string(),
-                other => other.as_str().to_string(),
-            };
-            parts.push(format!("{agent}: {what}"));
-        }
-        if met {
-            let name = folder_name(session);
-            // Which agents, and why: the repository's configuration or files, or the setting.
-            let why = match session.targets() {
-                Some(t) if session.settings.targeted => t.describe("show"),
-                _ => "showing the agents the `profiles` setting names".to_string(),
-            };
-            out.push(Description {
-                line: format!("{name}: {}", parts.join(" · ")),
-                markdown: format!("**Agents** working in {name}: {}\n\n_{why}_", parts.join(" · ")),
-            });
+    let with_agents = |s: &Session| s.profiles().iter().any(|n| agents::NAMES.contains(&n.as_str()));
+    // The innermost folder that holds the file; for a file above every folder, the first whose
+    // agents meet it.
+    let holder = sessions
+        .iter()
+        .filter(|(s, _)| crate::paths::starts_with(path, &s.folder))
+        .max_by_key(|(s, _)| s.folder.components().count());
+    let found = match holder {
+        Some((s, _)) if with_agents(s) => Some((s, tree(s))),
+        Some(_) => None,
+        None => sessions
+            .iter()
+            .filter(|(s, _)| with_agents(s))
+            .map(|(s, _)| (s, tree(s)))
+            .find(|(_, t)| t.statements.contains_key(path)),
+    };
+    let Some((session, tree)) = found else { return Vec::new() };
+    let Some(statements) = tree.statements.get(path).filter(|s| !s.is_empty()) else { return Vec::new() };
+    // Every agent the folder is checked for gets a word, also one that never meets the file.
+    let mut parts: Vec<String> = Vec::new();
+    for name in session.profiles().iter().filter(|n| agents::NAMES.contains(&n.as_str())) {
+        match statements.iter().find(|s| s.agent == name) {
+            Some(s) => parts.push(s.text.clone()),
+            None => parts.push(format!("{} does not read this file", agents::display_name(name))),
         }
     }
-    out
+    let name = folder_name(session);
+    // Which agents, and why: the repository's configuration or files, or the setting.
+    let why = match session.targets() {
+        Some(t) if session.settings.targeted => t.describe("show"),
+        _ => "showing the agents the `profiles` setting names".to_string(),
+    };
+    let bullets: Vec<String> = parts.iter().map(|p| format!("- {p}")).collect();
+    vec![Description {
+        line: format!("{name}: {}", parts.join(" · ")),
+        markdown: format!("**Agents** working in {name}:\n\n{}\n\n_{why}_", bullets.join("\n")),
+    }]
 }

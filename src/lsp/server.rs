@@ -43,6 +43,12 @@ pub struct Inner {
     read_dirs: Mutex<std::collections::BTreeSet<PathBuf>>,
     /// `read_dirs` grew since the watches were last set (see [`Inner::rewatch`]).
     rewatch: AtomicBool,
+    /// Bumped by every change on disk the server hears of (and by settings): the checked trees
+    /// (see [`Inner::tree`]) follow the disk, not the buffers or the touches.
+    disk_generation: std::sync::atomic::AtomicU64,
+    /// What `check` says of each session's folder, by folder: (disk generation, selection,
+    /// the tree).
+    trees: Mutex<Trees>,
     agent_env: AgentEnv,
     /// The names the agents look for in directories outside a project (see
     /// [`Inner::read_by_memo`]): their file and folder names, and each part of their global paths.
@@ -58,6 +64,9 @@ type Memo = std::collections::HashMap<(PathBuf, Option<PathBuf>), (u64, Value)>;
 
 /// (folder, profile, uri path) -> (generation, answer).
 type ProfileMemo = std::collections::HashMap<(PathBuf, String, Option<PathBuf>), (u64, Value)>;
+
+/// folder -> (disk generation, selection, what `check` says of the folder).
+type Trees = std::collections::HashMap<PathBuf, (u64, String, Arc<crate::session::check::Tree>)>;
 
 /// params as JSON -> (generation, serialized answer).
 type Wire = std::collections::HashMap<String, (u64, Arc<[u8]>)>;
@@ -240,6 +249,41 @@ impl Inner {
         self.generation.fetch_add(1, Ordering::SeqCst);
     }
 
+    /// Something changed on disk (or in the settings): the checked trees are stale too.
+    fn bump_disk(&self) {
+        self.disk_generation.fetch_add(1, Ordering::SeqCst);
+        self.bump();
+    }
+
+    /// What `instructions-lsp check FOLDER` says of a session's folder, for the agents the
+    /// session publishes: the findings the server publishes and the statements its hovers make,
+    /// so that the editor shows what CI will say. Remembered until the disk or the settings
+    /// change.
+    pub fn tree(&self, session: &crate::session::Session) -> Arc<crate::session::check::Tree> {
+        let selection = crate::session::check::Selection {
+            profiles: session.profiles().into_iter().filter(|p| agents::NAMES.contains(&p.as_str())).collect(),
+            targets: session.targets().filter(|_| session.settings.targeted).cloned(),
+        };
+        let key = format!("{:?}|{:?}|{:?}", selection.profiles, selection.targets, session.settings);
+        let generation = self.disk_generation.load(Ordering::SeqCst);
+        {
+            let trees = self.trees.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((g, k, tree)) = trees.get(&session.folder)
+                && *g == generation
+                && *k == key
+            {
+                return tree.clone();
+            }
+        }
+        let tree = Arc::new(crate::session::check::check_tree(&session.folder, &session.settings, &selection));
+        let mut trees = self.trees.lock().unwrap_or_else(|e| e.into_inner());
+        if trees.len() >= MEMO_ENTRIES_MAX {
+            trees.clear();
+        }
+        trees.insert(session.folder.clone(), (generation, key, tree.clone()));
+        tree
+    }
+
     /// Whether the watcher sees every directory that matters now, so that answers from memory
     /// stay true until an event says otherwise.
     fn watching_all(&self) -> bool {
@@ -294,6 +338,8 @@ impl Server {
             profile_memo: Mutex::new(std::collections::HashMap::new()),
             read_dirs: Mutex::new(std::collections::BTreeSet::new()),
             rewatch: AtomicBool::new(false),
+            disk_generation: std::sync::atomic::AtomicU64::new(0),
+            trees: Mutex::new(std::collections::HashMap::new()),
             global_names: global_names(&AgentEnv::with_home(&env)),
             agent_env: AgentEnv::with_home(&env),
             wire: Mutex::new(std::collections::HashMap::new()),
@@ -663,10 +709,7 @@ fn describe(
         })
         .collect();
     let mut out = hover::describe(path, &snapshots);
-    out.extend(hover::agents(path, &snapshots, |s, name| {
-        inner.agent_view(name, &s.overrides(name), &s.folder, &s.touched_paths(), s.settings.watch)
-    }));
-    inner.rewatch();
+    out.extend(hover::agents(path, &snapshots, |s| inner.tree(s)));
     out
 }
 
@@ -787,7 +830,7 @@ async fn handle_paths(client: &Client, inner: &Inner, changed: Vec<PathBuf>) {
         if folders.is_empty() {
             // No session's chain, but maybe a remembered agent view's (a rules file, an import).
             if inner.read_by_memo(&changed, st.sessions.values()) {
-                inner.bump();
+                inner.bump_disk();
                 for p in &changed {
                     inner.cache.invalidate(p);
                 }
@@ -795,7 +838,7 @@ async fn handle_paths(client: &Client, inner: &Inner, changed: Vec<PathBuf>) {
             }
             return;
         }
-        inner.bump();
+        inner.bump_disk();
         for p in &changed {
             inner.cache.invalidate(p);
         }
@@ -1245,7 +1288,7 @@ impl LanguageServer for Server {
         let Some(path) = path_of(&params.text_document_position_params.text_document.uri) else { return Ok(None) };
         let in_diagnostic = {
             let st = self.inner.state();
-            if !st.is_candidate(&path) {
+            if !st.is_instruction_file(&path) {
                 return Ok(None);
             }
             st.published.get(&path).is_some_and(|d| d.iter().any(|d| contains(d.range, pos)))
@@ -1274,7 +1317,7 @@ impl LanguageServer for Server {
 
     async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
         let Some(path) = path_of(&params.text_document.uri) else { return Ok(None) };
-        if !self.inner.state().is_candidate(&path) {
+        if !self.inner.state().is_instruction_file(&path) {
             return Ok(None);
         }
         let lenses = self

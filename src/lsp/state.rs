@@ -261,6 +261,16 @@ impl State {
         self.documents.iter().filter_map(|(p, d)| Some((p.clone(), d.text.clone()?))).collect()
     }
 
+    /// True for any file an instruction file may be: a candidate of the engine, an agent's file
+    /// (`GEMINI.md`, `*.instructions.md`, `*.mdc`, …), or a Markdown file in a `.claude`
+    /// folder (rules, imports): what hovers and code lenses are given for.
+    pub fn is_instruction_file(&self, path: &Path) -> bool {
+        let in_claude = path.components().any(|c| c.as_os_str() == ".claude");
+        self.is_candidate(path)
+            || crate::chain::agents::is_agent_path(path)
+            || (in_claude && path.extension().is_some_and(|e| e == "md"))
+    }
+
     /// True when the file name is a candidate or overlay of the session that would own it.
     pub fn is_candidate(&self, path: &Path) -> bool {
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return false };
@@ -310,25 +320,27 @@ impl State {
     }
 }
 
-/// The findings of every session's chain and of every open candidate document.
-/// The agents' views come from `inner`'s memory when they can (agents read the disk, never the
-/// buffers, so an edit does not change them).
+/// The findings of every session's chain and of every open candidate document: the engine's
+/// own for the session's lifecycle when its profile is selected, and for the agents what
+/// `instructions-lsp check FOLDER` says of the files in the folder (see [`Inner::tree`]), each
+/// file from the innermost folder that holds it.
 pub fn findings(input: &DiagnosticsInput, inner: &Inner) -> (Vec<Finding>, Vec<(Session, Snapshot)>) {
     let cache = &inner.cache;
     let mut out: Vec<Finding> = Vec::new();
     let mut snapshots = Vec::new();
     let buffers = Some(&input.buffers);
-    // More views than the memory holds would only push each other out: then none is remembered
-    // (and what each read is not worked out).
-    let views: usize = input.sessions.iter().map(|s| s.profiles().len()).sum();
-    let remember = views <= super::server::MEMO_ENTRIES_MAX;
+    let innermost = |path: &Path| {
+        input
+            .sessions
+            .iter()
+            .filter(|s| crate::paths::starts_with(path, &s.folder))
+            .max_by_key(|s| s.folder.components().count())
+            .map(|s| s.folder.clone())
+    };
     for session in &input.sessions {
         let snap = session.snapshot(cache, buffers);
         let profiles = session.profiles();
-        // Files some selected profile gets: an `agentIgnored` file outside them is `notRead`.
-        let mut reached = std::collections::BTreeSet::new();
         if profiles.iter().any(|p| p == session.settings.profile.name()) {
-            reached.extend(snap.files().map(|f| f.path.clone()));
             let disc = session.discovery(cache, buffers);
             let skipped: Vec<_> = snap.skipped().cloned().collect();
             out.extend(lint::skip_findings(&skipped, &session.settings, |p| disc.heading(p)));
@@ -337,27 +349,17 @@ pub fn findings(input: &DiagnosticsInput, inner: &Inner) -> (Vec<Finding>, Vec<(
             }
             out.extend(session.chain_findings(&snap));
         }
-        let touched = session.touched_paths();
-        let mut agent_findings = Vec::new();
-        for name in &profiles {
-            // The repository's own settings for the agent (its instructions-lsp.toml), as `check`
-            // and the `profile` answers use them.
-            let view = inner.agent_view(
-                name,
-                &session.overrides(name),
-                &session.folder,
-                &touched,
-                remember && session.settings.watch,
+        if profiles.iter().any(|p| crate::chain::agents::NAMES.contains(&p.as_str())) {
+            let tree = inner.tree(session);
+            // A file above every folder (the root's AGENTS.md of a package opened as a folder)
+            // gets what the folders below it say of it.
+            out.extend(
+                tree.findings
+                    .iter()
+                    .filter(|f| innermost(&f.path).is_none_or(|folder| folder == session.folder))
+                    .cloned(),
             );
-            if let Some(v) = view {
-                reached.extend(v.view.files.iter().filter(|f| f.status.reaches()).map(|f| f.path.clone()));
-                agent_findings.extend(v.findings.iter().cloned());
-            }
         }
-        let warnings = crate::chain::agents::not_read(&agent_findings, &reached);
-        agent_findings.retain(|f| !(f.code == lint::Code::AgentIgnored && warnings.iter().any(|w| w.path == f.path)));
-        out.extend(agent_findings);
-        out.extend(warnings);
         snapshots.push((session.clone(), snap));
     }
     // Open candidates judged in their own directory, whether or not a chain reaches them.

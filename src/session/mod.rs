@@ -1,7 +1,9 @@
 //! One session: a workspace folder (or a CLI run), its settings, the nested scopes that touches
 //! reached, and the views derived from the engine.
 
+pub mod check;
 pub mod ledger;
+pub mod project;
 pub mod view;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};

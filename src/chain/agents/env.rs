@@ -25,6 +25,11 @@ pub const FILE_NAMES: &[&str] = &[
     ".cursorrules",
 ];
 
+/// The folders where agents keep their configuration, skills and rules: nobody starts an agent
+/// inside one, so no directory below one is a place an agent works in.
+pub const CONFIG_FOLDERS: &[&str] =
+    &[".agents", ".claude", ".codex", ".cursor", ".gemini", ".github", ".opencode", ".vscode"];
+
 /// Whether a change at `path` may change what an agent profile loads: a name of
 /// [`FILE_NAMES`], a Copilot instructions file, a Cursor rule, or VS Code's workspace settings.
 pub fn is_agent_path(path: &Path) -> bool {

@@ -8,6 +8,10 @@ use super::view::{AgentFile, AgentView, Status};
 use super::walk::has_git;
 use super::{imports, read};
 
+/// [`AgentView::import_boundary`] of an agent that loads no import from outside its working
+/// directory (Claude Code).
+pub const IMPORT_BOUNDARY_CWD: &str = "its working directory";
+
 /// "32 KiB" for whole KiB, else "1000-byte".
 pub fn size_words(bytes: u64) -> String {
     if bytes >= 1024 && bytes.is_multiple_of(1024) { format!("{} KiB", bytes / 1024) } else { format!("{bytes}-byte") }
@@ -49,10 +53,15 @@ pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> Strin
         // A file that is the one loaded instead (a `CLAUDE.md` linked to `AGENTS.md`) reaches
         // the agent all the same.
         Status::Shadowed if same_file(&file.path, file.by.as_deref()) => None,
-        Status::Shadowed => Some(format!(
-            "{agent} ignores this file: it loads {} instead",
-            file.by.as_deref().map(&name).unwrap_or_default()
-        )),
+        Status::Shadowed => {
+            // A winner in another directory is named so that nobody looks for it beside this
+            // file ("CLAUDE.md" alone reads as the one next to it).
+            let by = file.by.as_deref();
+            let shown = by.map(&name).unwrap_or_default();
+            let elsewhere = by.and_then(Path::parent) != file.path.parent();
+            let shown = if elsewhere && !shown.contains('/') { format!("{shown} at the project root") } else { shown };
+            Some(format!("{agent} ignores this file: it loads {shown} instead"))
+        }
         Status::Oversized => Some(format!("{agent} does not load this file: it is too large ({} bytes)", file.bytes)),
         // Claude Code started in a subdirectory does not load what the root file imports from
         // outside it: the crate's session misses the repository's rules. Unless the file is
@@ -65,11 +74,20 @@ pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> Strin
                 n if n.is_empty() || Path::new(&n) == view.cwd => format!("`{}`", view.cwd.display()),
                 n => format!("`{n}`"),
             };
-            Some(format!(
-                "{agent}, started in {cwd}, does not load this file, which {} imports: it loads no import from outside {}",
-                file.by.as_deref().map(&name).unwrap_or_default(),
-                view.import_boundary
-            ))
+            let by = file.by.as_deref().map(&name).unwrap_or_default();
+            // Claude Code asks once per project, in an interactive session, whether to load
+            // imports from outside its working directory; only runs that cannot ask (`claude
+            // -p`, CI) go without them. Gemini CLI never loads an import outside the project.
+            Some(if view.import_boundary == IMPORT_BOUNDARY_CWD {
+                format!(
+                    "{agent}, started in {cwd}, does not load this file, which {by} imports, in non-interactive runs (`claude -p`, CI): they load no import from outside the working directory (an interactive session asks once whether to allow it)"
+                )
+            } else {
+                format!(
+                    "{agent}, started in {cwd}, does not load this file, which {by} imports: it loads no import from outside {}",
+                    view.import_boundary
+                )
+            })
         }
         Status::Duplicate => Some(format!("{agent} drops this file: its text repeats a file it already loads")),
         Status::LinkedOutside => Some(format!(
@@ -114,15 +132,11 @@ pub fn view_findings(view: &AgentView, cwd: &Path) -> Vec<crate::chain::lint::Fi
         let Some(message) = explain(view, f, show) else { continue };
         let cut = matches!(
             f.status,
-            Status::Truncated
-                | Status::Omitted
-                | Status::Oversized
-                | Status::Capped
-                | Status::Runaway
-                | Status::Outside
+            Status::Truncated | Status::Omitted | Status::Oversized | Status::Capped | Status::Runaway
         );
         let code = match f.status {
             Status::LinkedOutside => Code::LinkOutside,
+            Status::Outside => Code::ImportOutside,
             _ if cut => Code::AgentCut,
             _ => Code::AgentIgnored,
         };
@@ -139,6 +153,7 @@ pub fn view_findings(view: &AgentView, cwd: &Path) -> Vec<crate::chain::lint::Fi
                 path: p.clone(),
                 message: format!("{} loads this file", display_name(view.profile)),
             }),
+            agent: Some(view.profile),
         });
     }
     out.extend(view.rule_problems.iter().map(|(path, message)| Finding {
@@ -147,6 +162,7 @@ pub fn view_findings(view: &AgentView, cwd: &Path) -> Vec<crate::chain::lint::Fi
         span: Span::FirstLine,
         message: message.clone(),
         related: None,
+        agent: Some(view.profile),
     }));
     out
 }
@@ -198,6 +214,7 @@ pub fn not_read<'a>(
             span: Span::FirstLine,
             message: format!("no agent this repository is checked for reads this file: {}", messages.join("; ")),
             related: None,
+            agent: None,
         })
         .collect()
 }

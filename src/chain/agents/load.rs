@@ -204,7 +204,7 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
         budget: budget_words,
         global_in_budget,
         import_boundary: match profile.imports {
-            Imports::Listed => "its working directory",
+            Imports::Listed => super::explain::IMPORT_BOUNDARY_CWD,
             _ => "the project root",
         },
         rule_problems,

@@ -58,7 +58,7 @@ mod walk;
 pub use codex::codex;
 pub use copilot::SETTINGS as COPILOT_SETTINGS;
 pub use deps::dirs_read;
-pub use env::{AgentEnv, FILE_NAMES, NAMES, Overrides, is_agent_path, profile};
+pub use env::{AgentEnv, CONFIG_FOLDERS, FILE_NAMES, NAMES, Overrides, is_agent_path, profile};
 pub use explain::{
     cut_line, display_name, explain, globs_words, loaded_elsewhere, not_read, size_words, view_findings,
 };

@@ -1,0 +1,415 @@
+//! What goes wrong in a tree, for every agent it is checked for: the one answer behind
+//! `instructions-lsp check`, the language server's diagnostics and its hovers.
+//!
+//! Every directory holding an instruction file is a place where an agent may be started
+//! (except inside an agent's configuration folder: nobody starts Claude Code in
+//! `.claude/skills/x`). Each agent's view from each such directory, and, for agents that load
+//! nested files on a read, the view from the tree's root after a read in it, say what the agent
+//! does with each file. Those are folded into one statement per file and agent: a file the agent
+//! loads by any route (at start, through an import, on a read) is never "ignored" by it, and one
+//! file gets at most one finding per agent.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::chain::agents::{self, AgentProfile, Status};
+use crate::chain::discover::{Discovery, Scope};
+use crate::chain::lint::{self, Code, Finding, Span};
+use crate::chain::render::SectionStyle;
+use crate::chain::settings::Settings;
+use crate::chain::source::FileCache;
+use crate::chain::targets::Targets;
+use crate::paths;
+
+use super::{RenderedFiles, render_files};
+
+/// What one agent does with one file, in the words of its finding when it has one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Statement {
+    pub agent: &'static str,
+    /// A sentence that starts with the agent's name ("Codex cuts this file at line 3, …",
+    /// "opencode loads this file when it reads a file in `docs`").
+    pub text: String,
+    /// The finding that says the same, if any.
+    pub code: Option<Code>,
+}
+
+/// The result of checking one tree.
+#[derive(Debug, Default)]
+pub struct Tree {
+    /// Deduplicated and sorted.
+    pub findings: Vec<Finding>,
+    /// What could not be walked.
+    pub warnings: Vec<String>,
+    /// Per file, what each agent checked for does with it.
+    pub statements: BTreeMap<PathBuf, Vec<Statement>>,
+}
+
+/// Which profiles a tree is checked for, and why.
+#[derive(Clone, Debug)]
+pub struct Selection {
+    /// Profile names: agents, or the engine's `dsh` / `ds4`.
+    pub profiles: Vec<String>,
+    /// The repository's targets, when they chose the profiles (their overrides apply).
+    pub targets: Option<Targets>,
+}
+
+impl Selection {
+    fn overrides(&self, agent: &str) -> agents::Overrides {
+        self.targets.as_ref().map(|t| t.overrides(agent)).unwrap_or_default()
+    }
+}
+
+/// The path an error of the walk is about, if it names one.
+fn error_path(e: &ignore::Error) -> Option<&Path> {
+    match e {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => error_path(err),
+        _ => None,
+    }
+}
+
+/// What one tree holds: the directories with an instruction file (of the profiles checked),
+/// the instruction file names met (for detecting agents), and what could not be read.
+pub struct Walked {
+    pub dirs: BTreeSet<PathBuf>,
+    pub names: BTreeSet<String>,
+    unreadable: Vec<Finding>,
+    warnings: Vec<String>,
+}
+
+/// The names whose directories are checked: the engine's candidates and every agent's.
+fn checked_names(settings: &Settings, agent_env: &agents::AgentEnv) -> BTreeSet<String> {
+    let mut names: BTreeSet<String> = settings.all_names().map(str::to_string).collect();
+    for n in agents::NAMES {
+        if let Some(p) = agents::profile(n, agent_env, &agents::Overrides::default()) {
+            names.extend(p.candidates.iter().map(|c| c.rsplit('/').next().unwrap_or(c).to_string()));
+        }
+    }
+    names.extend(agents::FILE_NAMES.iter().map(|s| s.to_string()));
+    names
+}
+
+/// Walks a tree (honouring `.gitignore`) once.
+pub fn walk(root: &Path, settings: &Settings) -> Walked {
+    let names = checked_names(settings, &agents::AgentEnv::from_process());
+    let mut w = Walked { dirs: BTreeSet::new(), names: BTreeSet::new(), unreadable: Vec::new(), warnings: Vec::new() };
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build();
+    for entry in walker {
+        match entry {
+            Ok(e) => {
+                let Some(name) = e.file_name().to_str() else { continue };
+                let detected = !crate::chain::targets::detect([name]).0.is_empty();
+                if detected {
+                    w.names.insert(name.to_string());
+                }
+                let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+                if !is_dir
+                    && (names.contains(name) || detected)
+                    && let Some(parent) = e.path().parent()
+                {
+                    w.dirs.insert(paths::normalize(parent));
+                }
+            }
+            Err(e) => match (error_path(&e), e.io_error()) {
+                (Some(path), Some(io)) => {
+                    // The system's words, without the walker's wrapping.
+                    let text = io.to_string();
+                    let why = text.rsplit_once(": ").map_or(text.as_str(), |(_, w)| w);
+                    w.unreadable.push(Finding {
+                        path: path.to_path_buf(),
+                        code: Code::UnreadableDirectory,
+                        span: Span::FirstLine,
+                        message: format!(
+                            "cannot read this directory ({why}): the instruction files in it are not checked"
+                        ),
+                        related: None,
+                        agent: None,
+                    })
+                }
+                _ => w.warnings.push(format!("skipped: {e}")),
+            },
+        }
+    }
+    w
+}
+
+/// Walks `root` and checks it for `selection`.
+pub fn check_tree(root: &Path, settings: &Settings, selection: &Selection) -> Tree {
+    check_walked(root, walk(root, settings), settings, selection)
+}
+
+/// Checks a walked tree for `selection`.
+pub fn check_walked(root: &Path, walked: Walked, settings: &Settings, selection: &Selection) -> Tree {
+    let agent_env = agents::AgentEnv::from_process();
+    let own = selection.profiles.iter().any(|p| p == settings.profile.name());
+    let profiles: Vec<AgentProfile> =
+        selection.profiles.iter().filter_map(|n| agents::profile(n, &agent_env, &selection.overrides(n))).collect();
+    let (mut findings, statements) = check_dirs(&walked.dirs, root, settings, own, &profiles);
+    findings.extend(walked.unreadable);
+    findings.sort_by(|a, b| (&a.path, SpanKey::of(a.span), a.code).cmp(&(&b.path, SpanKey::of(b.span), b.code)));
+    Tree { findings, warnings: walked.warnings, statements }
+}
+
+/// Whether `dir` lies in an agent's configuration folder below `root` (`.claude/skills/x`):
+/// nobody starts an agent there.
+pub fn in_config_folder(root: &Path, dir: &Path) -> bool {
+    dir.strip_prefix(root).is_ok_and(|rel| {
+        rel.components().any(|c| c.as_os_str().to_str().is_some_and(|n| agents::CONFIG_FOLDERS.contains(&n)))
+    })
+}
+
+/// Where an agent reading the files of `dir` is started: `dir` itself, or, inside an agent's
+/// configuration folder, the directory that holds that folder.
+fn start_of(root: &Path, dir: &Path) -> PathBuf {
+    let Ok(rel) = dir.strip_prefix(root) else { return dir.to_path_buf() };
+    let mut start = root.to_path_buf();
+    for c in rel.components() {
+        if c.as_os_str().to_str().is_some_and(|n| agents::CONFIG_FOLDERS.contains(&n)) {
+            break;
+        }
+        start.push(c);
+    }
+    start
+}
+
+/// What one agent does with one file over every view of the tree.
+#[derive(Default)]
+struct Seen {
+    /// Some view started in the tree gets it (whole or cut).
+    at_start: bool,
+    /// The first directory whose read makes the agent load it.
+    on_read: Option<PathBuf>,
+    /// How the agent treats it when nothing has loaded it yet (a rule waiting for a read, …).
+    how: Option<String>,
+    /// Findings, with the labels of the directories that made each.
+    findings: Vec<(Finding, Vec<String>)>,
+}
+
+impl Seen {
+    fn add(&mut self, f: Finding, label: &str) {
+        match self.findings.iter_mut().find(|(g, _)| g.code == f.code && g.span == f.span && g.message == f.message) {
+            Some((_, labels)) => labels.push(label.to_string()),
+            None => self.findings.push((f, vec![label.to_string()])),
+        }
+    }
+}
+
+/// The order in which one file's findings for one agent are kept: the first one present wins.
+const PRIORITY: &[Code] =
+    &[Code::AgentCut, Code::ImportOutside, Code::LinkOutside, Code::AgentRule, Code::AgentIgnored];
+
+/// The findings and the statements of every directory's chain in one tree.
+fn check_dirs(
+    dirs: &BTreeSet<PathBuf>,
+    root: &Path,
+    settings: &Settings,
+    own: bool,
+    profiles: &[AgentProfile],
+) -> (Vec<Finding>, BTreeMap<PathBuf, Vec<Statement>>) {
+    let cache = FileCache::new();
+    let project = crate::chain::discover::project_root(root, &settings.root_markers);
+    let project = if root.starts_with(&project) { project } else { root.to_path_buf() };
+    // What agents started in the tree do with the project's files above it counts too (Codex
+    // started in `pkg` cuts the root's AGENTS.md); files outside the project (the user's
+    // global files) are not the repository's business.
+    let inside = |p: &Path| p.starts_with(&project) || p.starts_with(root);
+    let root_real = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    // Agents name files by their real paths; findings are placed in the tree as walked.
+    let placed = |p: &Path| match p.strip_prefix(&root_real) {
+        Ok(rel) if root_real != root => root.join(rel),
+        _ => p.to_path_buf(),
+    };
+    let shown_dir = |dir: &Path| match dir.strip_prefix(&project) {
+        Ok(rel) if !rel.as_os_str().is_empty() => paths::slash_join(rel),
+        _ => ".".to_string(),
+    };
+    // The engine's own findings: (path, code, span) -> finding, directories.
+    let mut grouped: BTreeMap<(PathBuf, Code, SpanKey), (Finding, Vec<String>)> = BTreeMap::new();
+    // Per file and agent.
+    let mut seen: BTreeMap<(PathBuf, &'static str), Seen> = BTreeMap::new();
+    // Files the engine's profile gets, from some directory.
+    let mut reached: BTreeSet<PathBuf> = BTreeSet::new();
+    // A directory in a configuration folder stands for the directory that holds the folder:
+    // `.github/instructions` is read by an agent started beside `.github`.
+    let starts: BTreeSet<PathBuf> = dirs.iter().map(|d| start_of(root, d)).collect();
+    for dir in &starts {
+        let dir = dir.as_path();
+        let disc = Discovery::new(settings, &cache, None, dir);
+        let label = match disc.heading(dir) {
+            h if h.is_empty() => "`.` (the project root)".to_string(),
+            h => format!("`{h}`"),
+        };
+        if own {
+            let mut found = Vec::new();
+            let scan = disc.scan_dir(dir, Scope::Project);
+            found.extend(lint::skip_findings(&scan.skipped, settings, |p| disc.heading(p)));
+            for f in &scan.files {
+                found.extend(lint::content_findings(&f.path, &f.file.text, settings.frame));
+            }
+            let chain = disc.baseline();
+            let RenderedFiles { files, rendered } = render_files(settings, chain.files, SectionStyle::Initial);
+            reached.extend(files.iter().map(|f| f.path.clone()));
+            found.extend(lint::chain_findings(&label, &files, &rendered, settings.budget_bytes));
+            for f in found.into_iter().filter(|f| inside(&f.path)) {
+                let key = (f.path.clone(), f.code, SpanKey::of(f.span));
+                grouped.entry(key).or_insert_with(|| (f, Vec::new())).1.push(label.clone());
+            }
+        }
+        for p in profiles {
+            let view = agents::load(p, dir, &[]);
+            // What an agent started here misses is worth saying only where it is started.
+            let started = dir == root || starts_here(p, dir);
+            for f in &view.files {
+                let entry = seen.entry((placed(&f.path), p.name)).or_default();
+                if f.status.reaches() {
+                    entry.at_start = true;
+                } else if matches!(f.status, Status::Waiting | Status::OnRequest | Status::Manual) {
+                    entry.how = entry
+                        .how
+                        .take()
+                        .or_else(|| agents::explain(&view, f, |q| super::project::display_path(&project, q)));
+                }
+            }
+            for mut f in agents::view_findings(&view, dir) {
+                f.path = placed(&f.path);
+                if !inside(&f.path) || (!started && f.code == Code::ImportOutside) {
+                    continue;
+                }
+                let agent = f.agent.unwrap_or(p.name);
+                seen.entry((f.path.clone(), agent)).or_default().add(f, &label);
+            }
+            // An agent that loads nested files on a read, started at the project root (also
+            // when the tree checked is below it), reading here.
+            if dir != project && (p.nested != agents::Nested::None || !p.lazy_layers.is_empty()) {
+                let read = agents::load(p, &project, &[dir.join(".touch")]);
+                for f in read.files.iter().filter(|f| f.status.reaches()) {
+                    let entry = seen.entry((placed(&f.path), p.name)).or_default();
+                    if entry.on_read.is_none() && !entry.at_start {
+                        entry.on_read = Some(dir.to_path_buf());
+                    }
+                }
+            }
+        }
+    }
+    // Files some agent gets, by any route: an `agentIgnored` file outside them is `notRead`.
+    for ((path, _), s) in &seen {
+        if s.at_start || s.on_read.is_some() {
+            reached.insert(path.clone());
+        }
+    }
+    let mut kept: Vec<(Finding, Vec<String>)> = grouped.into_values().collect();
+    let mut statements: BTreeMap<PathBuf, Vec<Statement>> = BTreeMap::new();
+    for ((path, agent), s) in seen {
+        let loaded = s.at_start || s.on_read.is_some();
+        let name = agents::display_name(agent);
+        let mut candidates: Vec<(Finding, Vec<String>)> =
+            s.findings.into_iter().filter(|(f, _)| !(loaded && f.code == Code::AgentIgnored)).collect();
+        candidates.sort_by_key(|(f, _)| PRIORITY.iter().position(|c| *c == f.code).unwrap_or(PRIORITY.len()));
+        let finding = candidates.first().map(|(f, _)| f.code).map(|code| {
+            let same: Vec<(Finding, Vec<String>)> = candidates.into_iter().filter(|(f, _)| f.code == code).collect();
+            merge(same)
+        });
+        let text = match (&finding, &s.on_read) {
+            (Some((f, _)), _) => f.message.clone(),
+            (None, _) if s.at_start => format!("{name} loads this file"),
+            (None, Some(dir)) => {
+                format!(
+                    "{name}, started at the project root, loads this file when it reads a file in `{}`",
+                    shown_dir(dir)
+                )
+            }
+            (None, None) => match s.how {
+                Some(how) => how,
+                None => continue,
+            },
+        };
+        if inside(&path) {
+            statements.entry(path.clone()).or_default().push(Statement {
+                agent,
+                text,
+                code: finding.as_ref().map(|(f, _)| f.code),
+            });
+        }
+        kept.extend(finding);
+    }
+    let warnings = agents::not_read(kept.iter().map(|(f, _)| f), &reached);
+    for w in &warnings {
+        for s in statements.get_mut(&w.path).into_iter().flatten() {
+            if s.code == Some(Code::AgentIgnored) {
+                s.code = Some(Code::NotRead);
+            }
+        }
+    }
+    kept.retain(|(f, _)| !(f.code == Code::AgentIgnored && warnings.iter().any(|w| w.path == f.path)));
+    kept.extend(warnings.into_iter().map(|f| (f, Vec::new())));
+    let findings = kept
+        .into_iter()
+        .map(|(mut f, labels)| {
+            if labels.len() > 1
+                && matches!(
+                    f.code,
+                    Code::Omitted | Code::Truncated | Code::Duplicate | Code::AgentCut | Code::ImportOutside
+                )
+            {
+                let more = labels.len() - 1;
+                let _ = write!(f.message, " (also in {more} other director{})", if more == 1 { "y" } else { "ies" });
+            }
+            f
+        })
+        .collect();
+    for list in statements.values_mut() {
+        list.sort_by_key(|s| agents::NAMES.iter().position(|n| *n == s.agent));
+    }
+    (findings, statements)
+}
+
+/// One finding of one code for one file and agent: the first directory's, counting the others;
+/// a rule's problems (each a sentence of its own) joined.
+fn merge(mut same: Vec<(Finding, Vec<String>)>) -> (Finding, Vec<String>) {
+    let (mut first, mut labels) = same.remove(0);
+    for (f, more) in same {
+        if first.code == Code::AgentRule {
+            if !first.message.contains(&f.message) {
+                let _ = write!(first.message, "; {}", f.message);
+            }
+        } else {
+            labels.extend(more);
+        }
+    }
+    labels.sort();
+    labels.dedup();
+    (first, labels)
+}
+
+/// Whether `dir` holds something agent `p` reads there (one of its file names, or the first
+/// folder of a layer such as `.claude/`): only then is what the agent misses when started in
+/// `dir` worth a warning. Nobody starts Claude Code in `.github` because Copilot's file lives
+/// there.
+fn starts_here(p: &AgentProfile, dir: &Path) -> bool {
+    let first = |path: &str| path.split('/').next().map(str::to_string).unwrap_or_default();
+    p.candidates
+        .iter()
+        .map(|c| first(c))
+        .chain(p.layers.iter().chain(&p.lazy_layers).map(|l| first(l.path)))
+        .any(|name| !name.is_empty() && std::fs::symlink_metadata(dir.join(name)).is_ok())
+}
+
+/// Orders and groups spans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SpanKey(usize, usize, u8);
+
+impl SpanKey {
+    pub fn of(span: Span) -> Self {
+        match span {
+            Span::FirstLine => Self(0, 0, 0),
+            Span::Bytes { start, end } => Self(start, end, 1),
+            Span::ToEnd { start } => Self(start, usize::MAX, 2),
+        }
+    }
+}

@@ -1,0 +1,29 @@
+//! Which agents a directory is checked for, and why: decided from its project (its
+//! `instructions-lsp.toml`, else the instruction files of the whole project), the same for
+//! every edge: `check D`, `compare D`, `effective D`, the language server, MCP and the hooks.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use crate::chain::discover::project_root;
+use crate::chain::targets::{self, Targets};
+
+/// The agents `dir` is checked for. `walked`, the instruction file names below `dir` when a
+/// caller walked it already, stands in for the project's when `dir` is the project root.
+pub fn targets_of(dir: &Path, markers: &[String], walked: Option<&BTreeSet<String>>) -> Result<Targets, String> {
+    let root = project_root(dir, markers);
+    let names = match walked {
+        Some(names) if root == dir => names.clone(),
+        _ => targets::names_below(&root),
+    };
+    Targets::resolve(dir, names.iter().map(String::as_str))
+}
+
+/// How every view names a file: relative to the project root (its real path too), else whole.
+pub fn display_path(root: &Path, path: &Path) -> String {
+    let real: PathBuf = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    match path.strip_prefix(&real).or_else(|_| path.strip_prefix(root)) {
+        Ok(rel) if !rel.as_os_str().is_empty() => crate::paths::slash_join(rel),
+        _ => crate::paths::slash_join(path),
+    }
+}
