@@ -488,7 +488,7 @@ fn main() {
     // then every profile at once: agent views are remembered while every directory they read
     // is watched (the first requests put the watches in place); Copilot's and Cursor's search
     // the workspace, so theirs are computed again for every answer.
-    let profiles = instructions_lsp::lsp::profiles::names().len() - 2;
+    let profiles = instructions_lsp::session::profiles::names().len() - 2;
     for which in ["targets", "all"] {
         for _ in 0..3 {
             let _ = s.request("instructions/effective", json!({"profile": which}));

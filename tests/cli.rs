@@ -62,7 +62,7 @@ fn global_first_then_root_to_cwd_and_root_claude_is_shadowed() {
     t.write("r/CLAUDE.md", "claude root");
     t.write("r/packages/CLAUDE.md", "packages rules");
     t.write("r/packages/app/AGENTS.md", "app rules");
-    let o = run(&t, &t.path("r/packages/app"), &["effective"]);
+    let o = run(&t, &t.path("r/packages/app"), &["effective", "--profile", "dsh"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         stdout(&o),
@@ -73,7 +73,7 @@ fn global_first_then_root_to_cwd_and_root_claude_is_shadowed() {
             section("packages/app/AGENTS.md", "app rules"),
         ])
     );
-    let o = run(&t, &t.root(), &["effective", "packages/app", "--json"]);
+    let o = run(&t, &t.root(), &["effective", "--profile", "dsh", "packages/app", "--json"]);
     let json: Value = serde_json::from_str(&stdout(&o)).expect("json");
     let skipped = &json["skipped"][0];
     assert_eq!(skipped["path"], "CLAUDE.md");
@@ -89,7 +89,7 @@ fn global_first_then_root_to_cwd_and_root_claude_is_shadowed() {
 fn digests_are_sha256_of_the_exact_bytes() {
     let t = Tree::new();
     t.write("r/AGENTS.md", "abc");
-    let o = run(&t, &t.root(), &["effective", "--json"]);
+    let o = run(&t, &t.root(), &["effective", "--profile", "dsh", "--json"]);
     let json: Value = serde_json::from_str(&stdout(&o)).expect("json");
     assert_eq!(
         json["baseline"]["files"][0]["sha256"],
@@ -105,7 +105,7 @@ fn a_git_file_stops_the_upward_walk() {
     t.write("r/worktree/.git", "gitdir: ../.git/worktrees/w");
     t.write("r/worktree/AGENTS.md", "worktree rules");
     t.mkdir("r/worktree/src");
-    let o = run(&t, &t.path("r/worktree/src"), &["effective", "--json"]);
+    let o = run(&t, &t.path("r/worktree/src"), &["effective", "--profile", "dsh", "--json"]);
     assert_eq!(headings(&o), ["AGENTS.md"]);
     let json: Value = serde_json::from_str(&stdout(&o)).expect("json");
     assert!(json["projectRoot"].as_str().is_some_and(|r| r.ends_with("/r/worktree")));
@@ -116,11 +116,11 @@ fn no_marker_makes_the_folder_the_root_and_empty_markers_too() {
     let t = Tree::new();
     t.write("plain/AGENTS.md", "above");
     t.write("plain/sub/AGENTS.md", "here");
-    let o = run(&t, &t.path("plain/sub"), &["effective", "--json"]);
+    let o = run(&t, &t.path("plain/sub"), &["effective", "--profile", "dsh", "--json"]);
     assert_eq!(headings(&o), ["AGENTS.md"]);
     t.write("r/AGENTS.md", "root");
     t.write("r/a/AGENTS.md", "a");
-    let o = run(&t, &t.path("r/a"), &["effective", "--json", "--set", "projectRootMarkers=[]"]);
+    let o = run(&t, &t.path("r/a"), &["effective", "--profile", "dsh", "--json", "--set", "projectRootMarkers=[]"]);
     assert_eq!(headings(&o), ["AGENTS.md"]);
     let json: Value = serde_json::from_str(&stdout(&o)).expect("json");
     assert!(json["projectRoot"].as_str().is_some_and(|r| r.ends_with("/r/a")));
@@ -131,14 +131,19 @@ fn configured_candidate_order_and_invalid_entries() {
     let t = Tree::new();
     t.write("r/AGENTS.md", "agents");
     t.write("r/CLAUDE.md", "claude");
-    let o =
-        run(&t, &t.root(), &["effective", "--json", "--set", r#"instructionFileCandidates=["CLAUDE.md","AGENTS.md"]"#]);
+    let o = run(
+        &t,
+        &t.root(),
+        &["effective", "--profile", "dsh", "--json", "--set", r#"instructionFileCandidates=["CLAUDE.md","AGENTS.md"]"#],
+    );
     assert_eq!(headings(&o), ["CLAUDE.md"]);
     let o = run(
         &t,
         &t.root(),
         &[
             "effective",
+            "--profile",
+            "dsh",
             "--json",
             "--set",
             r#"instructionFileCandidates=["../AGENTS.md","", ".", "x/y", "a\\b", "CLAUDE.md"]"#,
@@ -156,11 +161,11 @@ fn a_symlinked_agents_md_lets_claude_md_win_under_skip() {
     t.write("r/real.md", "real");
     t.symlink(t.path("r/real.md"), "r/AGENTS.md");
     t.write("r/CLAUDE.md", "claude");
-    let o = run(&t, &t.root(), &["effective", "--json"]);
+    let o = run(&t, &t.root(), &["effective", "--profile", "dsh", "--json"]);
     assert_eq!(headings(&o), ["CLAUDE.md"]);
     let json: Value = serde_json::from_str(&stdout(&o)).expect("json");
     assert_eq!(json["skipped"][0]["reason"], "symlink");
-    let o = run(&t, &t.root(), &["effective", "--json", "--set", "symlinks=follow"]);
+    let o = run(&t, &t.root(), &["effective", "--profile", "dsh", "--json", "--set", "symlinks=follow"]);
     assert_eq!(headings(&o), ["AGENTS.md"]);
 }
 
@@ -183,10 +188,10 @@ fn within_root_rejects_a_symlink_leaving_the_root() {
 fn budget_zero_prints_nothing() {
     let t = Tree::new();
     t.write("r/AGENTS.md", "rules");
-    let o = run(&t, &t.root(), &["effective", "--set", "baselineMaxBytes=0"]);
+    let o = run(&t, &t.root(), &["effective", "--profile", "dsh", "--set", "baselineMaxBytes=0"]);
     assert!(o.status.success());
     assert_eq!(stdout(&o), "");
-    let o = run(&t, &t.path("home"), &["effective"]);
+    let o = run(&t, &t.path("home"), &["effective", "--profile", "dsh"]);
     assert!(o.status.success());
     assert_eq!(stdout(&o), "", "nothing to load prints nothing");
 }
@@ -196,7 +201,7 @@ fn a_global_file_that_is_the_root_file_appears_once() {
     let t = Tree::new();
     let root_file = t.write("r/AGENTS.md", "shared");
     let arg = format!("globalInstructionFile={}", root_file.display());
-    let o = run(&t, &t.root(), &["effective", "--json", "--set", &arg]);
+    let o = run(&t, &t.root(), &["effective", "--profile", "dsh", "--json", "--set", &arg]);
     let json: Value = serde_json::from_str(&stdout(&o)).expect("json");
     let files = json["baseline"]["files"].as_array().expect("files");
     assert_eq!(files.len(), 1);
@@ -208,12 +213,12 @@ fn dsh_home_and_tilde_expansion() {
     let t = Tree::new();
     t.write("home/custom/AGENTS.md", "custom home");
     t.write("r/AGENTS.md", "root");
-    let o = run_env(&t, &t.root(), &["effective"], &[("DSH_HOME", "~/custom")]);
+    let o = run_env(&t, &t.root(), &["effective", "--profile", "dsh"], &[("DSH_HOME", "~/custom")]);
     assert!(stdout(&o).contains(&section("$DSH_HOME/AGENTS.md", "custom home")), "{}", stdout(&o));
     t.write("home/notes/global.md", "notes");
-    let o = run(&t, &t.root(), &["effective", "--set", "globalInstructionFile=~/notes/global.md"]);
+    let o = run(&t, &t.root(), &["effective", "--profile", "dsh", "--set", "globalInstructionFile=~/notes/global.md"]);
     assert!(stdout(&o).contains(&section("~/notes/global.md", "notes")), "{}", stdout(&o));
-    let o = run(&t, &t.root(), &["effective", "--set", "dshHome=~/custom"]);
+    let o = run(&t, &t.root(), &["effective", "--profile", "dsh", "--set", "dshHome=~/custom"]);
     assert!(stdout(&o).contains("custom home"));
 }
 
@@ -222,14 +227,14 @@ fn spec_worked_examples_through_the_cli() {
     let t = Tree::new();
     t.write("r/AGENTS.md", "a".repeat(500));
     t.write("r/pkg/AGENTS.md", "b".repeat(500));
-    let o = run(&t, &t.path("r/pkg"), &["effective", "--set", "baselineMaxBytes=260"]);
+    let o = run(&t, &t.path("r/pkg"), &["effective", "--profile", "dsh", "--set", "baselineMaxBytes=260"]);
     assert_eq!(
         stdout(&o),
         "<!-- Project instruction budget 260 bytes: omitted AGENTS.md; truncated pkg/AGENTS.md from 500 to 0 bytes -->\n\n<!-- project-instruction-files:path=pkg%2FAGENTS.md -->\n\n## pkg/AGENTS.md\n\n\n"
     );
     let t = Tree::new();
     t.write("r/AGENTS.md", "x".repeat(1000));
-    let o = run(&t, &t.root(), &["effective", "--set", "baselineMaxBytes=700"]);
+    let o = run(&t, &t.root(), &["effective", "--profile", "dsh", "--set", "baselineMaxBytes=700"]);
     let text = stdout(&o);
     assert_eq!(text.len(), 701, "700 bytes and the newline");
     assert!(text.contains("truncated AGENTS.md from 1000 to 67 bytes"));
@@ -241,7 +246,11 @@ fn multibyte_headings_and_content_stay_valid_and_within_budget() {
     t.write("r/AGENTS.md", "根".repeat(300));
     t.write("r/文档/AGENTS.md", "🎉é".repeat(300));
     for budget in [120, 300, 401, 777, 1500] {
-        let o = run(&t, &t.path("r/文档"), &["effective", "--set", &format!("baselineMaxBytes={budget}")]);
+        let o = run(
+            &t,
+            &t.path("r/文档"),
+            &["effective", "--profile", "dsh", "--set", &format!("baselineMaxBytes={budget}")],
+        );
         let text = stdout(&o);
         assert!(text.len() <= budget + 1, "budget {budget}: {}", text.len());
         assert!(!text.contains('\u{FFFD}'));
@@ -281,12 +290,12 @@ fn touches_add_nested_blocks_once() {
     t.write("r/a/b/CLAUDE.md", "b rules");
     let file = t.path("r/a/b/c/x.rs");
     let file = file.to_str().expect("utf-8");
-    let o = run(&t, &t.root(), &["effective", "--touch", file, "--touch", file]);
+    let o = run(&t, &t.root(), &["effective", "--profile", "dsh", "--touch", file, "--touch", file]);
     let text = stdout(&o);
     assert_eq!(text.matches(OPEN).count(), 2, "baseline and one nested block: {text}");
     let nested = block(&[section("a/AGENTS.md", "a rules"), section("a/b/CLAUDE.md", "b rules")]);
     assert!(text.ends_with(&nested), "{text}");
-    let o = run(&t, &t.root(), &["effective", "--json", "--touch", "a/b/c/x.rs"]);
+    let o = run(&t, &t.root(), &["effective", "--profile", "dsh", "--json", "--touch", "a/b/c/x.rs"]);
     let json: Value = serde_json::from_str(&stdout(&o)).expect("json");
     assert_eq!(json["nested"][0]["files"][1]["scope"], "nested");
 }
@@ -295,10 +304,10 @@ fn touches_add_nested_blocks_once() {
 fn bad_input_exits_2_with_a_message() {
     let t = Tree::new();
     for (args, needle) in [
-        (vec!["effective", "missing-dir"], "missing-dir"),
-        (vec!["effective", "--set", "nope=1"], "unknown setting"),
-        (vec!["effective", "--set", "baselineMaxBytes=\"big\""], "integer"),
-        (vec!["effective", "--set", "novalue"], "KEY=VALUE"),
+        (vec!["effective", "--profile", "dsh", "missing-dir"], "missing-dir"),
+        (vec!["effective", "--profile", "dsh", "--set", "nope=1"], "unknown setting"),
+        (vec!["effective", "--profile", "dsh", "--set", "baselineMaxBytes=\"big\""], "integer"),
+        (vec!["effective", "--profile", "dsh", "--set", "novalue"], "KEY=VALUE"),
         (vec!["effective", "--profile", "zz"], "expected one of dsh, ds4"),
         (vec!["check", "missing-dir"], "missing-dir"),
         (vec!["check", "--format", "xml"], "xml"),
@@ -356,7 +365,8 @@ fn check_reports_every_diagnostic_with_positions_and_exit_codes() {
     let findings = json["findings"].as_array().expect("findings");
     let truncated: Vec<&Value> = findings.iter().filter(|f| f["code"] == "truncated").collect();
     let pkg = truncated.iter().find(|f| f["path"] == "pkg/AGENTS.md").expect("pkg truncated");
-    let effective = run(&t, &t.path("r/pkg"), &["effective", "--json", "--set", "baselineMaxBytes=700"]);
+    let effective =
+        run(&t, &t.path("r/pkg"), &["effective", "--profile", "dsh", "--json", "--set", "baselineMaxBytes=700"]);
     let ej: Value = serde_json::from_str(&stdout(&effective)).expect("json");
     let included = ej["baseline"]["truncated"][0]["includedBytes"].as_u64().expect("included") as usize;
     let content = std::fs::read_to_string(t.path("r/pkg/AGENTS.md")).expect("read");
@@ -679,7 +689,8 @@ fn the_rough_edges_a_new_user_hit_are_gone() {
         stderr(&o)
     );
     // JSON that does not parse says so, and where.
-    let o = run(&t, &t.root(), &["effective", "--set", r#"instructionFileCandidates=["CLAUDE.md""#]);
+    let o =
+        run(&t, &t.root(), &["effective", "--profile", "dsh", "--set", r#"instructionFileCandidates=["CLAUDE.md""#]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("is not valid JSON (") && stderr(&o).contains("at column"), "{}", stderr(&o));
     // The same words for a missing directory everywhere.
@@ -697,7 +708,7 @@ fn the_rough_edges_a_new_user_hit_are_gone() {
     let o = run(&t, &t.root(), &["compare", "--profile", "gemini"]);
     assert!(stdout(&o).contains("loads nothing: none of GEMINI.md is on its way here"), "{}", stdout(&o));
     // A touch that reaches nothing says so.
-    let o = run(&t, &t.root(), &["effective", "--touch", "/elsewhere/x.rs"]);
+    let o = run(&t, &t.root(), &["effective", "--profile", "dsh", "--touch", "/elsewhere/x.rs"]);
     assert!(stderr(&o).contains("warning: --touch /elsewhere/x.rs: outside"), "{}", stderr(&o));
     // An unreadable directory is a finding the exit code counts (run as an unprivileged user,
     // for whom the permission bits hold).
@@ -722,7 +733,7 @@ fn the_rough_edges_a_new_user_hit_are_gone() {
     let e = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
         .arg(&bin)
-        .args(["effective", "pkg"])
+        .args(["effective", "--profile", "dsh", "pkg"])
         .current_dir(t.root())
         .env("HOME", t.home())
         .output()
@@ -1033,4 +1044,57 @@ fn check_says_nothing_false_about_files_an_agent_loads_by_some_route() {
     assert_eq!(said(&check, "checking"), said(&compare, "comparing"), "{}{}", stderr(&check), stderr(&compare));
     assert!(stderr(&check).contains("for Codex, Claude Code, opencode: detected from AGENTS.md, CLAUDE.md"));
     assert_eq!(stdout(&check), "", "opencode loads both CLAUDE.md files on a read below them");
+}
+
+/// `effective` follows the repository as `check` and `compare` do: each targeted agent's exact
+/// text (one agent: only its text; several: each under a one-line header), with the budgets its
+/// instructions-lsp.toml gives, also under `--profile`.
+#[test]
+fn effective_prints_what_each_targeted_agent_receives_with_the_repositorys_settings() {
+    let t = Tree::new();
+    let rule = "- a rule\n";
+    t.write("r/AGENTS.md", rule.repeat(50_000 / rule.len()));
+    t.write("r/instructions-lsp.toml", "agents = [\"codex\"]\n\n[codex]\nmax-bytes = 65536\n");
+    let codex = run(&t, &t.root(), &["effective", "--profile", "codex"]);
+    assert!(codex.status.success(), "{}", stderr(&codex));
+    assert_eq!(stdout(&codex).matches(rule).count(), 50_000 / rule.len(), "64 KiB keeps the whole file");
+    let targeted = run(&t, &t.root(), &["effective"]);
+    assert_eq!(stdout(&targeted), stdout(&codex), "one agent: exactly its text");
+    assert!(stderr(&targeted).starts_with("showing for Codex: named in "), "{}", stderr(&targeted));
+    let json = run(&t, &t.root(), &["effective", "--profile", "codex", "--json"]);
+    let view: Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(view["files"][0]["includedBytes"], view["files"][0]["bytes"], "{view}");
+
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root rules");
+    t.write("r/CLAUDE.md", "old");
+    t.write("r/pkg/CLAUDE.md", "package rules");
+    let pkg = t.path("r/pkg");
+    let all = stdout(&run(&t, &pkg, &["effective"]));
+    let mut expected = String::new();
+    for (name, id, mirrors) in [
+        ("Codex", "codex", "Codex CLI"),
+        ("Claude Code", "claude", "Claude Code"),
+        ("opencode", "opencode", "opencode"),
+    ] {
+        let text = stdout(&run(&t, &pkg, &["effective", "--profile", id]));
+        assert!(!text.is_empty(), "{id} loads something here");
+        let header = all.lines().find(|l| l.starts_with(&format!("==> {name} ({id}), {mirrors} "))).expect("header");
+        assert!(header.ends_with(&format!(": {} bytes <==", text.len() - 1)), "{header}");
+        expected.push_str(&format!("{}{header}\n{text}", if expected.is_empty() { "" } else { "\n" }));
+    }
+    assert_eq!(all, expected);
+    let list: Value = serde_json::from_slice(&run(&t, &pkg, &["effective", "--json"]).stdout).expect("json");
+    let ids: Vec<&str> = list.as_array().into_iter().flatten().filter_map(|a| a["profile"].as_str()).collect();
+    assert_eq!(ids, ["codex", "claude", "opencode"]);
+    assert_eq!(list[1]["files"][2]["path"], "pkg/CLAUDE.md", "named from the project root: {list:#}");
+    // `--profile dsh` is the dsh block; an engine setting without it says what to add.
+    assert!(stdout(&run(&t, &pkg, &["effective", "--profile", "dsh"])).starts_with(OPEN));
+    let o = run(&t, &pkg, &["effective", "--set", "frame=system-reminder"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--set frame is a setting of the dsh and ds4 blocks; add --profile dsh"),
+        "{}",
+        stderr(&o)
+    );
 }

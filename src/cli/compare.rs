@@ -11,7 +11,7 @@ use super::{CompareArgs, EXIT_USAGE};
 use crate::chain::agents::{self, AgentFile, Status};
 use crate::chain::settings::{Env, Profile, Settings};
 use crate::chain::source::FileCache;
-use crate::chain::targets::{self, Targets};
+use crate::chain::targets::Targets;
 use crate::paths;
 use crate::session::Session;
 
@@ -113,9 +113,7 @@ fn selection(args: &CompareArgs, folder: &Path) -> Result<(Vec<String>, Option<T
         return Ok((args.profile.clone(), None, format!("comparing {} (--profile)", shown.join(", "))));
     }
     let markers = Settings::defaults(Profile::Dsh, &Env::from_process()).root_markers;
-    let root = crate::chain::discover::project_root(folder, &markers);
-    let names = targets::names_below(&root);
-    let t = Targets::resolve(folder, names.iter().map(String::as_str))?;
+    let t = crate::session::project::targets_of(folder, &markers, None)?;
     let line = t.describe("compare");
     if t.agents.is_empty() {
         // Nothing to go by: show every agent, so the user sees what each would read.
@@ -145,12 +143,8 @@ fn rows(args: &CompareArgs) -> Result<(Vec<Row>, String), String> {
             out.push(engine_row(profile, &folder, &touched, &sets, &env)?);
             continue;
         }
-        let mut o = targets.as_ref().map(|t| t.overrides(p)).unwrap_or_default();
-        let sets_value = Value::Object(sets.clone());
-        let from_sets = super::agent_overrides(p, &sets_value, true)?;
-        o.max_bytes = from_sets.max_bytes.or(o.max_bytes);
-        o.candidates = from_sets.candidates.or(o.candidates);
-        o.editor.extend(from_sets.editor);
+        let from_sets = super::agent_overrides(p, &Value::Object(sets.clone()), true)?;
+        let o = crate::session::project::overrides(targets.as_ref(), p, Some(&from_sets));
         let Some(profile) = agents::profile(p, &agent_env, &o) else { continue };
         out.push(agent_row(&profile, &folder, &touched, &name));
     }

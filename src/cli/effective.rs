@@ -1,12 +1,20 @@
-//! `instructions-lsp effective`: the blocks an agent gets.
+//! `instructions-lsp effective`: what an agent working in a directory gets. By default each
+//! agent the repository targets (as `check` and `compare` choose them), `--profile P` one
+//! profile: an agent's exact text, or the `dsh`/`ds4` blocks.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use serde_json::{Map, Value};
+
 use super::{EXIT_USAGE, EffectiveArgs, settings_from_args};
-use crate::chain::settings::Env;
+use crate::chain::agents;
+use crate::chain::settings::{Env, Profile, Settings};
 use crate::chain::source::FileCache;
+use crate::chain::targets::Targets;
 use crate::session::Session;
+use crate::session::profiles::{self, ProfileResult};
 
 pub fn run(args: &EffectiveArgs) -> ExitCode {
     match effective(args) {
@@ -24,22 +32,119 @@ pub fn run(args: &EffectiveArgs) -> ExitCode {
     }
 }
 
-/// What `effective` prints: the blocks separated by a blank line (or JSON), newline-terminated;
-/// nothing at all when nothing loads.
+/// What `effective` prints, newline-terminated; nothing at all when nothing loads.
 pub fn effective(args: &EffectiveArgs) -> Result<String, String> {
     let folder = super::directory(&args.path)?;
     let touched = super::touches(&args.touch, &folder)?;
-    if let Some(profile) = super::agent_profile(&args.settings)? {
-        let view = crate::chain::agents::load(&profile, &folder, &touched);
-        if args.json {
-            return serde_json::to_string_pretty(&view).map(|j| j + "\n").map_err(|e| e.to_string());
+    match args.settings.profile.as_deref() {
+        Some(p) if Profile::parse(p).is_some() => engine(args, &folder, &touched),
+        Some(p) if !agents::NAMES.contains(&p) => Err(format!(
+            "unknown profile `{p}`; expected one of {}",
+            crate::session::options::profile_names().join(", ")
+        )),
+        Some(p) => {
+            let (targets, sets) = repository(&folder, &args.settings.set)?;
+            let view = agent_view(p, &folder, &touched, targets.as_ref(), &sets)?;
+            if args.json {
+                return serde_json::to_string_pretty(&view).map(|j| j + "\n").map_err(|e| e.to_string());
+            }
+            Ok(if view.text.is_empty() { String::new() } else { view.text + "\n" })
         }
-        return Ok(if view.text.is_empty() { String::new() } else { view.text + "\n" });
+        None => targeted(args, &folder, &touched),
     }
+}
+
+/// `--set` as a JSON object.
+fn set_object(set: &[String]) -> Result<Map<String, Value>, String> {
+    let mut obj = Map::new();
+    for pair in set {
+        let (key, value) = super::parse_set(pair)?;
+        obj.insert(key, value);
+    }
+    Ok(obj)
+}
+
+/// The folder's targets (its project's configuration and files) and `--set`.
+fn repository(folder: &Path, set: &[String]) -> Result<(Option<Targets>, Map<String, Value>), String> {
+    let markers = Settings::defaults(Profile::Dsh, &Env::from_process()).root_markers;
+    let targets = crate::session::project::targets_of(folder, &markers, None)?;
+    Ok((Some(targets), set_object(set)?))
+}
+
+/// One agent's view in `folder` after the touches, with its project's configuration and `--set`.
+fn agent_view(
+    name: &str,
+    folder: &Path,
+    touched: &[PathBuf],
+    targets: Option<&Targets>,
+    sets: &Map<String, Value>,
+) -> Result<agents::AgentView, String> {
+    let from_sets = super::agent_overrides(name, &Value::Object(sets.clone()), false)?;
+    let o = crate::session::project::overrides(targets, name, Some(&from_sets));
+    let profile = agents::profile(name, &agents::AgentEnv::from_process(), &o)
+        .ok_or_else(|| format!("unknown profile `{name}`"))?;
+    Ok(agents::load(&profile, folder, touched))
+}
+
+/// Without `--profile`: what each agent the repository targets receives. One agent: exactly its
+/// text; several: each under a one-line header; `--json`: a list of their answers.
+fn targeted(args: &EffectiveArgs, folder: &Path, touched: &[PathBuf]) -> Result<String, String> {
+    let (targets, sets) = repository(folder, &args.settings.set)?;
+    let Some(targets) = targets else { return Ok(String::new()) };
+    // A key no profile takes, or a bad value, is said in the engine's words first.
+    crate::session::options::settings_from(None, &args.settings.set, &Env::from_process())?;
+    if let Some(key) = sets.keys().find(|k| !agent_key(k)) {
+        return Err(format!(
+            "--set {key} is a setting of the dsh and ds4 blocks; add --profile dsh (the agents take baselineMaxBytes and instructionFileCandidates)"
+        ));
+    }
+    eprintln!("{}", targets.describe("show"));
+    if targets.agents.is_empty() {
+        eprintln!("(`--profile dsh` shows the dsh block, `--profile codex` what Codex would load)");
+        return Ok(if args.json { "[]\n".into() } else { String::new() });
+    }
+    let root = crate::chain::discover::project_root(
+        folder,
+        &Settings::defaults(Profile::Dsh, &Env::from_process()).root_markers,
+    );
+    let mut answers: Vec<ProfileResult> = Vec::new();
+    for name in &targets.agents {
+        let view = agent_view(name, folder, touched, Some(&targets), &sets)?;
+        answers.push(profiles::from_agent(&view, |p| crate::session::project::display_path(&root, p)));
+    }
+    if args.json {
+        return serde_json::to_string_pretty(&answers).map(|j| j + "\n").map_err(|e| e.to_string());
+    }
+    if let [one] = answers.as_slice() {
+        return Ok(if one.text.is_empty() { String::new() } else { format!("{}\n", one.text) });
+    }
+    let mut out = String::new();
+    for (i, a) in answers.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let size = if a.text.is_empty() { "loads nothing here".to_string() } else { format!("{} bytes", a.bytes) };
+        out.push_str(&format!("==> {} ({}), {}: {size} <==\n", a.name, a.profile, a.mirrors));
+        if !a.text.is_empty() {
+            out.push_str(&a.text);
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}
+
+/// Whether an agent reads `--set key`.
+fn agent_key(key: &str) -> bool {
+    matches!(key, "baselineMaxBytes" | "instructionFileCandidates") || agents::COPILOT_SETTINGS.contains(&key)
+}
+
+/// `--profile dsh|ds4`: the blocks of the engine, separated by a blank line (or the
+/// `instructions/effective` result as JSON).
+fn engine(args: &EffectiveArgs, folder: &Path, touched: &[PathBuf]) -> Result<String, String> {
     let settings = settings_from_args(&args.settings, &Env::from_process())?;
     let cache = FileCache::new();
-    let mut session = Session::new(&folder, settings);
-    for file in &touched {
+    let mut session = Session::new(folder, settings);
+    for file in touched {
         session.touch(&cache, file);
     }
     if args.json {

@@ -7,9 +7,9 @@ mod effective;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use serde_json::{Map, Value};
 
 use crate::chain::settings::{Env, Settings};
+use crate::session::options::{self, agent_overrides, parse_set};
 
 pub use check::run as check;
 pub use compare::run as compare;
@@ -109,20 +109,6 @@ pub struct HookArgs {
     pub set: Vec<String>,
 }
 
-/// Runs `hook`: every problem is logged, and the exit code is always 0.
-pub fn hook(args: &HookArgs) -> std::process::ExitCode {
-    let settings = match args.profile.as_deref() {
-        Some(p) if crate::chain::settings::Profile::parse(p).is_none() => {
-            Err(format!("hook --profile takes dsh or ds4, not `{p}`"))
-        }
-        _ => settings_from_args(
-            &SettingsArgs { profile: args.profile.clone(), set: args.set.clone() },
-            &Env::from_process(),
-        ),
-    };
-    crate::hook::run(args.agent.as_deref().unwrap_or(""), settings)
-}
-
 #[derive(Args, Debug)]
 pub struct CompareArgs {
     /// The directory the agents work in.
@@ -205,92 +191,6 @@ pub struct CheckArgs {
     pub settings: SettingsArgs,
 }
 
-/// Every name `--profile` takes.
-pub fn profile_names() -> Vec<&'static str> {
-    crate::chain::settings::Profile::NAMES.iter().chain(crate::chain::agents::NAMES).copied().collect()
-}
-
-/// One `--set KEY=VALUE`: VALUE is JSON when it parses as JSON, else a string; text that opens
-/// like JSON (`[`, `{`, `"`) but does not parse is an error that says where.
-pub fn parse_set(pair: &str) -> Result<(String, Value), String> {
-    let Some((key, raw)) = pair.split_once('=') else {
-        return Err(format!("--set takes KEY=VALUE, got `{pair}`"));
-    };
-    let key = key.trim().to_string();
-    let value = match serde_json::from_str(raw) {
-        Ok(v) => v,
-        Err(e) if raw.trim_start().starts_with(['[', '{', '"']) => {
-            return Err(format!(
-                "--set {key}: the value `{raw}` is not valid JSON ({e}, at column {}); quote a plain string or fix the JSON",
-                e.column()
-            ));
-        }
-        Err(_) => Value::String(raw.to_string()),
-    };
-    Ok((key, value))
-}
-
-/// The overrides `--set` gives the agent profile `name`: `baselineMaxBytes` is its byte budget
-/// and `instructionFileCandidates` its file names (Codex: extra fallbacks). With `lenient`,
-/// other keys are left to the engine's profiles; else they are an error.
-pub fn agent_overrides(name: &str, sets: &Value, lenient: bool) -> Result<crate::chain::agents::Overrides, String> {
-    let mut o = crate::chain::agents::Overrides::default();
-    let Some(obj) = sets.as_object() else { return Ok(o) };
-    for (key, value) in obj {
-        match key.as_str() {
-            "baselineMaxBytes" => {
-                o.max_bytes = Some(
-                    value
-                        .as_u64()
-                        .ok_or_else(|| format!("baselineMaxBytes: expected a non-negative integer, got {value}"))?,
-                )
-            }
-            "instructionFileCandidates" => {
-                o.candidates = Some(
-                    value
-                        .as_array()
-                        .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect::<Option<Vec<_>>>())
-                        .ok_or_else(|| {
-                            format!("instructionFileCandidates: expected an array of file names, got {value}")
-                        })?,
-                );
-            }
-            k if name == "copilot" && crate::chain::agents::COPILOT_SETTINGS.contains(&k) => {
-                o.editor.insert(k.to_string(), value.clone());
-            }
-            _ if lenient => {}
-            other if name == "copilot" => {
-                return Err(format!(
-                    "the agent profile `copilot` takes {}, not `{other}`",
-                    crate::chain::agents::COPILOT_SETTINGS.join(", ")
-                ));
-            }
-            other => {
-                return Err(format!(
-                    "the agent profile `{name}` takes baselineMaxBytes and instructionFileCandidates, not `{other}`"
-                ));
-            }
-        }
-    }
-    Ok(o)
-}
-
-/// The agent profile named by `--profile`, if it names one (see `agents::NAMES`), built from
-/// `--set`.
-pub fn agent_profile(args: &SettingsArgs) -> Result<Option<crate::chain::agents::AgentProfile>, String> {
-    use crate::chain::agents;
-    let Some(name) = args.profile.as_deref().filter(|p| agents::NAMES.contains(p)) else {
-        return Ok(None);
-    };
-    let mut obj = Map::new();
-    for pair in &args.set {
-        let (key, value) = parse_set(pair)?;
-        obj.insert(key, value);
-    }
-    let o = agent_overrides(name, &Value::Object(obj), false)?;
-    Ok(agents::profile(name, &agents::AgentEnv::from_process(), &o))
-}
-
 /// A directory given on the command line, absolute; the error says what is wrong with it in the
 /// system's words ("No such file or directory") or ours ("is not a directory").
 pub fn directory(path: &std::path::Path) -> Result<PathBuf, String> {
@@ -327,26 +227,9 @@ pub fn touches(files: &[PathBuf], folder: &std::path::Path) -> Result<Vec<PathBu
 
 /// Builds settings from `--profile` and `--set`; every problem is a usage error.
 pub fn settings_from_args(args: &SettingsArgs, env: &Env) -> Result<Settings, String> {
-    let mut obj = Map::new();
-    if let Some(p) = &args.profile {
-        if !profile_names().contains(&p.as_str()) {
-            return Err(format!("unknown profile `{p}`; expected one of {}", profile_names().join(", ")));
-        }
-        obj.insert("profile".into(), Value::String(p.clone()));
-    }
-    for pair in &args.set {
-        let (key, value) = parse_set(pair)?;
-        obj.insert(key, value);
-    }
-    let (settings, problems) = Settings::parse(&Value::Object(obj), None, env);
-    if let Some(p) = problems.first() {
-        return Err(p.to_string());
-    }
-    if !settings.ignored_candidates.is_empty() {
-        eprintln!(
-            "warning: ignored candidate entries {:?}: a candidate is a file name without `/` or `\\`, not empty, `.` or `..`",
-            settings.ignored_candidates
-        );
+    let (settings, warnings) = options::settings_from(args.profile.as_deref(), &args.set, env)?;
+    for w in warnings {
+        eprintln!("warning: {w}");
     }
     Ok(settings)
 }

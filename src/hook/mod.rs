@@ -464,7 +464,20 @@ fn answer(
     Ok(context.map(|c| output(&event.name, &c)))
 }
 
-/// Runs `instructions-lsp hook <agent>`: always exit 0.
+/// Runs `instructions-lsp hook <agent> [--profile P] [--set KEY=VALUE]…`: every problem is
+/// logged, and the exit code is always 0.
+pub fn run_with(agent: &str, profile: Option<&str>, set: &[String]) -> ExitCode {
+    let settings = match profile {
+        Some(p) if crate::chain::settings::Profile::parse(p).is_none() => {
+            Err(format!("hook --profile takes dsh or ds4, not `{p}`"))
+        }
+        _ => crate::session::options::settings_from(profile, set, &crate::chain::settings::Env::from_process())
+            .map(|(s, _)| s),
+    };
+    run(agent, settings)
+}
+
+/// Runs `instructions-lsp hook <agent>` with its settings: always exit 0.
 pub fn run(agent: &str, settings: Result<Settings, String>) -> ExitCode {
     let mut input = Vec::new();
     if let Err(e) = std::io::stdin().lock().take(MAX_INPUT_BYTES).read_to_end(&mut input) {

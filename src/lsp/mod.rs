@@ -4,7 +4,6 @@
 pub mod convert;
 pub mod ext;
 mod hover;
-pub mod profiles;
 pub mod server;
 mod state;
 pub mod transport;

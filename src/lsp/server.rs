@@ -15,12 +15,13 @@ use super::convert::{self, Encoding};
 use super::ext::{self, DidChangeParams, EffectiveParams, TouchParams, TransitionsParams};
 use super::hover;
 use super::state::{self, State};
-use crate::chain::agents::{self, AgentEnv, AgentView};
+use crate::chain::agents::{self, AgentEnv};
 use crate::chain::discover::project_root;
 use crate::chain::settings::{Env, Settings, SettingsProblem};
 use crate::chain::source::FileCache;
 use crate::paths::{self, uri_to_path};
 use crate::session::ledger::Reason;
+use crate::session::profiles::{AgentAnswer, Views};
 use crate::watch::{DirWatcher, WatchEvent};
 
 /// Shared between the server and its background tasks.
@@ -35,7 +36,7 @@ pub struct Inner {
     /// Warm `instructions/effective` answers, valid for one generation while watching.
     memo: Mutex<Memo>,
     /// Agent views, remembered like `memo` once every directory they read is watched.
-    views: Mutex<std::collections::HashMap<ViewKey, (u64, Arc<AgentMemo>)>>,
+    views: Mutex<std::collections::HashMap<ViewKey, (u64, Arc<AgentAnswer>)>>,
     /// `instructions/effective` answers with `profile`, remembered the same way.
     profile_memo: Mutex<ProfileMemo>,
     /// Directories remembered answers read beyond the sessions' own: watched too, and a change
@@ -81,14 +82,6 @@ pub const MEMO_ENTRIES_MAX: usize = 256;
 /// The most directories remembered answers may add to the watched ones; past it answers are
 /// computed each time instead.
 const READ_DIRS_MAX: usize = 16_384;
-
-/// One agent's view of a folder and the findings it makes.
-pub struct AgentMemo {
-    pub view: AgentView,
-    pub findings: Vec<crate::chain::lint::Finding>,
-    /// What the view read (see [`agents::dirs_read`]); `None` when it cannot be remembered.
-    pub dirs: Option<std::collections::BTreeSet<PathBuf>>,
-}
 
 impl Inner {
     pub fn state(&self) -> MutexGuard<'_, State> {
@@ -194,46 +187,6 @@ impl Inner {
         })
     }
 
-    /// The view of agent `name` in `folder` after the `touched` files, with its findings: from
-    /// memory when nothing happened since it was computed and every directory it read is
-    /// watched (`watch`: the session lets the server watch). `None` for a name that is not an
-    /// agent.
-    pub fn agent_view(
-        &self,
-        name: &str,
-        overrides: &agents::Overrides,
-        folder: &Path,
-        touched: &[PathBuf],
-        watch: bool,
-    ) -> Option<Arc<AgentMemo>> {
-        let generation = self.generation.load(Ordering::SeqCst);
-        let epoch = if watch { self.watch_epoch() } else { None };
-        let key = (folder.to_path_buf(), name.to_string(), format!("{overrides:?}"), touched.to_vec());
-        if epoch.is_some() {
-            let views = self.views.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((g, m)) = views.get(&key)
-                && *g == generation
-            {
-                return Some(m.clone());
-            }
-        }
-        let profile = agents::profile(name, &self.agent_env, overrides)?;
-        let view = agents::load(&profile, folder, touched);
-        let findings = agents::view_findings(&view, folder);
-        let dirs = epoch.and_then(|_| agents::dirs_read(&profile, &view, touched));
-        let memo = Arc::new(AgentMemo { view, findings, dirs });
-        if let (Some(epoch), Some(dirs)) = (epoch, &memo.dirs)
-            && self.may_remember(generation, epoch, dirs)
-        {
-            let mut views = self.views.lock().unwrap_or_else(|e| e.into_inner());
-            if views.len() >= MEMO_ENTRIES_MAX {
-                views.clear();
-            }
-            views.insert(key, (generation, memo.clone()));
-        }
-        Some(memo)
-    }
-
     /// Keeps a remembered answer as sent, for [`Server::remembered_answer`].
     fn remember_wire(&self, params: String, generation: u64, value: &Value) {
         let Ok(bytes) = serde_json::to_vec(value) else { return };
@@ -302,6 +255,52 @@ impl Inner {
     /// Whether `shutdown` was received (the exit code depends on it).
     pub fn shut_down(&self) -> bool {
         self.shutdown.load(Ordering::SeqCst)
+    }
+}
+
+impl Views for Inner {
+    fn cache(&self) -> &FileCache {
+        &self.cache
+    }
+
+    /// The view of agent `name` in `folder` after the `touched` files, with its findings: from
+    /// memory when nothing happened since it was computed and every directory it read is
+    /// watched (`watch`: the session lets the server watch). `None` for a name that is not an
+    /// agent.
+    fn agent_view(
+        &self,
+        name: &str,
+        overrides: &agents::Overrides,
+        folder: &Path,
+        touched: &[PathBuf],
+        watch: bool,
+    ) -> Option<Arc<AgentAnswer>> {
+        let generation = self.generation.load(Ordering::SeqCst);
+        let epoch = if watch { self.watch_epoch() } else { None };
+        let key = (folder.to_path_buf(), name.to_string(), format!("{overrides:?}"), touched.to_vec());
+        if epoch.is_some() {
+            let views = self.views.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((g, m)) = views.get(&key)
+                && *g == generation
+            {
+                return Some(m.clone());
+            }
+        }
+        let profile = agents::profile(name, &self.agent_env, overrides)?;
+        let view = agents::load(&profile, folder, touched);
+        let findings = agents::view_findings(&view, folder);
+        let dirs = epoch.and_then(|_| agents::dirs_read(&profile, &view, touched));
+        let memo = Arc::new(AgentAnswer { view, findings, dirs });
+        if let (Some(epoch), Some(dirs)) = (epoch, &memo.dirs)
+            && self.may_remember(generation, epoch, dirs)
+        {
+            let mut views = self.views.lock().unwrap_or_else(|e| e.into_inner());
+            if views.len() >= MEMO_ENTRIES_MAX {
+                views.clear();
+            }
+            views.insert(key, (generation, memo.clone()));
+        }
+        Some(memo)
     }
 }
 
@@ -648,7 +647,7 @@ impl Server {
         let inner = self.inner.clone();
         let (value, dirs) = off_thread(move || {
             let preview = path.filter(|p| p != &session.folder).map(|p| if p.is_dir() { p.join(".touch") } else { p });
-            let answer = super::profiles::answer(&session, &inner, &name, &env, preview.as_deref());
+            let answer = crate::session::profiles::answer(&session, inner.as_ref(), &name, &env, preview.as_deref());
             inner.rewatch();
             answer.map_err(Error::invalid_params)
         })

@@ -20,7 +20,8 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
 use crate::chain::settings::Env;
-use crate::cli::{EXIT_USAGE, McpArgs};
+/// Exit code for usage and I/O errors, as every command of the binary.
+const EXIT_USAGE: u8 = 2;
 pub use tools::{Core, TOOL_NAMES};
 
 /// How long the server waits for the client's answer to `roots/list` before it uses the
@@ -35,9 +36,9 @@ files in that directory (it returns each block once); call instructions_transiti
 to catch up after resuming.";
 
 /// Runs the server on stdin and stdout until the client closes them.
-pub fn run(args: &McpArgs) -> ExitCode {
+pub fn run(profile: Option<&str>, set: &[String]) -> ExitCode {
     let env = Env::from_process();
-    let core = match Core::from_args(&args.settings, env) {
+    let core = match Core::from_args(profile, set, env) {
         Ok(c) => c,
         Err(message) => {
             eprintln!("instructions-lsp mcp: {message}");

@@ -11,11 +11,10 @@ use serde_json::{Value, json};
 use crate::chain::agents::{self, AgentEnv};
 use crate::chain::settings::{Env, Profile, Settings};
 use crate::chain::source::FileCache;
-use crate::cli::{SettingsArgs, settings_from_args};
-use crate::lsp::profiles::{ProfileResult, from_agent, from_engine};
-use crate::paths::{path_to_uri, slash_join};
+use crate::paths::path_to_uri;
 use crate::session::Session;
 use crate::session::ledger::{self, Batch, Reason};
+use crate::session::profiles::{Fresh, ProfileResult};
 
 pub const FOR: &str = "instructions_for";
 pub const TOUCH: &str = "instructions_touch";
@@ -175,11 +174,13 @@ pub fn definitions() -> Vec<Tool> {
 impl Core {
     /// The core for `mcp`'s flags: `--profile` names the default profile (an agent's, or the
     /// engine's `dsh`/`ds4`), `--set` the engine's settings.
-    pub fn from_args(args: &SettingsArgs, env: Env) -> Result<Self, String> {
-        let agent = args.profile.as_deref().filter(|p| agents::NAMES.contains(p));
-        let engine =
-            SettingsArgs { profile: if agent.is_some() { None } else { args.profile.clone() }, set: args.set.clone() };
-        let settings = settings_from_args(&engine, &env)?;
+    pub fn from_args(profile: Option<&str>, set: &[String], env: Env) -> Result<Self, String> {
+        let agent = profile.filter(|p| agents::NAMES.contains(p));
+        let engine = if agent.is_some() { None } else { profile };
+        let (settings, warnings) = crate::session::options::settings_from(engine, set, &env)?;
+        for w in warnings {
+            tracing::warn!("{w}");
+        }
         let default_profile = agent.map_or_else(|| settings.profile.name().to_string(), str::to_string);
         Ok(Self {
             agent_env: AgentEnv::with_home(&env),
@@ -438,9 +439,8 @@ impl Core {
     }
 }
 
-/// What profile `name` gives in the session's folder after its touches (and `preview`):
-/// the session's own answer for its own profile, a session with another engine profile's
-/// defaults that reached the same directories, or the agent's view.
+/// What profile `name` gives in the session's folder after its touches (and `preview`): the
+/// answer the language server gives (see [`crate::session::profiles`]).
 fn profile_result(
     session: &Session,
     cache: &FileCache,
@@ -449,27 +449,7 @@ fn profile_result(
     agent_env: &AgentEnv,
     preview: Option<&Path>,
 ) -> Result<ProfileResult, String> {
-    if let Some(p) = Profile::parse(name) {
-        if p == session.settings.profile {
-            return Ok(from_engine(name, session.effective(cache, None, preview)));
-        }
-        let mut other = Session::new(&session.folder, Settings::defaults(p, env));
-        for t in session.touched_paths() {
-            other.touch(cache, &t);
-        }
-        return Ok(from_engine(name, other.effective(cache, None, preview)));
-    }
-    let profile = agents::profile(name, agent_env, &session.overrides(name))
-        .ok_or_else(|| format!("unknown profile `{name}`"))?;
-    let mut touched = session.touched_paths();
-    touched.extend(preview.map(Path::to_path_buf));
-    let view = agents::load(&profile, &session.folder, &touched);
-    let folder = std::fs::canonicalize(&session.folder).unwrap_or_else(|_| session.folder.clone());
-    let show = |p: &Path| match p.strip_prefix(&folder).or_else(|_| p.strip_prefix(&session.folder)) {
-        Ok(rel) => slash_join(rel),
-        Err(_) => slash_join(p),
-    };
-    Ok(from_agent(&view, show))
+    crate::session::profiles::one(session, &Fresh { cache, agent_env }, name, env, preview)
 }
 
 /// The blocks of batches, in order, separated by a blank line.

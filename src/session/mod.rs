@@ -3,6 +3,8 @@
 
 pub mod check;
 pub mod ledger;
+pub mod options;
+pub mod profiles;
 pub mod project;
 pub mod view;
 

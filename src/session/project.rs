@@ -27,3 +27,19 @@ pub fn display_path(root: &Path, path: &Path) -> String {
         _ => crate::paths::slash_join(path),
     }
 }
+
+/// The settings an agent runs with in a directory: its project's configuration (the agent's
+/// table of `instructions-lsp.toml`), then what the caller sets (`--set baselineMaxBytes=…`).
+pub fn overrides(
+    targets: Option<&Targets>,
+    agent: &str,
+    set: Option<&crate::chain::agents::Overrides>,
+) -> crate::chain::agents::Overrides {
+    let mut o = targets.map(|t| t.overrides(agent)).unwrap_or_default();
+    if let Some(set) = set {
+        o.max_bytes = set.max_bytes.or(o.max_bytes);
+        o.candidates = set.candidates.clone().or(o.candidates);
+        o.editor.extend(set.editor.clone());
+    }
+    o
+}

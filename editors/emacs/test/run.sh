@@ -21,7 +21,7 @@ for client in eglot lsp-mode; do
   for i in $(seq 1 60); do printf 'Rule %d: keep the change small and say why.\n' "$i"; done > "$fixture/AGENTS.md"
   printf 'package rules\n' > "$fixture/pkg/AGENTS.md"
   printf 'notes\n' > "$fixture/pkg/notes.md"
-  HOME=$tmp/$client/home "$server" effective "$fixture" --set baselineMaxBytes=1024 --set stateDir=null \
+  HOME=$tmp/$client/home "$server" effective "$fixture" --profile dsh --set baselineMaxBytes=1024 --set stateDir=null \
     > "$tmp/$client/expected"
 
   log=$tmp/$client/out

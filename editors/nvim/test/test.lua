@@ -71,7 +71,7 @@ check(':InstructionsEffective shows what each targeted agent gets, as the CLI pr
   assert(text:sub(#head + 1, #head + #codex) == codex, 'then the CLI text:\n' .. text)
   assert(text:find('<!-- Claude Code (mirrors', 1, true) and text:find('<!-- opencode (mirrors', 1, true), text)
   -- Then the served blocks: the session's, as `effective` prints them.
-  local served = vim.fn.system({ bin, 'effective', root, '--set', 'stateDir=null' }):gsub('\n$', '')
+  local served = vim.fn.system({ bin, 'effective', root, '--profile', 'dsh', '--set', 'stateDir=null' }):gsub('\n$', '')
   assert(text:find('<!-- Served blocks: what this server hands an agent that asks it -->\n\n' .. served, 1, true), text)
   vim.cmd('close')
 end)

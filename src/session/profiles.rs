@@ -1,20 +1,71 @@
-//! `instructions/effective` with `profile`: what one profile, or every profile (`"all"`),
-//! loads in a workspace folder, in one shape for the engine's profiles and the agents'.
+//! What one profile, or every profile (`"all"`), loads in a session's folder after its touches,
+//! in one shape for the engine's profiles and the agents': the answer of the server's
+//! `instructions/effective` with `profile` and of the MCP tool `instructions_for`.
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
 
-use super::server::Inner;
 use crate::chain::agents::{self, AgentView};
 use crate::chain::settings::{Env, Profile, Settings};
 use crate::chain::source::FileCache;
-use crate::paths::{path_to_uri, slash_join};
+use crate::paths::path_to_uri;
 use crate::session::Session;
 use crate::session::view::EffectiveResult;
+
+/// One agent's view of a folder and the findings it makes.
+pub struct AgentAnswer {
+    pub view: AgentView,
+    pub findings: Vec<crate::chain::lint::Finding>,
+    /// What the view read (see [`agents::dirs_read`]); `None` when it cannot be remembered.
+    pub dirs: Option<BTreeSet<PathBuf>>,
+}
+
+/// Where the answers get agents' views: the language server remembers them while it watches
+/// what they read; a one-shot caller (the MCP server, the CLI) computes each.
+pub trait Views {
+    fn cache(&self) -> &FileCache;
+    /// The view of agent `name` in `folder` after the `touched` files; `None` for a name that
+    /// is not an agent. `watch`: the caller may remember it while what it read is watched.
+    fn agent_view(
+        &self,
+        name: &str,
+        overrides: &agents::Overrides,
+        folder: &Path,
+        touched: &[PathBuf],
+        watch: bool,
+    ) -> Option<Arc<AgentAnswer>>;
+}
+
+/// [`Views`] that computes every view afresh.
+pub struct Fresh<'a> {
+    pub cache: &'a FileCache,
+    pub agent_env: &'a agents::AgentEnv,
+}
+
+impl Views for Fresh<'_> {
+    fn cache(&self) -> &FileCache {
+        self.cache
+    }
+
+    fn agent_view(
+        &self,
+        name: &str,
+        overrides: &agents::Overrides,
+        folder: &Path,
+        touched: &[PathBuf],
+        _watch: bool,
+    ) -> Option<Arc<AgentAnswer>> {
+        let profile = agents::profile(name, self.agent_env, overrides)?;
+        let view = agents::load(&profile, folder, touched);
+        let findings = agents::view_findings(&view, folder);
+        Some(Arc::new(AgentAnswer { view, findings, dirs: None }))
+    }
+}
 
 /// One profile's answer.
 #[derive(Debug, Serialize)]
@@ -64,14 +115,26 @@ pub fn names() -> Vec<&'static str> {
 /// remembered while they are watched.
 pub fn answer(
     session: &Session,
-    inner: &Inner,
+    views: &dyn Views,
     name: &str,
     env: &Env,
     preview: Option<&Path>,
 ) -> Result<(Value, Option<BTreeSet<PathBuf>>), String> {
-    let q = Query { session, inner, cache: &inner.cache, env, preview, dirs: RefCell::new(Some(BTreeSet::new())) };
+    let q = Query { session, views, env, preview, dirs: RefCell::new(Some(BTreeSet::new())) };
     let value = q.answer(name)?;
     Ok((value, q.dirs.into_inner()))
+}
+
+/// One profile's answer (an engine profile or an agent), as [`answer`] gives it in `"all"`.
+pub fn one(
+    session: &Session,
+    views: &dyn Views,
+    name: &str,
+    env: &Env,
+    preview: Option<&Path>,
+) -> Result<ProfileResult, String> {
+    let q = Query { session, views, env, preview, dirs: RefCell::new(None) };
+    q.one(name)
 }
 
 impl Query<'_> {
@@ -123,8 +186,7 @@ impl Query<'_> {
 
 struct Query<'a> {
     session: &'a Session,
-    inner: &'a Inner,
-    cache: &'a FileCache,
+    views: &'a dyn Views,
     env: &'a Env,
     preview: Option<&'a Path>,
     /// What the answer read so far; `None` once a part cannot be remembered.
@@ -155,31 +217,30 @@ impl Query<'_> {
         if self.session.settings.profile == p {
             dirs.extend(self.session.watched_dirs());
             self.read(Some(&dirs));
-            return self.session.effective(self.cache, None, self.preview);
+            return self.session.effective(self.views.cache(), None, self.preview);
         }
         let mut other = Session::new(&self.session.folder, Settings::defaults(p, self.env));
         for t in self.session.touched_paths() {
-            other.touch(self.cache, &t);
+            other.touch(self.views.cache(), &t);
         }
         dirs.extend(other.watched_dirs());
         self.read(Some(&dirs));
-        other.effective(self.cache, None, self.preview)
+        other.effective(self.views.cache(), None, self.preview)
     }
 
     fn one(&self, name: &str) -> Result<ProfileResult, String> {
         let session = self.session;
-        let folder = std::fs::canonicalize(&session.folder).unwrap_or_else(|_| session.folder.clone());
-        let show = |p: &Path| match p.strip_prefix(&folder).or_else(|_| p.strip_prefix(&session.folder)) {
-            Ok(rel) => slash_join(rel),
-            Err(_) => slash_join(p),
-        };
+        // Named from the project root, as every view names files (also when the folder is a
+        // package below it).
+        let root = session.project_root();
+        let show = |p: &Path| super::project::display_path(&root, p);
         if let Some(p) = Profile::parse(name) {
             return Ok(from_engine(name, self.engine(p)));
         }
         let mut touched = session.touched_paths();
         touched.extend(self.preview.map(Path::to_path_buf));
         let overrides = session.overrides(name);
-        let Some(memo) = self.inner.agent_view(name, &overrides, &session.folder, &touched, session.settings.watch)
+        let Some(memo) = self.views.agent_view(name, &overrides, &session.folder, &touched, session.settings.watch)
         else {
             return Err(format!("unknown profile `{name}`; expected one of {}", names().join(", ")));
         };
