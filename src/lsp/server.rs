@@ -50,6 +50,10 @@ pub struct Inner {
     /// What `check` says of each session's folder, by folder: (disk generation, selection,
     /// the tree).
     trees: Mutex<Trees>,
+    /// Held while the repositories are walked whole (see [`finish_walks`]): an answer that
+    /// depends on the agents a repository targets waits for the walk instead of answering from
+    /// the names near its root, so that it says what `check` says.
+    walks: tokio::sync::Mutex<()>,
     agent_env: AgentEnv,
     /// The names the agents look for in directories outside a project (see
     /// [`Inner::read_by_memo`]): their file and folder names, and each part of their global paths.
@@ -339,6 +343,7 @@ impl Server {
             rewatch: AtomicBool::new(false),
             disk_generation: std::sync::atomic::AtomicU64::new(0),
             trees: Mutex::new(std::collections::HashMap::new()),
+            walks: tokio::sync::Mutex::new(()),
             global_names: global_names(&AgentEnv::with_home(&env)),
             agent_env: AgentEnv::with_home(&env),
             wire: Mutex::new(std::collections::HashMap::new()),
@@ -576,6 +581,8 @@ impl Server {
         let (folder, path) = self.resolve(p.uri.as_deref())?;
         tracing::debug!("effective for {} (unsaved: {})", folder.display(), p.unsaved);
         if let Some(name) = p.profile {
+            // The agents of the folder are those of its whole repository.
+            finish_walks(&self.client, &self.inner).await;
             return self.profile_answer(folder, path, name, wire_key).await;
         }
         let generation = self.inner.generation.load(Ordering::SeqCst);
@@ -768,6 +775,7 @@ async fn off_thread<T: Send + 'static>(work: impl FnOnce() -> Result<T> + Send +
 /// near their root; sessions whose agents change with it are announced (`instructions/didChange`,
 /// so that editors ask again) and their diagnostics republished.
 async fn finish_walks(client: &Client, inner: &Inner) {
+    let _walking = inner.walks.lock().await;
     let roots = inner.state().partly_walked();
     if roots.is_empty() {
         return;
@@ -1006,6 +1014,8 @@ pub async fn refresh_loop(client: Client, inner: Arc<Inner>) {
         if inner.shut_down() {
             return;
         }
+        // The agents' findings follow the agents of the whole repository.
+        finish_walks(&client, &inner).await;
         let input = inner.state().diagnostics_input();
         let worker = inner.clone();
         let computed = match tokio::task::spawn_blocking(move || {
@@ -1295,6 +1305,7 @@ impl LanguageServer for Server {
         if pos.line != 0 && !in_diagnostic {
             return Ok(None);
         }
+        finish_walks(&self.client, &self.inner).await;
         let (sessions, buffers) = {
             let st = self.inner.state();
             (st.sessions.values().cloned().collect::<Vec<_>>(), st.buffers())
@@ -1319,6 +1330,7 @@ impl LanguageServer for Server {
         if !self.inner.state().is_instruction_file(&path) {
             return Ok(None);
         }
+        finish_walks(&self.client, &self.inner).await;
         let lenses = self
             .describe(&path)
             .into_iter()

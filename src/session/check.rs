@@ -313,7 +313,9 @@ fn check_dirs(
         candidates.sort_by_key(|(f, _)| PRIORITY.iter().position(|c| *c == f.code).unwrap_or(PRIORITY.len()));
         let finding = candidates.first().map(|(f, _)| f.code).map(|code| {
             let same: Vec<(Finding, Vec<String>)> = candidates.into_iter().filter(|(f, _)| f.code == code).collect();
-            merge(same)
+            let (mut f, labels) = merge(same);
+            also_in(&mut f, labels.len());
+            (f, Vec::new())
         });
         let text = match (&finding, &s.on_read) {
             (Some((f, _)), _) => f.message.clone(),
@@ -351,15 +353,7 @@ fn check_dirs(
     let findings = kept
         .into_iter()
         .map(|(mut f, labels)| {
-            if labels.len() > 1
-                && matches!(
-                    f.code,
-                    Code::Omitted | Code::Truncated | Code::Duplicate | Code::AgentCut | Code::ImportOutside
-                )
-            {
-                let more = labels.len() - 1;
-                let _ = write!(f.message, " (also in {more} other director{})", if more == 1 { "y" } else { "ies" });
-            }
+            also_in(&mut f, labels.len());
             f
         })
         .collect();
@@ -367,6 +361,16 @@ fn check_dirs(
         list.sort_by_key(|s| agents::NAMES.iter().position(|n| *n == s.agent));
     }
     (findings, statements)
+}
+
+/// Says in a finding about a cut that `directories` directories make it, when more than one.
+fn also_in(f: &mut Finding, directories: usize) {
+    if directories > 1
+        && matches!(f.code, Code::Omitted | Code::Truncated | Code::Duplicate | Code::AgentCut | Code::ImportOutside)
+    {
+        let more = directories - 1;
+        let _ = write!(f.message, " (also in {more} other director{})", if more == 1 { "y" } else { "ies" });
+    }
 }
 
 /// One finding of one code for one file and agent: the first directory's, counting the others;

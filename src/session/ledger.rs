@@ -120,6 +120,10 @@ pub struct Ledger {
     /// Files the budget kept out, with the digest they had then.
     #[serde(default)]
     pub pending: Vec<Pending>,
+    /// The files touched, most recent last (at most [`super::TOUCHED_MAX`]): the agents' views
+    /// match their rules' globs against them.
+    #[serde(default)]
+    pub touched: Vec<PathBuf>,
 }
 
 /// A file the budget kept out of its batch.
@@ -353,6 +357,7 @@ mod tests {
             groups: Vec::new(),
             batches: Vec::new(),
             pending: Vec::new(),
+            touched: Vec::new(),
         }
     }
 

@@ -20,6 +20,10 @@ use crate::paths::path_to_uri;
 use ledger::{Action, Batch, Change, LEDGER_VERSION, LOG_LIMIT, Ledger, Reason, TransitionsResult, Visible};
 use view::{Block, EffectiveResult, Skipped};
 
+/// The most touched files a session keeps for the agents' views (the reached directories are
+/// kept whatever their number).
+pub const TOUCHED_MAX: usize = 256;
+
 /// Files rendered together as one block.
 #[derive(Clone, Debug)]
 pub struct RenderedFiles {
@@ -86,6 +90,9 @@ pub struct Session {
     pub seq: u64,
     /// Nested directories that touches reached.
     reached: BTreeSet<PathBuf>,
+    /// The files touched, most recent last, each once (at most [`TOUCHED_MAX`]): a touch is a
+    /// file, so that a rule whose globs match `src/app.ts` attaches after a read of it.
+    touched: Vec<PathBuf>,
     /// What the agent has been given, by path (a file cut to nothing is not given).
     visible: BTreeMap<PathBuf, Visible>,
     /// The nested files of each batch that delivered some, in order.
@@ -119,6 +126,7 @@ impl Session {
             settings,
             seq: 0,
             reached: BTreeSet::new(),
+            touched: Vec::new(),
             visible: BTreeMap::new(),
             groups: Vec::new(),
             log: VecDeque::new(),
@@ -270,6 +278,13 @@ impl Session {
         let baseline = disc.baseline();
         let (dirs, files) = self.new_files(&disc, &baseline, file);
         self.reached.extend(dirs);
+        if crate::paths::starts_with(file, &self.folder) && file != self.folder {
+            self.touched.retain(|f| f != file);
+            self.touched.push(file.to_path_buf());
+            if self.touched.len() > TOUCHED_MAX {
+                self.touched.remove(0);
+            }
+        }
         if files.is_empty() {
             return None;
         }
@@ -294,10 +309,18 @@ impl Session {
         Some(out)
     }
 
-    /// The nested directories that touches reached, as one touched path in each (for agent
-    /// profiles, which walk up from a touched file's directory).
+    /// The files touched, in order, for agent profiles (which match their rules' globs against
+    /// them and walk up from their directories); then a path in each reached directory that no
+    /// kept file lies in (older touches past [`TOUCHED_MAX`]), so every reached scope stays
+    /// reached.
     pub fn touched_paths(&self) -> Vec<PathBuf> {
-        self.reached.iter().map(|d| d.join(".touch")).collect()
+        let mut out = self.touched.clone();
+        for d in &self.reached {
+            if !self.touched.iter().any(|f| f.starts_with(d)) {
+                out.push(d.join(".touch"));
+            }
+        }
+        out
     }
 
     /// What should be visible now: the baseline, then the files of reached nested directories;
@@ -396,6 +419,7 @@ impl Session {
             seq: self.seq,
             visible: self.visible.values().cloned().collect(),
             reached: self.reached.iter().cloned().collect(),
+            touched: self.touched.clone(),
             groups: self.groups.clone(),
             batches: self.log.iter().cloned().collect(),
             pending: self
@@ -413,6 +437,10 @@ impl Session {
         self.seq = ledger.seq;
         self.visible = ledger.visible.into_iter().map(|v| (v.path.clone(), v)).collect();
         self.reached = ledger.reached.into_iter().collect();
+        // Only files below the folder, as a touch records them (a ledger is input).
+        self.touched = ledger.touched.into_iter().filter(|f| crate::paths::starts_with(f, &self.folder)).collect();
+        let extra = self.touched.len().saturating_sub(TOUCHED_MAX);
+        self.touched.drain(..extra);
         self.groups = ledger.groups;
         self.pending = ledger.pending.into_iter().map(|p| (p.path, p.sha256)).collect();
         self.log = ledger.batches.into_iter().collect();

@@ -346,6 +346,28 @@ impl Client {
         }
     }
 
+    /// Waits until every file's latest diagnostics (by URI) satisfy `pred`; returns them.
+    pub async fn all_diagnostics_until(
+        &self,
+        what: &str,
+        pred: impl Fn(&HashMap<String, Vec<Value>>) -> bool,
+    ) -> HashMap<String, Vec<Value>> {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let notified = self.changed.notified();
+            {
+                let sh = self.shared.lock().expect("lock");
+                if pred(&sh.diagnostics) {
+                    return sh.diagnostics.clone();
+                }
+                if tokio::time::Instant::now() >= deadline {
+                    panic!("diagnostics: {what} did not happen; last: {:#?}", sh.diagnostics);
+                }
+            }
+            let _ = tokio::time::timeout_at(deadline, notified).await;
+        }
+    }
+
     /// Waits for diagnostics with `code` on `path` and returns the first.
     pub async fn diagnostic(&self, path: &Path, code: &str) -> Value {
         let diags = self

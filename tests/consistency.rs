@@ -1,0 +1,223 @@
+//! One truth across every edge: on generated trees, the CLI and the language server are asked
+//! the same questions and must give the same answers: each agent's text and files after a read,
+//! the agents chosen per directory, the findings of every file (`check` against the published
+//! diagnostics), and each hover's per-agent statement against the findings.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::lsp::{Client, uri};
+use common::tree::Tree;
+use serde_json::{Value, json};
+
+fn cli(t: &Tree, cwd: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", t.home())
+        .env_remove("DSH_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("CODEX_HOME")
+        .output()
+        .expect("run instructions-lsp")
+}
+
+fn json_of(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
+}
+
+/// The trees: every combination the issue names, chosen by `seed`.
+fn generate(seed: usize) -> Tree {
+    let t = Tree::new();
+    let rule = "- keep the change small and say why\n";
+    // A root file past Codex's 32 KiB every third tree.
+    let root_text = if seed.is_multiple_of(3) { rule.repeat(34_000 / rule.len()) } else { "root rules\n".into() };
+    t.write("r/AGENTS.md", &root_text);
+    match seed % 4 {
+        0 => drop(t.write("r/CLAUDE.md", "@AGENTS.md\n")),
+        1 => drop(t.symlink("AGENTS.md", "r/CLAUDE.md")),
+        2 => drop(t.write("r/CLAUDE.md", "claude notes\n")),
+        _ => {}
+    }
+    for p in 0..(1 + seed % 3) {
+        match (seed + p) % 3 {
+            0 => drop(t.write(&format!("r/packages/p{p}/AGENTS.md"), format!("package {p} rules\n"))),
+            1 => {
+                drop(t.write(&format!("r/packages/p{p}/CLAUDE.md"), format!("package {p} claude\n@../../AGENTS.md\n")))
+            }
+            _ => {
+                t.write(&format!("r/packages/p{p}/AGENTS.md"), format!("package {p} rules\n"));
+                t.write(&format!("r/packages/p{p}/GEMINI.md"), format!("package {p} gemini\n"));
+            }
+        }
+        t.write(&format!("r/packages/p{p}/src/lib.ts"), "export {}\n");
+    }
+    if seed.is_multiple_of(2) {
+        t.write("r/.claude/rules/ts.md", "---\npaths: \"**/*.ts\"\n---\nTypeScript rules\n");
+    }
+    if seed % 4 == 1 {
+        t.write("r/.github/copilot-instructions.md", "copilot rules\n");
+        t.write("r/.github/instructions/ts.instructions.md", "---\napplyTo: \"**/*.ts\"\n---\nTS for Copilot\n");
+    }
+    if seed % 4 == 2 {
+        t.write("r/.cursor/rules/ts.mdc", "---\nglobs: \"**/*.ts,docs/**/*.md\"\n---\nTS for Cursor\n");
+    }
+    if seed.is_multiple_of(5) {
+        t.write(
+            "r/instructions-lsp.toml",
+            "agents = [\"codex\", \"claude\", \"gemini\"]\n\n[codex]\nmax-bytes = 40000\n",
+        );
+    }
+    t.write("r/src/app.ts", "export const app = 1\n");
+    t
+}
+
+/// (path from the project root, status) of an agent view's files as `effective --json` prints them.
+fn cli_files(t: &Tree, view: &Value) -> BTreeSet<(String, String)> {
+    let base = std::fs::canonicalize(t.root()).expect("root");
+    view["files"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| {
+            let path = Path::new(f["path"].as_str().unwrap_or(""));
+            let shown =
+                path.strip_prefix(&base).map_or_else(|_| path.display().to_string(), |p| p.display().to_string());
+            (shown, f["status"].as_str().unwrap_or("").to_string())
+        })
+        .collect()
+}
+
+/// (path, status) of the server's answer for a profile.
+fn server_files(answer: &Value) -> BTreeSet<(String, String)> {
+    answer["files"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| (f["path"].as_str().unwrap_or("").to_string(), f["status"].as_str().unwrap_or("").to_string()))
+        .collect()
+}
+
+/// (code, message) per file URI, as `check --format json` prints them for the tree.
+fn check_findings(t: &Tree, check: &Value) -> BTreeMap<String, BTreeSet<(String, String)>> {
+    let mut out: BTreeMap<String, BTreeSet<(String, String)>> = BTreeMap::new();
+    for f in check["findings"].as_array().into_iter().flatten() {
+        let path = t.root().join(f["path"].as_str().unwrap_or(""));
+        out.entry(uri(&path))
+            .or_default()
+            .insert((f["code"].as_str().unwrap_or("").to_string(), f["message"].as_str().unwrap_or("").to_string()));
+    }
+    out
+}
+
+fn published(all: &std::collections::HashMap<String, Vec<Value>>) -> BTreeMap<String, BTreeSet<(String, String)>> {
+    all.iter()
+        .filter(|(_, d)| !d.is_empty())
+        .map(|(u, d)| {
+            let set = d
+                .iter()
+                .map(|d| {
+                    (d["code"].as_str().unwrap_or("").to_string(), d["message"].as_str().unwrap_or("").to_string())
+                })
+                .collect();
+            (u.clone(), set)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn every_edge_gives_the_same_answer_on_generated_trees() {
+    for seed in 0..8 {
+        let t = generate(seed);
+        let root = t.root();
+        let check = json_of(&cli(&t, &root, &["check", "--format", "json", "--fail-on", "never"]));
+        let agents: Vec<String> = check["checkedFor"][0]["agents"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.as_str().map(str::to_string))
+            .collect();
+        assert!(!agents.is_empty(), "seed {seed}: {check:#}");
+
+        // The agents chosen for each directory: check, compare and a server folder there agree.
+        for dir in ["r", "r/packages/p0"] {
+            let d = t.path(dir);
+            let checked = json_of(&cli(&t, &d, &["check", "--format", "json", "--fail-on", "never"]));
+            let compared = cli(&t, &d, &["compare", "--json"]);
+            let rows: Vec<String> = json_of(&compared)
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r["profile"].as_str().map(str::to_string))
+                .collect();
+            let mut c = Client::start(&t.home(), &[&d], json!({"stateDir": null})).await;
+            let targets = c.request("instructions/effective", json!({"profile": "targets"})).await.expect("targets");
+            let selected: Vec<String> = targets["selected"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|a| a.as_str().map(str::to_string))
+                .collect();
+            assert_eq!(checked["checkedFor"][0]["agents"], json!(agents), "seed {seed}, {dir}: check");
+            assert_eq!(rows, agents, "seed {seed}, {dir}: compare");
+            assert_eq!(selected, agents, "seed {seed}, {dir}: the server");
+            c.finish().await;
+        }
+
+        // The server at the root, after the editor opened src/app.ts (a touch of that file).
+        let mut c = Client::start(&t.home(), &[&root], json!({"stateDir": null})).await;
+        let app = t.path("r/src/app.ts");
+        c.open(&app, "export const app = 1\n").await;
+        c.sync().await;
+        for agent in &agents {
+            let text = cli(&t, &root, &["effective", "--profile", agent, "--touch", "src/app.ts"]);
+            let view = json_of(&cli(&t, &root, &["effective", "--profile", agent, "--touch", "src/app.ts", "--json"]));
+            let answer = c.effective(json!({"profile": agent})).await;
+            let served = answer["text"].as_str().unwrap_or("");
+            let printed = String::from_utf8_lossy(&text.stdout);
+            assert_eq!(printed.strip_suffix('\n').unwrap_or(&printed), served, "seed {seed}: {agent}'s text");
+            assert_eq!(cli_files(&t, &view), server_files(&answer), "seed {seed}: {agent}'s files");
+            // A touch is the file, not its directory: the rules whose globs match it attach.
+            let attached = match agent.as_str() {
+                "claude" if seed % 2 == 0 => Some("TypeScript rules"),
+                "copilot" => Some("TS for Copilot"),
+                "cursor" => Some("TS for Cursor"),
+                _ => None,
+            };
+            if let Some(rule) = attached {
+                assert!(served.contains(rule), "seed {seed}: {agent} attaches {rule} after src/app.ts: {served}");
+            }
+        }
+
+        // The findings of every file: what `check` prints is what the server publishes.
+        let expected = check_findings(&t, &check);
+        let all =
+            c.all_diagnostics_until(&format!("seed {seed}: the findings of check"), |d| published(d) == expected).await;
+        assert_eq!(published(&all), expected, "seed {seed}");
+
+        // Each hover says, per agent, what the findings say.
+        for f in check["findings"].as_array().into_iter().flatten().filter(|f| !f["agent"].is_null()) {
+            let path = root.join(f["path"].as_str().unwrap_or(""));
+            if std::fs::symlink_metadata(&path).is_err() {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            c.open(&path, &text).await;
+            let hover = c
+                .request(
+                    "textDocument/hover",
+                    json!({"textDocument": {"uri": uri(&path)}, "position": {"line": 0, "character": 0}}),
+                )
+                .await
+                .expect("hover");
+            let shown = hover["contents"]["value"].as_str().unwrap_or("");
+            let message = f["message"].as_str().unwrap_or("");
+            assert!(shown.contains(&format!("- {message}\n")), "seed {seed}: the hover of {}: {shown}", f["path"]);
+        }
+        c.finish().await;
+    }
+}
