@@ -1098,3 +1098,98 @@ fn effective_prints_what_each_targeted_agent_receives_with_the_repositorys_setti
         stderr(&o)
     );
 }
+
+/// Every ```console example of the README and docs/ runs, and prints what the page says it prints,
+/// so that the documentation cannot drift from the tool. The examples of one page share one
+/// directory, created for the page where the page says `/tmp/demo` (a fresh directory whose path is
+/// as long, so byte counts that include paths stay true); each block starts there, with
+/// `instructions-lsp` on `PATH` and an empty home. A line `…` stands for output not shown.
+#[test]
+fn the_documentation_examples_print_what_they_say() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_instructions-lsp")).parent().expect("bin dir").to_path_buf();
+    let mut pages = vec![repo.join("README.md")];
+    let mut docs: Vec<_> = std::fs::read_dir(repo.join("docs"))
+        .expect("docs")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    pages.extend(docs);
+    let mut ran = 0;
+    let mut failures = Vec::new();
+    for page in &pages {
+        let text = std::fs::read_to_string(page).expect("page");
+        let blocks: Vec<Vec<&str>> = text
+            .split("```console\n")
+            .skip(1)
+            .map(|rest| rest.split("\n```").next().unwrap_or("").lines().collect())
+            .collect();
+        if blocks.is_empty() {
+            continue;
+        }
+        // A directory as long as `/tmp/demo`, so that paths in the output keep their length.
+        let dir = tempfile::Builder::new().prefix("d").rand_bytes(3).tempdir_in("/tmp").expect("demo dir");
+        let demo = dir.path().to_string_lossy().into_owned();
+        assert_eq!(demo.len(), "/tmp/demo".len(), "{demo}");
+        let home = tempfile::tempdir().expect("home");
+        for block in blocks {
+            // Commands with the lines each prints.
+            let mut steps: Vec<(String, Vec<String>)> = Vec::new();
+            for line in block {
+                match line.strip_prefix("$ ") {
+                    Some(cmd) => steps.push((cmd.replace("/tmp/demo", &demo), Vec::new())),
+                    None => match steps.last_mut() {
+                        Some((_, out)) => out.push(line.to_string()),
+                        None => failures.push(format!("{}: a console block that starts with output", page.display())),
+                    },
+                }
+            }
+            let mut script = String::from("set -o pipefail\n");
+            for (i, (cmd, _)) in steps.iter().enumerate() {
+                script.push_str(&format!("printf '\\n@@step {i}@@\\n'\n{cmd}\n"));
+            }
+            let o = Command::new("bash")
+                .arg("-c")
+                .arg(format!("exec 2>&1\n{script}"))
+                .current_dir(dir.path())
+                .env("PATH", format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default()))
+                .env("HOME", home.path())
+                .env_remove("DSH_HOME")
+                .env_remove("XDG_STATE_HOME")
+                .env_remove("XDG_CONFIG_HOME")
+                .env_remove("CODEX_HOME")
+                .output()
+                .expect("bash");
+            let all = String::from_utf8_lossy(&o.stdout).replace(&demo, "/tmp/demo");
+            for (i, (cmd, expected)) in steps.iter().enumerate() {
+                ran += 1;
+                let start = format!("@@step {i}@@\n");
+                let got = all.split_once(&start).map(|(_, rest)| rest).unwrap_or("");
+                let got = got.split_once("\n@@step ").map_or(got, |(g, _)| g);
+                let got: Vec<&str> = got.lines().collect();
+                if !matches_lines(expected, &got) {
+                    failures.push(format!(
+                        "{}: `{}` printed:\n{}\n--- the page says:\n{}",
+                        page.strip_prefix(repo).unwrap_or(page).display(),
+                        cmd.replace(&demo, "/tmp/demo"),
+                        got.join("\n"),
+                        expected.join("\n")
+                    ));
+                }
+            }
+        }
+    }
+    assert!(ran > 10, "only {ran} examples found");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n=====\n\n"));
+}
+
+/// Whether `got` is `expected`, where a line `…` in `expected` stands for any lines.
+fn matches_lines(expected: &[String], got: &[&str]) -> bool {
+    match expected.split_first() {
+        None => got.is_empty(),
+        Some((first, rest)) if first == "…" => (0..=got.len()).any(|skip| matches_lines(rest, &got[skip..])),
+        Some((first, rest)) => got.first().is_some_and(|g| g == first) && matches_lines(rest, &got[1..]),
+    }
+}

@@ -213,12 +213,28 @@ fn names_passes(root: &Path, limit: usize, depths: &[Option<usize>]) -> std::col
         for entry in walker.take(limit).flatten() {
             if let Some(name) = entry.file_name().to_str()
                 && !detect([name]).0.is_empty()
+                && counts(root, entry.path(), name)
             {
                 names.insert(name.to_string());
             }
         }
     }
     names
+}
+
+/// Whether a file `name` at `path` below `root` shows what agents a repository is written for:
+/// an `AGENTS.md`, `CLAUDE.md` or `GEMINI.md` inside an agent's configuration folder (a skill's
+/// `.agents/x/AGENTS.md`, say) is a document of that folder, not one an agent loads as the
+/// repository's instructions. Copilot's and Cursor's files live in such folders and count.
+pub fn counts(root: &Path, path: &Path, name: &str) -> bool {
+    const PLAIN: &[&str] = &["AGENTS.md", "AGENTS.override.md", "CLAUDE.md", "CLAUDE.local.md", "GEMINI.md"];
+    if !PLAIN.contains(&name) {
+        return true;
+    }
+    let Some(dir) = path.parent() else { return true };
+    !dir.strip_prefix(root).is_ok_and(|rel| {
+        rel.components().any(|c| c.as_os_str().to_str().is_some_and(|n| agents::CONFIG_FOLDERS.contains(&n)))
+    })
 }
 
 /// Where the selected agents come from.
@@ -318,6 +334,21 @@ mod tests {
         assert!(names.contains("AGENTS.md") && names.contains("CLAUDE.md"), "{names:?}");
         assert!(names_within(root, 10).contains("AGENTS.md"));
         assert!(names_within(root, 1000).contains("GEMINI.md"));
+    }
+
+    #[test]
+    fn plain_instruction_names_inside_agent_folders_do_not_count() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".agents/skills/x")).expect("dirs");
+        std::fs::write(root.join(".agents/skills/x/AGENTS.md"), "a skill").expect("skill");
+        std::fs::create_dir_all(root.join(".github")).expect("github");
+        std::fs::write(root.join(".github/copilot-instructions.md"), "copilot").expect("copilot");
+        let names = names_below(root);
+        assert!(!names.contains("AGENTS.md"), "{names:?}");
+        assert!(names.contains("copilot-instructions.md"), "{names:?}");
+        std::fs::write(root.join("AGENTS.md"), "rules").expect("root");
+        assert!(names_below(root).contains("AGENTS.md"));
     }
 
     #[test]

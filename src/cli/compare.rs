@@ -74,7 +74,7 @@ pub fn run(args: &CompareArgs) -> ExitCode {
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default());
             } else {
-                print!("{}", text(&rows));
+                print!("{}", text(&rows, !args.touch.is_empty()));
             }
             ExitCode::SUCCESS
         }
@@ -290,18 +290,22 @@ fn agent_row(
             _ => format!("{} ({})", name(&f.path), f.status.as_str()),
         })
         .collect();
-    let note = view.text.is_empty().then(|| {
-        format!(
-            "loads nothing: none of {} is on its way here, nor a global file of its own",
-            looked_for(profile).join(", ")
-        )
+    let note = view.text.is_empty().then(|| match looked_for(profile) {
+        names if names.is_empty() => {
+            "loads nothing: no file it reads is on its way here, nor a global file of its own".into()
+        }
+        names => {
+            format!("loads nothing: none of {} is on its way here, nor a global file of its own", names.join(", "))
+        }
     });
     Row {
         profile: view.profile.into(),
         name: agents::display_name(view.profile).into(),
         mirrors: view.mirrors.into(),
         files: names(with(&[Status::Loaded, Status::Truncated])),
-        bytes: view.text.len(),
+        // What the agent gets in all: its parts (separate messages), without the blank lines
+        // this tool puts between them when it prints them together.
+        bytes: view.parts.iter().map(String::len).sum(),
         parts: view.parts.iter().map(String::len).collect(),
         cut: names(with(&[Status::Truncated, Status::Omitted])),
         truncated,
@@ -320,15 +324,21 @@ fn agent_row(
 }
 
 /// One paragraph per profile, each list on its own line, so long lists never misalign.
-fn text(rows: &[Row]) -> String {
+fn text(rows: &[Row], touched: bool) -> String {
     let mut out = String::new();
-    for r in rows {
+    for (i, r) in rows.iter().enumerate() {
+        // Paragraphs separated by a blank line, none after the last.
+        if i > 0 {
+            out.push('\n');
+        }
         let size = match r.parts.len() {
             0 | 1 => format!("{} bytes", r.bytes),
             n => format!(
-                "{} bytes in {n} parts ({}: at start, then what the reads add)",
+                "{} bytes in {n} parts ({}: {})",
                 r.bytes,
-                r.parts.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(" + ")
+                r.parts.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(" + "),
+                // Without reads, the parts are the separate messages the agent adds at start.
+                if touched { "at start, then what the reads add" } else { "separate messages at start" }
             ),
         };
         let size = match &r.budget {
@@ -359,7 +369,6 @@ fn text(rows: &[Row]) -> String {
         if let Some(note) = &r.note {
             out.push_str(&format!("  {note}\n"));
         }
-        out.push('\n');
     }
     out
 }
@@ -389,7 +398,7 @@ mod tests {
             note: None,
             budget: Some("32 KiB shared budget".into()),
         };
-        let t = text(&[row]);
+        let t = text(&[row], true);
         assert!(t.starts_with(
             "Codex (codex), Codex CLI 0.171.0: 300 bytes in 2 parts (200 + 100: at start, then what the reads add), 32 KiB shared budget\n"
         ));

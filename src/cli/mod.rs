@@ -43,7 +43,8 @@ pub enum Command {
     Effective(EffectiveArgs),
     /// Lint instruction files in whole trees and report problems.
     Check(CheckArgs),
-    /// Compare what each profile (dsh, ds4 and every agent profile) loads in PATH.
+    /// Compare what each agent the repository is written for loads in PATH (--profile P or --all
+    /// for others).
     Compare(CompareArgs),
     /// Serve the Model Context Protocol on stdio, for agents: tools that give the instructions
     /// of the directories the agent works in, once each (see docs/mcp.md).

@@ -105,7 +105,7 @@ pub fn walk(root: &Path, settings: &Settings) -> Walked {
             Ok(e) => {
                 let Some(name) = e.file_name().to_str() else { continue };
                 let detected = !crate::chain::targets::detect([name]).0.is_empty();
-                if detected {
+                if detected && crate::chain::targets::counts(root, e.path(), name) {
                     w.names.insert(name.to_string());
                 }
                 let is_dir = e.file_type().is_some_and(|t| t.is_dir());

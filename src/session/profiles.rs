@@ -254,7 +254,9 @@ pub fn from_agent(view: &AgentView, show: impl Fn(&Path) -> String) -> ProfileRe
         profile: view.profile.into(),
         name: agents::display_name(view.profile).into(),
         mirrors: view.mirrors.into(),
-        bytes: view.text.len(),
+        // The parts are separate messages: the blank lines `text` puts between them are not
+        // the agent's.
+        bytes: view.parts.iter().map(String::len).sum(),
         text: view.text.clone(),
         parts: view.parts.clone(),
         budget: view.budget.clone(),
@@ -307,7 +309,8 @@ pub fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
             path: s.path.clone(),
             scope: "project".into(),
             status: "shadowed".into(),
-            bytes: 0,
+            // Never read, but shown with its size.
+            bytes: crate::paths::uri_to_path(&s.uri).and_then(|p| std::fs::metadata(p).ok()).map_or(0, |m| m.len()),
             included_bytes: 0,
             by: s.shadowed_by.as_ref().map(path_of),
             globs: Vec::new(),
@@ -318,7 +321,7 @@ pub fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
         profile: name.into(),
         name: name.into(),
         mirrors: "the seeds' rules (docs/discovery.md)".into(),
-        bytes: text.len(),
+        bytes: parts.iter().map(String::len).sum(),
         text,
         parts,
         budget: Some(match u64::try_from(r.budget_bytes) {

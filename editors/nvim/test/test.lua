@@ -92,6 +92,8 @@ check(':InstructionsCompare shows the agents the repository targets, counted as 
   end
   assert(text:find('## opencode (opencode 1.18.33)', 1, true), text)
   assert(text:find('- CLAUDE.md shadowed by AGENTS.md', 1, true), text)
+  -- A shadowed file is shown with its size, though no agent reads it.
+  assert(text:find('- AGENTS.md shadowed by CLAUDE.md, project, 0 of 10 bytes', 1, true), text)
   assert(text:find('showing for Codex, Claude Code, opencode: detected from AGENTS.md, CLAUDE.md', 1, true), text)
   assert(not text:find('## dsh-next', 1, true), 'only the targeted agents: ' .. text)
   vim.cmd('close')

@@ -192,7 +192,12 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
         Budget::None => unbudgeted(profile, &cwd, files),
     };
     let text = parts.join("\n\n");
-    let files = once_each(files);
+    let mut files = once_each(files);
+    // A file that loses to another is never read, but its size is what a reader of the view
+    // wants to see (not "0 of 0 bytes").
+    for f in files.iter_mut().filter(|f| f.status == Status::Shadowed && f.bytes == 0) {
+        f.bytes = fs::metadata(&f.path).map_or(0, |m| m.len());
+    }
     let global_in_budget = matches!(profile.budget, Budget::Block { .. });
     let rule_problems = super::rules::problems(profile, &files, &base);
     AgentView {
