@@ -769,3 +769,50 @@ async fn agents_whose_files_lie_deep_are_found_after_the_start() {
     assert!(!c.did_changes(&root).is_empty(), "the change of agents is announced");
     c.finish().await;
 }
+
+/// Every instruction file an agent reads gets the per-agent hover, in the words of `check`:
+/// `GEMINI.md`, `CLAUDE.local.md`, `AGENTS.override.md`, `.claude/rules`, Copilot's and Cursor's
+/// files, not only `AGENTS.md` and `CLAUDE.md`.
+#[tokio::test]
+async fn every_instruction_file_gets_each_agents_word_on_hover() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root rules\n");
+    t.write("r/AGENTS.override.md", "override rules\n");
+    t.write("r/CLAUDE.md", "claude rules\n");
+    t.write("r/CLAUDE.local.md", "my notes\n");
+    t.write("r/GEMINI.md", "gemini rules\n");
+    t.write("r/.claude/rules/ts.md", "---\npaths: \"**/*.ts\"\n---\nTypeScript rules\n");
+    t.write("r/.github/instructions/ts.instructions.md", "---\napplyTo: \"**/*.ts\"\n---\nTS for Copilot\n");
+    t.write("r/.cursor/rules/ts.mdc", "---\nglobs: \"**/*.ts\"\n---\nTS for Cursor\n");
+    t.write("r/src/app.ts", "export {}\n");
+    let root = t.root();
+    let mut c = Client::start(&t.home(), &[&root], json!({"stateDir": null})).await;
+    let expect = [
+        ("r/GEMINI.md", "- Gemini CLI loads this file\n"),
+        ("r/CLAUDE.local.md", "- Claude Code loads this file\n"),
+        ("r/AGENTS.override.md", "- Codex loads this file\n"),
+        ("r/AGENTS.md", "- Codex ignores this file: it loads AGENTS.override.md instead\n"),
+        ("r/.claude/rules/ts.md", "- Claude Code loads this rule when a file matching `**/*.ts` is read\n"),
+        ("r/.github/instructions/ts.instructions.md", "- Copilot (VS Code)"),
+        ("r/.cursor/rules/ts.mdc", "- Cursor"),
+    ];
+    for (file, said) in expect {
+        let path = t.path(file);
+        c.open(&path, &std::fs::read_to_string(&path).expect("read")).await;
+        let hover = c
+            .request(
+                "textDocument/hover",
+                json!({"textDocument": {"uri": uri(&path)}, "position": {"line": 0, "character": 0}}),
+            )
+            .await
+            .expect("hover");
+        let text = hover["contents"]["value"].as_str().unwrap_or("");
+        assert!(text.contains("**Agents** working in r:"), "{file}: {text}");
+        assert!(text.contains(said), "{file}: {text}");
+        // Every agent the repository targets has its word, one line each.
+        for agent in ["Codex", "Claude Code", "Gemini CLI", "opencode", "Copilot (VS Code)", "Cursor"] {
+            assert!(text.contains(&format!("\n- {agent} ")), "{file}: {agent}: {text}");
+        }
+    }
+    c.finish().await;
+}
