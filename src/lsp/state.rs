@@ -202,24 +202,18 @@ impl State {
             return None;
         }
         // A ledger still waiting to be written is newer than the one on disk.
-        let loaded = match &session.settings.state_dir {
-            Some(dir) => match self.ledgers.pending(dir, &session.folder) {
-                Some(l) => Ok(Some(l)),
-                None => ledger::load(dir, &session.folder),
-            },
-            None => Ok(None),
-        };
-        let batch = match loaded {
-            Ok(Some(l)) => {
-                tracing::info!("{}: continuing from seq {}", folder.display(), l.seq);
-                session.restore(l, cache)
+        let dir = session.settings.state_dir.clone();
+        let waiting = dir.as_deref().and_then(|d| self.ledgers.pending(d, &session.folder));
+        let (batch, how) = session.resume(cache, dir.as_deref(), waiting, false);
+        match how {
+            crate::session::Resumed::Continued { seq } => {
+                tracing::info!("{}: continuing from seq {seq}", folder.display());
             }
-            Ok(None) => session.start(cache),
-            Err(e) => {
+            crate::session::Resumed::Replaced(e) => {
                 tracing::warn!("{}: {e}; starting afresh (the ledger will be replaced)", folder.display());
-                session.start(cache)
             }
-        };
+            crate::session::Resumed::Fresh => {}
+        }
         self.commit(folder, batch.is_some())
     }
 

@@ -82,6 +82,17 @@ pub fn render_with_notices(
     RenderedFiles { files, rendered }
 }
 
+/// How [`Session::resume`] started a session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Resumed {
+    /// From a ledger at this `seq`.
+    Continued { seq: u64 },
+    /// Afresh: there was no ledger, or the caller asked for a fresh start.
+    Fresh,
+    /// Afresh, because the ledger could not be used (why).
+    Replaced(String),
+}
+
 /// A workspace folder's state over time.
 #[derive(Clone, Debug)]
 pub struct Session {
@@ -409,6 +420,33 @@ impl Session {
         let changes = delivered(&out).into_iter().map(|i| Visible::of(&out.files[i]).change(Action::Set)).collect();
         let batch = Batch { seq: self.seq, reason: Reason::Baseline, changes, text: out.rendered.text };
         TransitionsResult { folder, seq: self.seq, reset: true, batches: vec![batch] }
+    }
+
+    /// Starts the lifecycle where it left off, the same way for every edge: from `waiting` (a
+    /// ledger not yet on disk) or the ledger of `state_dir`, unless `fresh`; else a `baseline`
+    /// batch. A ledger that cannot be used is said in the result, and the session starts afresh
+    /// (the next save replaces it).
+    pub fn resume(
+        &mut self,
+        cache: &FileCache,
+        state_dir: Option<&Path>,
+        waiting: Option<Ledger>,
+        fresh: bool,
+    ) -> (Option<Batch>, Resumed) {
+        let loaded = match (waiting, state_dir) {
+            (_, _) if fresh => Ok(None),
+            (Some(l), _) => Ok(Some(l)),
+            (None, Some(dir)) => ledger::load(dir, &self.folder),
+            (None, None) => Ok(None),
+        };
+        match loaded {
+            Ok(Some(l)) => {
+                let seq = l.seq;
+                (self.restore(l, cache), Resumed::Continued { seq })
+            }
+            Ok(None) => (self.start(cache), Resumed::Fresh),
+            Err(e) => (self.start(cache), Resumed::Replaced(e)),
+        }
     }
 
     /// What persists of this session.
