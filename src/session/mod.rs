@@ -4,6 +4,7 @@
 pub mod check;
 pub mod ledger;
 pub mod options;
+pub mod own;
 pub mod profiles;
 pub mod project;
 pub mod view;
