@@ -166,11 +166,14 @@ impl ServerHandler for McpServer {
             self.core().set_roots(roots);
         }
         let args = request.arguments.unwrap_or_default();
+        // Who asks: an agent known by its `clientInfo` is not given again what it loads itself.
+        let client = context.client_info().and_then(|info| tools::client_agent(&info.name));
+        tracing::debug!("{name} for {}", client.unwrap_or("an unknown client"));
         let core = self.core.clone();
         // Discovery reads files: off the protocol's threads.
         let done = tokio::task::spawn_blocking(move || {
             let mut core = core.lock().unwrap_or_else(|e| e.into_inner());
-            core.call(&name, &args)
+            core.call(&name, &args, client)
         })
         .await;
         let result = match done {

@@ -81,11 +81,6 @@ impl Own {
         Self { agent: agent.to_string(), files, ids: Identities::default() }
     }
 
-    /// The agent profile this is for.
-    pub fn agent(&self) -> &str {
-        &self.agent
-    }
-
     /// The files known to be the agent's own, to keep for its next event or call.
     pub fn into_files(self) -> BTreeSet<PathBuf> {
         self.files
