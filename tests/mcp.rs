@@ -458,6 +458,41 @@ fn codex_is_not_given_what_the_repository_configuration_makes_it_load() {
 }
 
 #[test]
+fn a_call_right_after_a_roots_change_is_answered_under_the_new_roots() {
+    let Some(py) = python() else { return };
+    let t = project();
+    t.mkdir("r2/.git");
+    t.write("r2/AGENTS.md", "second root\n");
+    t.write("r2/a/AGENTS.md", "second a\n");
+    let (r, r2) = (t.root(), t.path("r2"));
+    // Each change is followed at once (no pause) by calls that need the roots: a relative path,
+    // a path in the root just dropped, and transitions without a path (one root).
+    let rounds = 30;
+    let mut calls = Vec::new();
+    for i in 0..rounds {
+        let (now, before) = if i % 2 == 0 { (&r2, &r) } else { (&r, &r2) };
+        calls.push(json!({ "roots": [uri(now)] }));
+        calls.push(call("instructions_touch", json!({ "path": format!("a/x{i}.rs"), "kind": "read" })));
+        calls.push(call("instructions_touch", json!({ "path": before.join("a/x.rs"), "kind": "read" })));
+        calls.push(call("instructions_transitions", json!({ "since": 0 })));
+    }
+    let out = run(&py, &t, &t.home(), Some(&[&r]), Value::Array(calls));
+    let res = results(&out);
+    assert_eq!(res.len(), 3 * rounds);
+    for (i, round) in res.chunks(3).enumerate() {
+        let (now, before) = if i % 2 == 0 { (&r2, &r) } else { (&r, &r2) };
+        let touch = &round[0];
+        assert_eq!(touch["isError"], false, "round {i}: {touch}");
+        assert_eq!(touch["structured"]["folder"], uri(now), "round {i}: {touch}");
+        let outside = error(&round[1]);
+        let want = format!("is outside every workspace root of this session ({})", now.display());
+        assert!(outside.contains(&want), "round {i}: `{outside}` does not say `{want}`");
+        assert!(outside.contains(&before.display().to_string()), "round {i}: {outside}");
+        assert_eq!(round[2]["structured"]["folder"], uri(now), "round {i}: {}", round[2]);
+    }
+}
+
+#[test]
 fn a_restarted_server_continues_seq_and_gives_only_what_changed() {
     let Some(py) = python() else { return };
     let t = project();

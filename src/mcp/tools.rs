@@ -17,6 +17,8 @@ use crate::session::ledger::{self, Batch, Reason};
 use crate::session::own::Own;
 use crate::session::profiles::{Fresh, ProfileResult};
 
+use super::roots::Roots;
+
 pub const FOR: &str = "instructions_for";
 pub const TOUCH: &str = "instructions_touch";
 pub const TRANSITIONS: &str = "instructions_transitions";
@@ -54,8 +56,9 @@ pub struct Core {
     /// that an editor and an agent working in one folder do not overwrite each other's ledger.
     state_dir: Option<PathBuf>,
     cache: FileCache,
-    /// The client's roots once asked; `None` until the first call (and after they changed).
-    roots: Option<Vec<PathBuf>>,
+    /// The client's roots: asked at the first call, and again at the first call after they
+    /// changed (kept until then).
+    roots: Roots,
     sessions: BTreeMap<PathBuf, Session>,
     /// By root, the client's agent and the files it loaded by itself so far (see
     /// [`crate::session::own`]): left out of what `instructions_touch` and
@@ -209,24 +212,22 @@ impl Core {
             settings,
             default_profile,
             cache: FileCache::new(),
-            roots: None,
+            roots: Roots::default(),
             sessions: BTreeMap::new(),
             own: BTreeMap::new(),
             unwritable: std::collections::BTreeSet::new(),
         })
     }
 
-    pub fn has_roots(&self) -> bool {
-        self.roots.is_some()
+    /// Whether the roots must be asked before the next call, `changes` roots changes having
+    /// been seen (see [`Roots::stale`]).
+    pub fn roots_stale(&self, changes: u64) -> bool {
+        self.roots.stale(changes)
     }
 
-    pub fn set_roots(&mut self, roots: Vec<PathBuf>) {
-        tracing::debug!("roots: {roots:?}");
-        self.roots = Some(roots);
-    }
-
-    pub fn forget_roots(&mut self) {
-        self.roots = None;
+    /// The client's answer to `roots/list` (see [`Roots::answered`]).
+    pub fn roots_answered(&mut self, changes: u64, listed: Option<Vec<PathBuf>>, cwd: &Path) {
+        self.roots.answered(changes, listed, cwd);
     }
 
     /// Runs tool `name` for `client`, the agent profile of the calling client when it is known
@@ -250,7 +251,7 @@ impl Core {
     }
 
     fn roots(&self) -> &[PathBuf] {
-        self.roots.as_deref().unwrap_or_default()
+        self.roots.list()
     }
 
     fn roots_list(&self) -> String {

@@ -8,8 +8,8 @@ The plan: {"command": "...", "args": ["mcp"], "cwd": "...", "env": {...},
            "client": {"name": "...", "version": "..."} (optional: the clientInfo it announces),
            "calls": [{"tool": "...", "arguments": {...}}, ...]}
 A call may instead change the tree between two tool calls: {"write": PATH, "content": TEXT} or
-{"remove": PATH}; or the roots: {"roots": [URI, ...]}, with notifications/roots/list_changed
-(these add no result).
+{"remove": PATH}; or the roots: {"roots": [URI, ...]}, with notifications/roots/list_changed and
+no pause before the next call (these add no result).
 The output: {"server": {...}, "instructions": "...", "tools": [...],
              "results": [{"isError": bool, "texts": [...], "structured": ...}, ...]}
 A call that fails at the protocol level (not a tool error) gives {"protocolError": "..."}.
@@ -55,10 +55,8 @@ async def main() -> None:
                     continue
                 if "roots" in call:
                     roots[:] = call["roots"]
+                    # No pause: the next call follows at once, and must see the new roots.
                     await session.send_roots_list_changed()
-                    # A notification gets no answer: give the server a moment to take it in
-                    # before the next call (it handles messages concurrently).
-                    await anyio.sleep(1)
                     continue
                 try:
                     result = await session.call_tool(call["tool"], call.get("arguments"))
