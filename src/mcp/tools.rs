@@ -400,7 +400,7 @@ impl Core {
 
     /// `batches` as `client` should get them: without the files it loads by itself (working in
     /// the root, having read what the session reached), and the paths of those left out, in
-    /// order, each once. A batch with nothing left is dropped. For an unknown client: all.
+    /// order, each once. A batch left with nothing is dropped. For an unknown client: all.
     fn without_own(&mut self, client: Option<&str>, root: &Path, batches: Vec<Batch>) -> (Vec<Batch>, Vec<String>) {
         let (Some(agent), Some(session)) = (client, self.sessions.get(root)) else { return (batches, Vec::new()) };
         if batches.is_empty() {
@@ -413,12 +413,14 @@ impl Core {
         let mut kept = Vec::new();
         for batch in &batches {
             let trimmed = own.trim(batch, session, &self.cache);
+            // Dropped only when emptied here (a reset's baseline of nothing stays, as for anyone).
+            let emptied = trimmed.batch.changes.is_empty() && !trimmed.left_out.is_empty();
             for c in trimmed.left_out {
                 if !left_out.contains(&c.path) {
                     left_out.push(c.path);
                 }
             }
-            if !trimmed.batch.changes.is_empty() {
+            if !emptied {
                 kept.push(trimmed.batch);
             }
         }
