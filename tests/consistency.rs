@@ -76,6 +76,61 @@ fn generate(seed: usize) -> Tree {
     t
 }
 
+/// The MCP server in `root` (no roots from the client: the working directory is the root), asked
+/// over raw JSON-RPC lines: a touch of `touched`, then `instructions_for` the root for each agent.
+/// Returns each agent's structured answer.
+fn mcp_answers(t: &Tree, root: &Path, touched: &str, agents: &[String]) -> Vec<Value> {
+    use std::io::{BufRead, Write};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
+        .args(["mcp", "--set", "stateDir=null"])
+        .current_dir(root)
+        .env("HOME", t.home())
+        .env_remove("DSH_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("CODEX_HOME")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("instructions-lsp mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = std::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut call = |id: usize, message: Value| -> Value {
+        writeln!(stdin, "{message}").expect("write");
+        if id == 0 {
+            return Value::Null;
+        }
+        for line in lines.by_ref() {
+            let v: Value = serde_json::from_str(&line.expect("line")).expect("JSON-RPC");
+            if v["id"] == id {
+                return v;
+            }
+        }
+        panic!("no answer to {id}");
+    };
+    call(
+        1,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "consistency", "version": "1"}}}),
+    );
+    call(0, json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let tool = |id: usize, name: &str, arguments: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
+    let touch = call(2, tool(2, "instructions_touch", json!({"path": touched, "kind": "read"})));
+    assert!(touch["result"]["isError"] != true, "{touch}");
+    let answers = agents
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let answer = call(3 + i, tool(3 + i, "instructions_for", json!({"path": ".", "profile": a})));
+            assert!(answer["result"]["isError"] != true, "{answer}");
+            answer["result"].clone()
+        })
+        .collect();
+    drop(stdin);
+    let _ = child.wait();
+    answers
+}
+
 /// (path from the project root, status) of an agent view's files as `effective --json` prints them.
 fn cli_files(t: &Tree, view: &Value) -> BTreeSet<(String, String)> {
     let base = std::fs::canonicalize(t.root()).expect("root");
@@ -173,7 +228,8 @@ async fn every_edge_gives_the_same_answer_on_generated_trees() {
         let app = t.path("r/src/app.ts");
         c.open(&app, "export const app = 1\n").await;
         c.sync().await;
-        for agent in &agents {
+        let mcp = mcp_answers(&t, &root, "src/app.ts", &agents);
+        for (agent, from_mcp) in agents.iter().zip(&mcp) {
             let text = cli(&t, &root, &["effective", "--profile", agent, "--touch", "src/app.ts"]);
             let view = json_of(&cli(&t, &root, &["effective", "--profile", agent, "--touch", "src/app.ts", "--json"]));
             let answer = c.effective(json!({"profile": agent})).await;
@@ -181,6 +237,16 @@ async fn every_edge_gives_the_same_answer_on_generated_trees() {
             let printed = String::from_utf8_lossy(&text.stdout);
             assert_eq!(printed.strip_suffix('\n').unwrap_or(&printed), served, "seed {seed}: {agent}'s text");
             assert_eq!(cli_files(&t, &view), server_files(&answer), "seed {seed}: {agent}'s files");
+            // The MCP server (an unknown client: nothing left out) gives the same text and files.
+            let mcp_text = from_mcp["content"][0]["text"].as_str().unwrap_or("");
+            if !served.is_empty() {
+                assert_eq!(mcp_text, served, "seed {seed}: {agent}'s text over MCP");
+            }
+            assert_eq!(
+                server_files(&from_mcp["structuredContent"]),
+                server_files(&answer),
+                "seed {seed}: {agent} over MCP"
+            );
             // A touch is the file, not its directory: the rules whose globs match it attach.
             let attached = match agent.as_str() {
                 "claude" if seed % 2 == 0 => Some("TypeScript rules"),

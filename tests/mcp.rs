@@ -32,6 +32,20 @@ fn run(python: &Path, t: &Tree, cwd: &Path, roots: Option<&[&Path]>, calls: Valu
 
 /// [`run`] with other arguments for our binary.
 fn run_with(python: &Path, t: &Tree, cwd: &Path, args: &[&str], roots: Option<&[&Path]>, calls: Value) -> Value {
+    run_as(python, t, cwd, args, roots, None, calls)
+}
+
+/// [`run_with`] by a client that announces itself as `client` (its `clientInfo` name; `None`:
+/// the SDK's own name).
+fn run_as(
+    python: &Path,
+    t: &Tree,
+    cwd: &Path,
+    args: &[&str],
+    roots: Option<&[&Path]>,
+    client: Option<&str>,
+    calls: Value,
+) -> Value {
     let plan = json!({
         "command": env!("CARGO_BIN_EXE_instructions-lsp"),
         "args": args,
@@ -42,6 +56,7 @@ fn run_with(python: &Path, t: &Tree, cwd: &Path, args: &[&str], roots: Option<&[
             "PATH": std::env::var("PATH").unwrap_or_default(),
         },
         "roots": roots.map(|r| r.iter().map(|p| uri(p)).collect::<Vec<_>>()),
+        "client": client.map(|name| json!({ "name": name, "version": "1.0.0" })),
         "calls": calls,
     });
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/mcp_client.py");
@@ -307,6 +322,176 @@ fn two_roots_are_two_isolated_sessions() {
     assert_eq!(res[8]["structured"]["seq"], 2);
 }
 
+/// The `leftOut` paths of a result.
+fn left_out(r: &Value) -> Vec<String> {
+    r["structured"]["leftOut"].as_array().into_iter().flatten().filter_map(|p| p.as_str().map(str::to_string)).collect()
+}
+
+/// A package with both an `AGENTS.md` and a `CLAUDE.md`, at the root and in `apps/webapp`; the
+/// engine is set to give both (`AGENTS.md` the winner, `CLAUDE.md` an overlay), so that what a
+/// client is not given is what it loads by itself, not what the engine skips.
+fn both_files() -> Tree {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root agents\n");
+    t.write("r/CLAUDE.md", "root claude\n");
+    t.write("r/apps/webapp/AGENTS.md", "webapp agents\n");
+    t.write("r/apps/webapp/CLAUDE.md", "webapp claude\n");
+    t.write("r/apps/webapp/x.ts", "code\n");
+    t
+}
+
+const BOTH: &[&str] = &[
+    "mcp",
+    "--set",
+    r#"instructionFileCandidates=["AGENTS.md"]"#,
+    "--set",
+    r#"localInstructionFileCandidates=["CLAUDE.md"]"#,
+    "--set",
+    "stateDir=null",
+];
+
+#[test]
+fn claude_code_is_not_given_the_claude_md_it_loads_itself_and_an_unknown_client_gets_all() {
+    let Some(py) = python() else { return };
+    let t = both_files();
+    let r = t.root();
+    let calls = json!([
+        call("instructions_touch", json!({ "path": "apps/webapp/x.ts", "kind": "read" })),
+        { "write": r.join("apps/webapp/AGENTS.md"), "content": "webapp agents, changed\n" },
+        { "write": r.join("apps/webapp/CLAUDE.md"), "content": "webapp claude, changed\n" },
+        call("instructions_touch", json!({ "path": "apps/webapp/x.ts", "kind": "edit" })),
+        { "remove": r.join("apps/webapp/CLAUDE.md") },
+        call("instructions_touch", json!({ "path": "apps/webapp/x.ts", "kind": "read" })),
+        call("instructions_transitions", json!({ "since": 0 })),
+        call("instructions_for", json!({ "path": "apps/webapp/x.ts" })),
+    ]);
+    let claude = results(&run_as(&py, &t, &r, BOTH, Some(&[&r]), Some("claude-code"), calls));
+    // Claude Code loads the root CLAUDE.md when it starts and apps/webapp/CLAUDE.md when it reads
+    // x.ts (and then no AGENTS.md): it gets the AGENTS.md blocks only.
+    let first = &claude[0];
+    assert_eq!(first["structured"]["client"], "claude");
+    assert_eq!(changes(first), pairs(&[("set", "AGENTS.md"), ("set", "apps/webapp/AGENTS.md")]));
+    assert_eq!(left_out(first), ["CLAUDE.md", "apps/webapp/CLAUDE.md"]);
+    let text = block(first);
+    assert!(text.contains("root agents") && text.contains("webapp agents"), "{text}");
+    assert!(!text.contains("claude"), "a CLAUDE.md given again: {text}");
+    assert_eq!(first["structured"]["seq"], 2);
+    // Both files changed: only the AGENTS.md is replaced.
+    assert_eq!(changes(&claude[1]), pairs(&[("replace", "apps/webapp/AGENTS.md")]));
+    assert_eq!(left_out(&claude[1]), ["apps/webapp/CLAUDE.md"]);
+    assert!(!block(&claude[1]).contains("claude"), "{}", block(&claude[1]));
+    // The removal of its own file is not announced: the batch is left out whole, seq goes on.
+    assert_eq!(claude[2]["structured"]["batches"], json!([]), "{}", claude[2]);
+    assert_eq!(left_out(&claude[2]), ["apps/webapp/CLAUDE.md"]);
+    assert_eq!(claude[2]["structured"]["seq"], 4);
+    assert_eq!(block(&claude[2]), "");
+    // Catching up leaves them out alike.
+    let all = &claude[3];
+    assert_eq!(all["structured"]["client"], "claude");
+    assert_eq!(
+        changes(all),
+        pairs(&[("set", "AGENTS.md"), ("set", "apps/webapp/AGENTS.md"), ("replace", "apps/webapp/AGENTS.md")])
+    );
+    assert_eq!(left_out(all), ["CLAUDE.md", "apps/webapp/CLAUDE.md"]);
+    assert!(!block(all).contains("claude"), "{}", block(all));
+    // An explicit question is answered in full.
+    assert!(block(&claude[4]).contains("root claude"), "{}", claude[4]);
+
+    // The same steps on the same tree by a client this server does not know: everything.
+    let t = both_files();
+    let r = t.root();
+    let calls = json!([
+        call("instructions_touch", json!({ "path": "apps/webapp/x.ts", "kind": "read" })),
+        { "write": r.join("apps/webapp/AGENTS.md"), "content": "webapp agents, changed\n" },
+        { "write": r.join("apps/webapp/CLAUDE.md"), "content": "webapp claude, changed\n" },
+        call("instructions_touch", json!({ "path": "apps/webapp/x.ts", "kind": "edit" })),
+    ]);
+    let other = results(&run_as(&py, &t, &r, BOTH, Some(&[&r]), Some("some-editor"), calls));
+    let first = &other[0];
+    assert_eq!(first["structured"]["client"], Value::Null);
+    assert_eq!(left_out(first), Vec::<String>::new());
+    assert_eq!(
+        changes(first),
+        pairs(&[
+            ("set", "AGENTS.md"),
+            ("set", "CLAUDE.md"),
+            ("set", "apps/webapp/AGENTS.md"),
+            ("set", "apps/webapp/CLAUDE.md")
+        ])
+    );
+    assert!(block(first).contains("webapp claude") && block(first).contains("webapp agents"), "{}", block(first));
+    assert_eq!(
+        changes(&other[1]),
+        pairs(&[("replace", "apps/webapp/AGENTS.md"), ("replace", "apps/webapp/CLAUDE.md")])
+    );
+}
+
+#[test]
+fn codex_is_not_given_what_the_repository_configuration_makes_it_load() {
+    let Some(py) = python() else { return };
+    let calls = |r: &Path| {
+        json!([
+            call("instructions_touch", json!({ "path": "a/x.rs", "kind": "read" })),
+            call("instructions_for", json!({ "path": r, "profile": "codex" })),
+        ])
+    };
+    // Codex reads CLAUDE.md only as a fallback name, which the repository's configuration sets.
+    let t = Tree::new();
+    t.write("r/CLAUDE.md", "root claude\n");
+    t.write("r/a/AGENTS.md", "a rules\n");
+    t.write("r/instructions-lsp.toml", "[codex]\nfile-names = [\"CLAUDE.md\"]\n");
+    let r = t.root();
+    let configured = results(&run_as(&py, &t, &r, &["mcp"], Some(&[&r]), Some("codex-mcp-client"), calls(&r)));
+    assert!(block(&configured[1]).contains("root claude"), "the configuration's fallback: {}", configured[1]);
+    let touch = &configured[0];
+    assert_eq!(touch["structured"]["client"], "codex");
+    assert_eq!(changes(touch), pairs(&[("set", "a/AGENTS.md")]));
+    assert_eq!(left_out(touch), ["CLAUDE.md"]);
+
+    // Without the configuration Codex does not read CLAUDE.md: it is given.
+    std::fs::remove_file(r.join("instructions-lsp.toml")).expect("remove");
+    std::fs::remove_dir_all(t.path("state")).ok();
+    let plain = results(&run_as(&py, &t, &r, &["mcp"], Some(&[&r]), Some("codex-mcp-client"), calls(&r)));
+    assert!(!block(&plain[1]).contains("root claude"), "{}", plain[1]);
+    assert_eq!(changes(&plain[0]), pairs(&[("set", "CLAUDE.md"), ("set", "a/AGENTS.md")]));
+    assert_eq!(left_out(&plain[0]), Vec::<String>::new());
+}
+
+#[test]
+fn a_call_right_after_a_roots_change_is_answered_under_the_new_roots() {
+    let Some(py) = python() else { return };
+    let t = project();
+    t.mkdir("r2/.git");
+    t.write("r2/AGENTS.md", "second root\n");
+    t.write("r2/a/AGENTS.md", "second a\n");
+    let (r, r2) = (t.root(), t.path("r2"));
+    // Each change is followed at once (no pause) by calls that need the roots: a relative path,
+    // a path in the root just dropped, and transitions without a path (one root).
+    let rounds = 30;
+    let mut calls = Vec::new();
+    for i in 0..rounds {
+        let (now, before) = if i % 2 == 0 { (&r2, &r) } else { (&r, &r2) };
+        calls.push(json!({ "roots": [uri(now)] }));
+        calls.push(call("instructions_touch", json!({ "path": format!("a/x{i}.rs"), "kind": "read" })));
+        calls.push(call("instructions_touch", json!({ "path": before.join("a/x.rs"), "kind": "read" })));
+        calls.push(call("instructions_transitions", json!({ "since": 0 })));
+    }
+    let out = run(&py, &t, &t.home(), Some(&[&r]), Value::Array(calls));
+    let res = results(&out);
+    assert_eq!(res.len(), 3 * rounds);
+    for (i, round) in res.chunks(3).enumerate() {
+        let (now, before) = if i % 2 == 0 { (&r2, &r) } else { (&r, &r2) };
+        let touch = &round[0];
+        assert_eq!(touch["isError"], false, "round {i}: {touch}");
+        assert_eq!(touch["structured"]["folder"], uri(now), "round {i}: {touch}");
+        let outside = error(&round[1]);
+        let want = format!("is outside every workspace root of this session ({})", now.display());
+        assert!(outside.contains(&want), "round {i}: `{outside}` does not say `{want}`");
+        assert!(outside.contains(&before.display().to_string()), "round {i}: {outside}");
+        assert_eq!(round[2]["structured"]["folder"], uri(now), "round {i}: {}", round[2]);
+    }
+}
+
 #[test]
 fn a_restarted_server_continues_seq_and_gives_only_what_changed() {
     let Some(py) = python() else { return };
@@ -365,6 +550,13 @@ fn texts(v: &Value) -> Vec<String> {
 fn claude_code_lists_the_tools_and_hands_a_touch_block_to_the_model() {
     let Some(modules) = common::agents_modules() else { return };
     let t = project();
+    // Claude Code loads the root AGENTS.md itself when it starts (no CLAUDE.md is loaded yet), and
+    // a/CLAUDE.md and a/b/CLAUDE.md when it reads a/b/x.rs (where a/b's own CLAUDE.md hides the
+    // AGENTS.md beside it): the server, which knows it by its clientInfo, leaves those out and
+    // gives a/b/AGENTS.md.
+    std::fs::remove_file(t.path("r/a/AGENTS.md")).expect("remove");
+    t.write("r/a/CLAUDE.md", "a claude\n");
+    t.write("r/a/b/CLAUDE.md", "b claude\n");
     let r = t.root();
     // The stand-in Messages API answers the first turn with a call of our touch tool.
     let (api, config) = (FakeApi::start("fake-anthropic.mjs"), t.path("mcp.json"));
@@ -410,19 +602,25 @@ fn claude_code_lists_the_tools_and_hands_a_touch_block_to_the_model() {
     let given: Vec<String> = texts(&result["content"])
         .iter()
         .flat_map(|t| match serde_json::from_str::<Value>(t) {
-            Ok(v) => v["batches"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|b| b["reason"] == "touch")
-                .map(|b| b["text"].as_str().unwrap_or("").to_string())
-                .collect(),
+            Ok(v) => {
+                assert_eq!(v["client"], "claude", "Claude Code is known by its clientInfo: {v}");
+                assert_eq!(v["leftOut"], json!(["AGENTS.md", "a/CLAUDE.md"]), "{v}");
+                v["batches"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|b| b["reason"] == "touch")
+                    .map(|b| b["text"].as_str().unwrap_or("").to_string())
+                    .collect()
+            }
             Err(_) => vec![t.clone()],
         })
         .collect();
     let blocks: Vec<&String> = given.iter().filter(|t| t.contains("## a/b/AGENTS.md")).collect();
     assert_eq!(blocks.len(), 1, "the block, once: {result}");
-    assert!(blocks[0].contains("a rules") && blocks[0].contains("b rules"), "{}", blocks[0]);
+    assert!(blocks[0].contains("b rules"), "{}", blocks[0]);
+    assert!(!result.to_string().contains("a claude"), "the CLAUDE.md it loads itself, given again: {result}");
+    assert!(!result.to_string().contains("b claude"), "the CLAUDE.md it loads itself, given again: {result}");
 }
 
 /// Raw lines on stdin: what is not JSON-RPC is skipped and the server answers what follows (this

@@ -8,8 +8,8 @@
 //! Each agent session (its `session_id`) keeps a ledger of its own, in the state directory beside
 //! the language server's ledgers, in the same format: `session.restore` continues it, so a file
 //! changed or removed since it was given becomes a `replace` or `remove`, and `session.touch`
-//! gives each newly reached scope once. What the agent loads by itself (its own profile, through
-//! [`crate::chain::agents::load`]) is taken out of every block, so the model sees each file once.
+//! gives each newly reached scope once. What the agent loads by itself (its own profile) is taken
+//! out of every block by [`crate::session::own`], so the model sees each file once.
 
 mod patch;
 
@@ -20,12 +20,12 @@ use std::process::ExitCode;
 
 use serde_json::{Value, json};
 
-use crate::chain::agents::{self, AgentEnv, Overrides};
-use crate::chain::render::SectionStyle;
+use crate::chain::agents::{AgentEnv, Overrides};
 use crate::chain::settings::Settings;
 use crate::chain::source::{FileCache, sha256_hex};
-use crate::session::ledger::{self, Action, Batch, Reason};
-use crate::session::{Session, render_with_notices};
+use crate::session::Session;
+use crate::session::ledger::{self, Batch};
+use crate::session::own::Own;
 
 /// The agents whose hooks this command answers.
 pub const AGENTS: &[&str] = &["claude", "codex"];
@@ -244,65 +244,6 @@ impl SessionFile {
     }
 }
 
-/// Paths as the disk knows them (links resolved), so that the agent's view and the session's
-/// ledger name a file alike. Directories are resolved one component at a time and remembered: a
-/// chain ten deep costs one `lstat` per directory, not a `realpath` per file.
-#[derive(Default)]
-struct Identities {
-    dirs: std::collections::HashMap<PathBuf, PathBuf>,
-}
-
-impl Identities {
-    fn dir(&mut self, dir: &Path) -> PathBuf {
-        if let Some(real) = self.dirs.get(dir) {
-            return real.clone();
-        }
-        let real = match (dir.parent(), dir.file_name()) {
-            (Some(parent), Some(name)) => {
-                let link = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
-                if link {
-                    std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf())
-                } else {
-                    self.dir(parent).join(name)
-                }
-            }
-            _ => dir.to_path_buf(),
-        };
-        self.dirs.insert(dir.to_path_buf(), real.clone());
-        real
-    }
-
-    /// A file's identity: its directory resolved, and the file itself when it is a link; for a
-    /// file that is gone, its directory resolved and its name.
-    fn of(&mut self, path: &Path) -> PathBuf {
-        if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
-            && let Ok(real) = std::fs::canonicalize(path)
-        {
-            return real;
-        }
-        match (path.parent(), path.file_name()) {
-            (Some(dir), Some(name)) => self.dir(dir).join(name),
-            _ => path.to_path_buf(),
-        }
-    }
-}
-
-/// The files the agent loads by itself, by identity: its own profile, in `cwd`, after the
-/// `touched` files of this event, added to those of earlier events (`known`, which grows).
-fn own_files(
-    agent: Agent,
-    env: &AgentEnv,
-    cwd: &Path,
-    touched: &[PathBuf],
-    known: &mut BTreeSet<PathBuf>,
-    ids: &mut Identities,
-) {
-    if let Some(profile) = agents::profile(agent.name(), env, &Overrides::default()) {
-        let view = agents::load(&profile, cwd, touched);
-        known.extend(view.files.iter().filter(|f| f.status.reaches()).map(|f| ids.of(&f.path)));
-    }
-}
-
 fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), String> {
     let mut tmp = tempfile::Builder::new()
         .prefix(".hook-")
@@ -311,49 +252,6 @@ fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), String> {
     tmp.write_all(bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     tmp.persist(path).map_err(|e| format!("cannot replace {}: {}", path.display(), e.error))?;
     Ok(())
-}
-
-/// The text of `batch` without the files in `own`: the batch's own text when it has none of
-/// them, else the rest rendered again the same way; `None` when nothing is left.
-fn without_own(
-    batch: &Batch,
-    own: &BTreeSet<PathBuf>,
-    ids: &mut Identities,
-    session: &Session,
-    cache: &FileCache,
-) -> Option<String> {
-    let keep: Vec<_> = batch
-        .changes
-        .iter()
-        .filter(|c| !crate::paths::uri_to_path(&c.uri).is_some_and(|p| own.contains(&ids.of(&p))))
-        .collect();
-    if keep.len() == batch.changes.len() {
-        return Some(batch.text.clone());
-    }
-    if keep.is_empty() {
-        return None;
-    }
-    let snapshot = session.snapshot(cache, None);
-    let files: Vec<_> = keep
-        .iter()
-        .filter(|c| c.action != Action::Remove)
-        .filter_map(|c| {
-            let path = crate::paths::uri_to_path(&c.uri)?;
-            snapshot.files().find(|f| f.path == path && c.sha256.as_ref() == Some(&f.file.sha256)).cloned()
-        })
-        .collect();
-    let notices: Vec<String> = keep
-        .iter()
-        .filter(|c| c.action == Action::Remove)
-        .map(|c| format!("Instructions removed: {}", c.path))
-        .collect();
-    let style = match batch.reason {
-        Reason::Baseline => SectionStyle::Initial,
-        Reason::Touch => SectionStyle::Additional,
-        Reason::Change | Reason::Config | Reason::Restart => SectionStyle::Updated,
-    };
-    let text = render_with_notices(&session.settings, files, style, &notices).rendered.text;
-    (!text.is_empty()).then_some(text)
 }
 
 /// The context to add for `event`, or `None`; persists the session.
@@ -375,26 +273,18 @@ pub fn respond(agent: Agent, event: &Event, settings: &Settings, env: &AgentEnv)
     let mut side = kept.clone();
     let folder = side.folder.get_or_insert_with(|| event.cwd.clone()).clone();
     let mut session = Session::new(&folder, settings.clone());
+    // A new session, or a context that was cleared or compacted: the baseline again.
     let fresh = matches!(event.ask, Ask::Start { fresh: true });
-    let mut before = None;
-    let since = match ledger::load(&dir, &session.folder) {
-        Ok(Some(l)) if !fresh => {
-            let seq = l.seq;
-            before = Some(l.clone());
-            session.restore(l, &cache);
-            seq
-        }
-        // A new session, or a context that was cleared or compacted: the baseline again.
-        Ok(_) => {
-            session.start(&cache);
-            0
-        }
-        Err(e) => {
+    let (_, how) = session.resume(&cache, Some(&dir), None, fresh);
+    let before = match how {
+        crate::session::Resumed::Continued { from } => Some(*from),
+        crate::session::Resumed::Fresh => None,
+        crate::session::Resumed::Replaced(e) => {
             log(Some(state_dir), &format!("{e}; starting the session again"));
-            session.start(&cache);
-            0
+            None
         }
     };
+    let since = before.as_ref().map_or(0, |l| l.seq);
     for file in &touched {
         session.touch(&cache, file);
     }
@@ -406,10 +296,10 @@ pub fn respond(agent: Agent, event: &Event, settings: &Settings, env: &AgentEnv)
     let new: Vec<&Batch> = saved.batches.iter().filter(|b| b.seq > since).collect();
     let mut texts: Vec<String> = Vec::new();
     if !new.is_empty() {
-        let mut ids = Identities::default();
-        let cwd = ids.dir(&folder);
-        own_files(agent, env, &cwd, &touched, &mut side.agent_files, &mut ids);
-        texts = new.iter().filter_map(|b| without_own(b, &side.agent_files, &mut ids, &session, &cache)).collect();
+        let mut own = Own::new(agent.name(), std::mem::take(&mut side.agent_files));
+        own.add(env, &Overrides::default(), &folder, &touched);
+        texts = new.iter().map(|b| own.trim(b, &session, &cache).batch.text).filter(|t| !t.is_empty()).collect();
+        side.agent_files = own.into_files();
     }
     if side != kept
         && let Err(e) = side.save(&dir)

@@ -206,8 +206,8 @@ impl State {
         let waiting = dir.as_deref().and_then(|d| self.ledgers.pending(d, &session.folder));
         let (batch, how) = session.resume(cache, dir.as_deref(), waiting, false);
         match how {
-            crate::session::Resumed::Continued { seq } => {
-                tracing::info!("{}: continuing from seq {seq}", folder.display());
+            crate::session::Resumed::Continued { from } => {
+                tracing::info!("{}: continuing from seq {}", folder.display(), from.seq);
             }
             crate::session::Resumed::Replaced(e) => {
                 tracing::warn!("{}: {e}; starting afresh (the ledger will be replaced)", folder.display());

@@ -6,6 +6,7 @@
 //! [`crate::session::Session`]: one session per client root, started (or continued from its
 //! ledger) on first use and reconciled with the disk before every call.
 
+mod roots;
 mod tools;
 
 use std::path::PathBuf;
@@ -16,7 +17,8 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeResult,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::RequestContext;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
 use crate::chain::settings::Env;
@@ -59,9 +61,17 @@ pub fn run(profile: Option<&str>, set: &[String]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let server = McpServer { core: Arc::new(Mutex::new(core)), cwd };
+    let changes = roots::Changes::default();
+    let server = McpServer {
+        core: Arc::new(Mutex::new(core)),
+        cwd,
+        changes: changes.clone(),
+        asking: Arc::new(tokio::sync::Mutex::new(())),
+    };
     runtime.block_on(async move {
-        let service = match server.serve(rmcp::transport::stdio()).await {
+        let (stdin, stdout) = rmcp::transport::stdio();
+        let transport = roots::Watching::new(AsyncRwTransport::new_server(stdin, stdout), changes);
+        let service = match server.serve(transport).await {
             Ok(s) => s,
             Err(e) => {
                 tracing::error!("the MCP client did not initialize: {e}");
@@ -81,12 +91,16 @@ pub fn run(profile: Option<&str>, set: &[String]) -> ExitCode {
     })
 }
 
-/// The protocol handler: the shared [`Core`] and where to fall back when the client names no
-/// roots.
+/// The protocol handler: the shared [`Core`], where to fall back when the client names no
+/// roots, and what tells it the roots changed.
 #[derive(Clone)]
 pub struct McpServer {
     core: Arc<Mutex<Core>>,
     cwd: PathBuf,
+    /// The roots changes the transport has read so far.
+    changes: roots::Changes,
+    /// Held while the roots are asked, so that calls that find them stale ask once.
+    asking: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl McpServer {
@@ -95,42 +109,61 @@ impl McpServer {
         self.core.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Makes the roots current before a call: asks the client when they were never asked or
+    /// changed since (a call right after a change waits for the new list; the old one stays
+    /// until it comes).
+    async fn current_roots(&self, peer: &rmcp::Peer<RoleServer>) {
+        if !self.core().roots_stale(self.changes.seen()) {
+            return;
+        }
+        let _asking = self.asking.lock().await;
+        // Read under the lock: another call may have asked meanwhile, and a change read after
+        // this point makes the answer stale again.
+        let changes = self.changes.seen();
+        if !self.core().roots_stale(changes) {
+            return;
+        }
+        let listed = self.roots(peer).await;
+        self.core().roots_answered(changes, listed, &self.cwd);
+    }
+
     /// The client's roots as directories: `roots/list` when the client declares the roots
-    /// capability, else (or when it fails, or names no local directory) the working directory.
-    /// Roots are deprecated from protocol 2026-07-28 on (SEP-2577), but the clients of the
-    /// handshake versions, which agents speak today, send them.
+    /// capability, else the working directory; `None` when it does not answer. Roots are
+    /// deprecated from protocol 2026-07-28 on (SEP-2577), but the clients of the handshake
+    /// versions, which agents speak today, send them.
     #[allow(deprecated)]
-    async fn roots(&self, peer: &rmcp::Peer<RoleServer>) -> Vec<PathBuf> {
+    async fn roots(&self, peer: &rmcp::Peer<RoleServer>) -> Option<Vec<PathBuf>> {
         let declared = peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
         if !declared {
-            return vec![self.cwd.clone()];
+            return Some(vec![self.cwd.clone()]);
         }
         let listed = tokio::time::timeout(ROOTS_TIMEOUT, peer.list_roots()).await;
-        let roots = match listed {
-            Ok(Ok(result)) => result
-                .roots
-                .iter()
-                .filter_map(|r| {
-                    let path = crate::paths::uri_to_path(&r.uri);
-                    if path.is_none() {
-                        tracing::warn!("ignoring the root `{}`: not a file:// URI", r.uri);
-                    }
-                    path.map(|p| crate::paths::normalize(&p))
-                })
-                .collect(),
+        match listed {
+            Ok(Ok(result)) => Some(
+                result
+                    .roots
+                    .iter()
+                    .filter_map(|r| {
+                        let path = crate::paths::uri_to_path(&r.uri);
+                        if path.is_none() {
+                            tracing::warn!("ignoring the root `{}`: not a file:// URI", r.uri);
+                        }
+                        path.map(|p| crate::paths::normalize(&p))
+                    })
+                    .collect(),
+            ),
             Ok(Err(e)) => {
-                tracing::warn!("roots/list failed ({e}); using the working directory");
-                Vec::new()
+                tracing::warn!("roots/list failed ({e}); keeping the roots as they were (else the working directory)");
+                None
             }
             Err(_) => {
                 tracing::warn!(
-                    "roots/list had no answer in {} s; using the working directory",
+                    "roots/list had no answer in {} s; keeping the roots as they were (else the working directory)",
                     ROOTS_TIMEOUT.as_secs()
                 );
-                Vec::new()
+                None
             }
-        };
-        if roots.is_empty() { vec![self.cwd.clone()] } else { roots }
+        }
     }
 }
 
@@ -161,16 +194,16 @@ impl ServerHandler for McpServer {
                 None,
             ));
         }
-        if !self.core().has_roots() {
-            let roots = self.roots(&context.peer).await;
-            self.core().set_roots(roots);
-        }
+        self.current_roots(&context.peer).await;
         let args = request.arguments.unwrap_or_default();
+        // Who asks: an agent known by its `clientInfo` is not given again what it loads itself.
+        let client = context.client_info().and_then(|info| tools::client_agent(&info.name));
+        tracing::debug!("{name} for {}", client.unwrap_or("an unknown client"));
         let core = self.core.clone();
         // Discovery reads files: off the protocol's threads.
         let done = tokio::task::spawn_blocking(move || {
             let mut core = core.lock().unwrap_or_else(|e| e.into_inner());
-            core.call(&name, &args)
+            core.call(&name, &args, client)
         })
         .await;
         let result = match done {
@@ -181,8 +214,7 @@ impl ServerHandler for McpServer {
         Ok(result.into())
     }
 
-    async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
-        // Asked again at the next call; the sessions of roots that stay keep their state.
-        self.core().forget_roots();
-    }
+    // `notifications/roots/list_changed` is counted by the transport (`roots::Watching`), in
+    // order with the calls; the handler, which may run after the next call, does nothing. The
+    // sessions of roots that stay keep their state.
 }

@@ -1,7 +1,7 @@
 //! The MCP server's tools over the engine's sessions: their definitions (names, descriptions,
 //! input schemas), the checking of their arguments, and what each answers.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -12,15 +12,33 @@ use crate::chain::agents::{self, AgentEnv};
 use crate::chain::settings::{Env, Profile, Settings};
 use crate::chain::source::FileCache;
 use crate::paths::path_to_uri;
-use crate::session::Session;
 use crate::session::ledger::{self, Batch, Reason};
+use crate::session::own::Own;
 use crate::session::profiles::{Fresh, ProfileResult};
+use crate::session::{Resumed, Session};
+
+use super::roots::Roots;
 
 pub const FOR: &str = "instructions_for";
 pub const TOUCH: &str = "instructions_touch";
 pub const TRANSITIONS: &str = "instructions_transitions";
 /// Every tool of the server.
 pub const TOOL_NAMES: &[&str] = &[FOR, TOUCH, TRANSITIONS];
+
+/// The MCP clients that are agents with a profile here: the name each gives in `clientInfo`
+/// at `initialize` (as their sources spell it), and its profile.
+pub const CLIENTS: &[(&str, &str)] = &[
+    ("claude-code", "claude"),
+    ("codex-mcp-client", "codex"),
+    ("gemini-cli-mcp-client", "gemini"),
+    ("opencode", "opencode"),
+];
+
+/// The agent profile of the MCP client called `name` (its `clientInfo.name`), if it is one of
+/// [`CLIENTS`].
+pub fn client_agent(name: &str) -> Option<&'static str> {
+    CLIENTS.iter().find(|(client, _)| *client == name).map(|(_, agent)| *agent)
+}
 
 /// The kinds of file access a touch reports; the engine treats them alike (each reaches the
 /// directories on the file's way), the kind is for the record.
@@ -38,9 +56,14 @@ pub struct Core {
     /// that an editor and an agent working in one folder do not overwrite each other's ledger.
     state_dir: Option<PathBuf>,
     cache: FileCache,
-    /// The client's roots once asked; `None` until the first call (and after they changed).
-    roots: Option<Vec<PathBuf>>,
+    /// The client's roots: asked at the first call, and again at the first call after they
+    /// changed (kept until then).
+    roots: Roots,
     sessions: BTreeMap<PathBuf, Session>,
+    /// By root, the client's agent and the files it loaded by itself so far (see
+    /// [`crate::session::own`]): left out of what `instructions_touch` and
+    /// `instructions_transitions` return to it.
+    own: BTreeMap<PathBuf, (String, BTreeSet<PathBuf>)>,
     /// Ledger files that could not be written, warned about once each.
     unwritable: std::collections::BTreeSet<PathBuf>,
 }
@@ -189,27 +212,27 @@ impl Core {
             settings,
             default_profile,
             cache: FileCache::new(),
-            roots: None,
+            roots: Roots::default(),
             sessions: BTreeMap::new(),
+            own: BTreeMap::new(),
             unwritable: std::collections::BTreeSet::new(),
         })
     }
 
-    pub fn has_roots(&self) -> bool {
-        self.roots.is_some()
+    /// Whether the roots must be asked before the next call, `changes` roots changes having
+    /// been seen (see [`Roots::stale`]).
+    pub fn roots_stale(&self, changes: u64) -> bool {
+        self.roots.stale(changes)
     }
 
-    pub fn set_roots(&mut self, roots: Vec<PathBuf>) {
-        tracing::debug!("roots: {roots:?}");
-        self.roots = Some(roots);
+    /// The client's answer to `roots/list` (see [`Roots::answered`]).
+    pub fn roots_answered(&mut self, changes: u64, listed: Option<Vec<PathBuf>>, cwd: &Path) {
+        self.roots.answered(changes, listed, cwd);
     }
 
-    pub fn forget_roots(&mut self) {
-        self.roots = None;
-    }
-
-    /// Runs tool `name`; `Err` is a tool error whose message says what was wrong.
-    pub fn call(&mut self, name: &str, args: &JsonObject) -> Result<Answer, String> {
+    /// Runs tool `name` for `client`, the agent profile of the calling client when it is known
+    /// (see [`client_agent`]); `Err` is a tool error whose message says what was wrong.
+    pub fn call(&mut self, name: &str, args: &JsonObject, client: Option<&str>) -> Result<Answer, String> {
         match name {
             FOR => {
                 check_keys(FOR, args, &["path", "profile"])?;
@@ -217,18 +240,18 @@ impl Core {
             }
             TOUCH => {
                 check_keys(TOUCH, args, &["path", "kind"])?;
-                self.touch(args)
+                self.touch(args, client)
             }
             TRANSITIONS => {
                 check_keys(TRANSITIONS, args, &["since", "path"])?;
-                self.transitions(args)
+                self.transitions(args, client)
             }
             other => Err(format!("unknown tool `{other}`; this server has {}", TOOL_NAMES.join(", "))),
         }
     }
 
     fn roots(&self) -> &[PathBuf] {
-        self.roots.as_deref().unwrap_or_default()
+        self.roots.list()
     }
 
     fn roots_list(&self) -> String {
@@ -289,21 +312,14 @@ impl Core {
         let mut session = Session::new(root, self.settings.clone());
         let names = crate::chain::targets::names_below(&session.project_root());
         session.refresh_targets_logged(&names);
-        let loaded = match &self.state_dir {
-            Some(dir) => ledger::load(dir, &session.folder),
-            None => Ok(None),
-        };
-        let batch = match loaded {
-            Ok(Some(l)) => {
-                tracing::info!("{}: continuing from seq {}", root.display(), l.seq);
-                session.restore(l, &self.cache)
-            }
-            Ok(None) => session.start(&self.cache),
-            Err(e) => {
+        let (batch, how) = session.resume(&self.cache, self.state_dir.as_deref(), None, false);
+        match how {
+            Resumed::Continued { from } => tracing::info!("{}: continuing from seq {}", root.display(), from.seq),
+            Resumed::Replaced(e) => {
                 tracing::warn!("{}: {e}; starting afresh (the ledger will be replaced)", root.display());
-                session.start(&self.cache)
             }
-        };
+            Resumed::Fresh => {}
+        }
         self.sessions.insert(root.to_path_buf(), session);
         batch.into_iter().collect()
     }
@@ -375,7 +391,37 @@ impl Core {
         Ok(Answer { text, structured })
     }
 
-    fn touch(&mut self, args: &JsonObject) -> Result<Answer, String> {
+    /// `batches` as `client` should get them: without the files it loads by itself (working in
+    /// the root, having read what the session reached), and the paths of those left out, in
+    /// order, each once. A batch left with nothing is dropped. For an unknown client: all.
+    fn without_own(&mut self, client: Option<&str>, root: &Path, batches: Vec<Batch>) -> (Vec<Batch>, Vec<String>) {
+        let (Some(agent), Some(session)) = (client, self.sessions.get(root)) else { return (batches, Vec::new()) };
+        if batches.is_empty() {
+            return (batches, Vec::new());
+        }
+        let known = self.own.remove(root).filter(|(a, _)| a == agent).map(|(_, files)| files).unwrap_or_default();
+        let mut own = Own::new(agent, known);
+        own.add(&self.agent_env, &session.overrides(agent), &session.folder, &session.touched_paths());
+        let mut left_out: Vec<String> = Vec::new();
+        let mut kept = Vec::new();
+        for batch in &batches {
+            let trimmed = own.trim(batch, session, &self.cache);
+            // Dropped only when emptied here (a reset's baseline of nothing stays, as for anyone).
+            let emptied = trimmed.batch.changes.is_empty() && !trimmed.left_out.is_empty();
+            for c in trimmed.left_out {
+                if !left_out.contains(&c.path) {
+                    left_out.push(c.path);
+                }
+            }
+            if !emptied {
+                kept.push(trimmed.batch);
+            }
+        }
+        self.own.insert(root.to_path_buf(), (agent.to_string(), own.into_files()));
+        (kept, left_out)
+    }
+
+    fn touch(&mut self, args: &JsonObject, client: Option<&str>) -> Result<Answer, String> {
         let raw = string_arg(args, "path", TOUCH)?.ok_or_else(|| missing("path", TOUCH))?;
         let kind = string_arg(args, "kind", TOUCH)?.ok_or_else(|| missing("kind", TOUCH))?;
         if !KINDS.contains(&kind.as_str()) {
@@ -393,18 +439,21 @@ impl Core {
             }
             Ok((std::mem::take(batches), session.seq, session.folder.clone()))
         })?;
+        let (batches, left_out) = self.without_own(client, &root, batches);
         let text = block_text(&batches);
         let structured = json!({
             "folder": path_to_uri(&folder),
             "path": path.display().to_string(),
             "kind": kind,
             "seq": seq,
+            "client": client,
+            "leftOut": left_out,
             "batches": batches,
         });
         Ok(Answer { text, structured })
     }
 
-    fn transitions(&mut self, args: &JsonObject) -> Result<Answer, String> {
+    fn transitions(&mut self, args: &JsonObject, client: Option<&str>) -> Result<Answer, String> {
         let since = match args.get("since") {
             None | Some(Value::Null) => return Err(missing("since", TRANSITIONS)),
             Some(v) => v.as_u64().ok_or_else(|| {
@@ -423,7 +472,7 @@ impl Core {
                 }
             },
         };
-        let result = self.with_session(&root, |session, cache, _| {
+        let mut result = self.with_session(&root, |session, cache, _| {
             if since > session.seq {
                 return Err(format!(
                     "{TRANSITIONS}: `since` is {since}, but this session is only at seq {}; pass the seq of an \
@@ -433,8 +482,14 @@ impl Core {
             }
             Ok(session.transitions(cache, since))
         })?;
+        let (batches, left_out) = self.without_own(client, &root, std::mem::take(&mut result.batches));
+        result.batches = batches;
         let text = block_text(&result.batches);
-        let structured = serde_json::to_value(&result).map_err(|e| e.to_string())?;
+        let mut structured = serde_json::to_value(&result).map_err(|e| e.to_string())?;
+        if let Some(obj) = structured.as_object_mut() {
+            obj.insert("client".into(), json!(client));
+            obj.insert("leftOut".into(), json!(left_out));
+        }
         Ok(Answer { text, structured })
     }
 }
@@ -475,5 +530,21 @@ fn check_keys(tool: &str, args: &JsonObject, known: &[&str]) -> Result<(), Strin
     match args.keys().find(|k| !known.contains(&k.as_str())) {
         Some(k) => Err(format!("{tool}: unknown argument `{k}`; it takes {}", known.join(" and "))),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clients_are_known_by_the_names_their_sources_give() {
+        assert_eq!(client_agent("claude-code"), Some("claude"));
+        assert_eq!(client_agent("codex-mcp-client"), Some("codex"));
+        assert_eq!(client_agent("gemini-cli-mcp-client"), Some("gemini"));
+        assert_eq!(client_agent("opencode"), Some("opencode"));
+        assert_eq!(client_agent("mcp"), None, "the Python SDK's default name");
+        assert_eq!(client_agent("Claude-Code"), None, "names are compared exactly");
+        assert!(CLIENTS.iter().all(|(_, agent)| agents::NAMES.contains(agent)));
     }
 }

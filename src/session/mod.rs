@@ -4,6 +4,7 @@
 pub mod check;
 pub mod ledger;
 pub mod options;
+pub mod own;
 pub mod profiles;
 pub mod project;
 pub mod view;
@@ -85,8 +86,9 @@ pub fn render_with_notices(
 /// How [`Session::resume`] started a session.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Resumed {
-    /// From a ledger at this `seq`.
-    Continued { seq: u64 },
+    /// From this ledger (as it was read: a caller that compares keeps from rewriting it
+    /// unchanged).
+    Continued { from: Box<Ledger> },
     /// Afresh: there was no ledger, or the caller asked for a fresh start.
     Fresh,
     /// Afresh, because the ledger could not be used (why).
@@ -441,8 +443,8 @@ impl Session {
         };
         match loaded {
             Ok(Some(l)) => {
-                let seq = l.seq;
-                (self.restore(l, cache), Resumed::Continued { seq })
+                let from = Box::new(l.clone());
+                (self.restore(l, cache), Resumed::Continued { from })
             }
             Ok(None) => (self.start(cache), Resumed::Fresh),
             Err(e) => (self.start(cache), Resumed::Replaced(e)),

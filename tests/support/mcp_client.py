@@ -5,10 +5,11 @@ tests/mcp.rs: it reads a plan as JSON on stdin, runs it, and prints what it saw 
 
 The plan: {"command": "...", "args": ["mcp"], "cwd": "...", "env": {...},
            "roots": ["file:///..."] or null (null: the client declares no roots capability),
+           "client": {"name": "...", "version": "..."} (optional: the clientInfo it announces),
            "calls": [{"tool": "...", "arguments": {...}}, ...]}
 A call may instead change the tree between two tool calls: {"write": PATH, "content": TEXT} or
-{"remove": PATH}; or the roots: {"roots": [URI, ...]}, with notifications/roots/list_changed
-(these add no result).
+{"remove": PATH}; or the roots: {"roots": [URI, ...]}, with notifications/roots/list_changed and
+no pause before the next call (these add no result).
 The output: {"server": {...}, "instructions": "...", "tools": [...],
              "results": [{"isError": bool, "texts": [...], "structured": ...}, ...]}
 A call that fails at the protocol level (not a tool error) gives {"protocolError": "..."}.
@@ -34,9 +35,11 @@ async def main() -> None:
         return types.ListRootsResult(roots=[types.Root(uri=uri) for uri in roots])
 
     callback = list_roots if roots is not None else None
+    client = plan.get("client")
+    client_info = types.Implementation(name=client["name"], version=client["version"]) if client else None
     out = {"results": []}
     async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write, list_roots_callback=callback) as session:
+        async with ClientSession(read, write, list_roots_callback=callback, client_info=client_info) as session:
             init = await session.initialize()
             out["server"] = init.server_info.model_dump(mode="json", by_alias=True, exclude_none=True)
             out["instructions"] = init.instructions
@@ -52,10 +55,8 @@ async def main() -> None:
                     continue
                 if "roots" in call:
                     roots[:] = call["roots"]
+                    # No pause: the next call follows at once, and must see the new roots.
                     await session.send_roots_list_changed()
-                    # A notification gets no answer: give the server a moment to take it in
-                    # before the next call (it handles messages concurrently).
-                    await anyio.sleep(1)
                     continue
                 try:
                     result = await session.call_tool(call["tool"], call.get("arguments"))
