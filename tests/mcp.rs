@@ -276,14 +276,19 @@ fn bad_arguments_are_tool_errors_that_say_what_was_wrong() {
     assert_eq!(changes(&res[14]), pairs(&[("set", "a/AGENTS.md")]));
 }
 
+/// A second project beside the first, with a root and a nested `AGENTS.md`.
+fn second_root(t: &Tree) -> PathBuf {
+    t.mkdir("r2/.git");
+    t.write("r2/AGENTS.md", "second root\n");
+    t.write("r2/a/AGENTS.md", "second a\n");
+    t.path("r2")
+}
+
 #[test]
 fn two_roots_are_two_isolated_sessions() {
     let Some(py) = python() else { return };
     let t = project();
-    t.mkdir("r2/.git");
-    t.write("r2/AGENTS.md", "second root\n");
-    t.write("r2/a/AGENTS.md", "second a\n");
-    let (r, r2) = (t.root(), t.path("r2"));
+    let (r, r2) = (t.root(), second_root(&t));
     let out = run(
         &py,
         &t,
@@ -461,10 +466,7 @@ fn codex_is_not_given_what_the_repository_configuration_makes_it_load() {
 fn a_call_right_after_a_roots_change_is_answered_under_the_new_roots() {
     let Some(py) = python() else { return };
     let t = project();
-    t.mkdir("r2/.git");
-    t.write("r2/AGENTS.md", "second root\n");
-    t.write("r2/a/AGENTS.md", "second a\n");
-    let (r, r2) = (t.root(), t.path("r2"));
+    let (r, r2) = (t.root(), second_root(&t));
     // Each change is followed at once (no pause) by calls that need the roots: a relative path,
     // a path in the root just dropped, and transitions without a path (one root).
     let rounds = 30;
