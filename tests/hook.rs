@@ -488,3 +488,16 @@ fn codex_gets_the_nested_agents_md_once_through_the_hook() {
     assert_eq!(count(&second, "root rules"), 1);
     assert_eq!(count(&second, "global dsh rules"), 1);
 }
+
+/// The agent's own files follow the repository's instructions-lsp.toml, as its views do
+/// everywhere: Codex told to read CLAUDE.md (its `project_doc_fallback_filenames`) loads it itself,
+/// so the hook does not give it again.
+#[test]
+fn the_agents_own_files_follow_the_repositorys_configuration() {
+    let t = Tree::new();
+    t.write("r/CLAUDE.md", "claude rules\n");
+    let given = hook("codex", &t, &start(&t, "plain")).expect("Codex does not read CLAUDE.md by default");
+    assert!(given.contains("claude rules"), "{given}");
+    t.write("r/instructions-lsp.toml", "[codex]\nfile-names = [\"CLAUDE.md\"]\n");
+    assert_eq!(hook("codex", &t, &start(&t, "configured")), None, "Codex loads CLAUDE.md itself now");
+}

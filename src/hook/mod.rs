@@ -20,7 +20,7 @@ use std::process::ExitCode;
 
 use serde_json::{Value, json};
 
-use crate::chain::agents::{AgentEnv, Overrides};
+use crate::chain::agents::AgentEnv;
 use crate::chain::settings::Settings;
 use crate::chain::source::{FileCache, sha256_hex};
 use crate::session::Session;
@@ -297,7 +297,10 @@ pub fn respond(agent: Agent, event: &Event, settings: &Settings, env: &AgentEnv)
     let mut texts: Vec<String> = Vec::new();
     if !new.is_empty() {
         let mut own = Own::new(agent.name(), std::mem::take(&mut side.agent_files));
-        own.add(env, &Overrides::default(), &folder, &touched);
+        // The agent runs with what the repository's instructions-lsp.toml gives it (Codex's
+        // file names, say): found from the folder up, without walking the project.
+        let overrides = crate::session::project::configured_overrides(&folder, agent.name());
+        own.add(env, &overrides, &folder, &touched);
         texts = new.iter().map(|b| own.trim(b, &session, &cache).batch.text).filter(|t| !t.is_empty()).collect();
         side.agent_files = own.into_files();
     }
