@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the official Python MCP client SDK (the `mcp` package) into a venv under .cache/
-# (ignored by git), for tests/mcp.rs, which drives `instructions-lsp mcp` with it. Every package
+# (ignored by git), for tests/it/mcp.rs, which drives `instructions-lsp mcp` with it. Every package
 # is pinned, the SDK's dependencies too, so that a new release of one cannot change the tests.
-# Prints the venv's python (tests/mcp.rs reads it from MCP_PYTHON).
+# Prints the venv's python (tests/it/mcp.rs reads it from MCP_PYTHON).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -1,4 +1,4 @@
-// Asks the real agent libraries what they load, for tests/agents.rs.
+// Asks the real agent libraries what they load, for tests/it/agents.rs.
 //   node tests/support/agents.mjs MODULES < cases.json > results.json
 // A case is { kind: "gemini" | "dsh-next", cwd, home, names?, touches?, maxBytes?, dshHome? }.
 // names: Gemini's context.fileName (absent: not configured).

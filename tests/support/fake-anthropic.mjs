@@ -1,10 +1,10 @@
 // A stand-in for the Anthropic Messages API on 127.0.0.1, so that Claude Code runs offline in
-// tests/agents.rs: it appends every request to LOG (one JSON line each) and answers with a short
+// tests/it/agents.rs: it appends every request to LOG (one JSON line each) and answers with a short
 // streamed reply. While TARGET (a file) names a path, the first turn answers with a Read tool
 // call of that path (a Write or an Edit for "write:PATH" or "edit:PATH", the edit replacing
 // "code"), so that Claude Code loads what such a touch loads; "tool:NAME INPUT" calls the tool
 // NAME (an MCP server's) with INPUT, a JSON object. A TARGET of several lines asks for one call
-// per line, each once the previous one has its result (tests/hook.rs).
+// per line, each once the previous one has its result (tests/it/hook.rs).
 //   node tests/support/fake-anthropic.mjs LOG TARGET   (prints the port)
 import http from "http";
 import { appendFileSync, readFileSync } from "fs";

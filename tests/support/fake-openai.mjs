@@ -1,5 +1,5 @@
 // A stand-in for the Responses API on 127.0.0.1, so that `codex exec` runs offline in
-// tests/hook.rs: it appends every request to LOG (one JSON line each) and answers with a short
+// tests/it/hook.rs: it appends every request to LOG (one JSON line each) and answers with a short
 // streamed reply. While TARGET (a file) holds an apply_patch envelope, the first turn answers
 // with an apply_patch call of it, so that Codex edits files and runs its PostToolUse hooks.
 //   node tests/support/fake-openai.mjs LOG TARGET   (prints the port)

@@ -1,5 +1,5 @@
 """A real MCP client (the official Python SDK, `mcp`) that drives `instructions-lsp mcp` for
-tests/mcp.rs: it reads a plan as JSON on stdin, runs it, and prints what it saw as JSON.
+tests/it/mcp.rs: it reads a plan as JSON on stdin, runs it, and prints what it saw as JSON.
 
   python mcp_client.py < plan.json
 

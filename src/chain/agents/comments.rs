@@ -404,7 +404,7 @@ fn html_block(line: &str) -> bool {
 mod tests {
     use super::hide_block_comments as hide;
 
-    // Each expectation was observed in what Claude Code 2.1.332 sends (tests/agents.rs compares
+    // Each expectation was observed in what Claude Code 2.1.332 sends (tests/it/agents.rs compares
     // the same shapes with the real agent).
     #[test]
     fn comments_on_their_own_lines_go_and_the_others_stay() {

@@ -2,7 +2,7 @@
 //! strategy per rule, never an `if profile == …` in discovery or rendering.
 //!
 //! Each profile names the agent release it mirrors; the README has the rules with their
-//! sources. Every profile is compared with the real agent by `tests/agents.rs` (Claude Code
+//! sources. Every profile is compared with the real agent by `tests/it/agents.rs` (Claude Code
 //! through a local stand-in of its API).
 //!
 //! One file per concern, and one per agent (issue 15):

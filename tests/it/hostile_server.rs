@@ -1,14 +1,12 @@
 //! Hostile repositories, faults and load (issue 8), against the real server in process. After
 //! each, the server answers the next request correctly and has written nothing in the workspace.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use common::lsp::{Client, uri};
-use common::tree::Tree;
+use crate::common::lsp::{Client, uri};
+use crate::common::tree::Tree;
 use serde_json::{Value, json};
 
 /// Every path below `dir` with its size and modification time: what "nothing written" means.

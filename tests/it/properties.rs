@@ -1,8 +1,6 @@
 //! Properties over generated input, a fixed number of cases each (issue 8): rendering and its
 //! budget, settings parsing, the params of every method, position conversion.
 
-mod common;
-
 use instructions_lsp::chain::render::{Item, Request, SectionStyle, render};
 use instructions_lsp::chain::settings::{Env, Frame, Settings};
 use instructions_lsp::lsp::convert::{Encoding, apply_change, offset, position};
@@ -195,10 +193,10 @@ proptest! {
 async fn the_server_survives_arbitrary_params_of_every_method() {
     use proptest::strategy::ValueTree;
     use proptest::test_runner::TestRunner;
-    let t = common::tree::Tree::new();
+    let t = crate::common::tree::Tree::new();
     t.write("r/AGENTS.md", "root rules");
     let root = t.root();
-    let mut c = common::lsp::Client::start(&t.home(), &[&root], serde_json::json!({"stateDir": null})).await;
+    let mut c = crate::common::lsp::Client::start(&t.home(), &[&root], serde_json::json!({"stateDir": null})).await;
     let mut runner = TestRunner::deterministic();
     let strategy = json();
     for i in 0..CASES {

@@ -3,14 +3,12 @@
 //! the agents chosen per directory, the findings of every file (`check` against the published
 //! diagnostics), and each hover's per-agent statement against the findings.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::lsp::{Client, uri};
-use common::tree::Tree;
+use crate::common::lsp::{Client, uri};
+use crate::common::tree::Tree;
 use serde_json::{Value, json};
 
 fn cli(t: &Tree, cwd: &Path, args: &[&str]) -> Output {

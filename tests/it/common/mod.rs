@@ -1,5 +1,3 @@
-#![allow(dead_code)]
-
 pub mod fake_api;
 pub mod lsp;
 pub mod stdio;

@@ -1,12 +1,10 @@
 //! SPEC section 6 in process: the transition log, watching, persistence and restarts.
 
-mod common;
-
 use std::path::Path;
 
-use common::lsp::{Client, uri};
-use common::tree::Tree;
-use common::{changes, pairs};
+use crate::common::lsp::{Client, uri};
+use crate::common::tree::Tree;
+use crate::common::{changes, pairs};
 use serde_json::{Value, json};
 
 async fn transitions(c: &mut Client, folder: &Path, since: u64) -> Value {

@@ -3,15 +3,13 @@
 //! core, dsh-agent-instructions); `.ci/run` always sets it. Each test builds seeded trees and
 //! asks both the agent and `instructions-lsp effective --profile …` what loads.
 
-mod common;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::agents_modules as modules;
-use common::fake_api::FakeApi;
-use common::tree::Tree;
+use crate::common::agents_modules as modules;
+use crate::common::fake_api::FakeApi;
+use crate::common::tree::Tree;
 use serde_json::{Value, json};
 
 /// `instructions-lsp effective --profile NAME` in `cwd`, with `HOME` set to `home`.

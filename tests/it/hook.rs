@@ -3,14 +3,12 @@
 //! against `tests/support/fake-anthropic.mjs`, Codex against `tests/support/fake-openai.mjs`)
 //! with the hook configured as a user would.
 
-mod common;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::fake_api::FakeApi;
-use common::tree::Tree;
+use crate::common::fake_api::FakeApi;
+use crate::common::tree::Tree;
 use serde_json::{Value, json};
 
 /// Runs `instructions-lsp hook AGENT` with `event` on stdin (as bytes) and `HOME` in the tree;
@@ -122,7 +120,7 @@ fn last_changes(t: &Tree, session: &str) -> Vec<(String, String)> {
         .expect("a ledger");
     let ledger: Value = serde_json::from_slice(&std::fs::read(ledger).expect("read")).expect("JSON");
     assert_eq!(ledger["version"], 1);
-    common::changes(ledger["batches"].as_array().and_then(|b| b.last()).expect("a batch"))
+    crate::common::changes(ledger["batches"].as_array().and_then(|b| b.last()).expect("a batch"))
 }
 
 #[test]
@@ -327,7 +325,7 @@ fn input_from_schema(schema: &Value, values: &Value) -> Value {
 
 #[test]
 fn the_hook_reads_and_answers_the_hook_schemas_codex_ships() {
-    let Some(modules) = common::agents_modules() else { return };
+    let Some(modules) = crate::common::agents_modules() else { return };
     let binary = std::fs::read(codex_binary(&modules)).expect("read Codex");
     let t = Tree::new();
     t.write("r/AGENTS.md", "root rules\n");
@@ -392,7 +390,7 @@ fn snippet(label: &str) -> Value {
 
 #[test]
 fn claude_code_gets_the_nested_agents_md_once_through_the_hook() {
-    let Some(modules) = common::agents_modules() else { return };
+    let Some(modules) = crate::common::agents_modules() else { return };
     let t = claude_tree();
     t.write("r/a/b/g.rs", "more code\n");
     // The settings exactly as `hook --help` prints them.
@@ -436,7 +434,7 @@ fn claude_code_gets_the_nested_agents_md_once_through_the_hook() {
 
 #[test]
 fn codex_gets_the_nested_agents_md_once_through_the_hook() {
-    let Some(modules) = common::agents_modules() else { return };
+    let Some(modules) = crate::common::agents_modules() else { return };
     let t = Tree::new();
     t.write("r/AGENTS.md", "root rules\n");
     t.write("r/a/b/AGENTS.md", "deep rules\n");

@@ -1,9 +1,7 @@
 //! The language server driven in process by a fake client over in-memory pipes.
 
-mod common;
-
-use common::lsp::{Client, uri};
-use common::tree::Tree;
+use crate::common::lsp::{Client, uri};
+use crate::common::tree::Tree;
 use serde_json::{Value, json};
 
 fn paths(block: &Value) -> Vec<String> {

@@ -3,13 +3,11 @@
 //! run offline, so these trees check the documented rules through the real binary and server,
 //! one test per rule or switch.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::lsp::{Client, uri};
-use common::tree::Tree;
+use crate::common::lsp::{Client, uri};
+use crate::common::tree::Tree;
 use serde_json::{Value, json};
 
 fn run(t: &Tree, cwd: &Path, args: &[&str]) -> Output {

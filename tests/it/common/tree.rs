@@ -1,7 +1,5 @@
 //! Real directory trees in temp dirs, with a private home so the user's own files never leak in.
 
-#![allow(dead_code)]
-
 use std::fs;
 use std::path::{Path, PathBuf};
 

@@ -2,8 +2,6 @@
 //! `workspace/configuration` per folder, keeps the latest diagnostics per URI, queues every other
 //! message, and fails a test that leaves a notification unconsumed.
 
-#![allow(dead_code)]
-
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -293,11 +291,6 @@ impl Client {
 
     pub async fn notify(&self, method: &str, params: Value) {
         let _ = self.out.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
-    }
-
-    /// Sends raw bytes (for malformed input).
-    pub fn send_raw(&self, msg: Value) {
-        let _ = self.out.send(msg);
     }
 
     pub async fn open(&self, path: &Path, text: &str) {

@@ -3,17 +3,15 @@
 //! memory bound read from the kernel (peak resident set), and no outside text reaches an answer.
 //! The time guards only keep a regression from hanging the suite; nothing here times anything.
 
-mod common;
-
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::lsp::uri;
-use common::stdio::Proc;
-use common::tree::Tree;
+use crate::common::lsp::uri;
+use crate::common::stdio::Proc;
+use crate::common::tree::Tree;
 use serde_json::{Value, json};
 
 /// Long enough for a debug build on a loaded machine; a regression hangs far longer.

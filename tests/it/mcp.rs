@@ -1,22 +1,20 @@
 //! `instructions-lsp mcp` driven by real MCP clients: the official Python SDK
 //! (`tests/support/mcp_client.py`, installed by `scripts/install-mcp-client.sh`, which prints the
 //! python that `MCP_PYTHON` names) and Claude Code against the stand-in Messages API
-//! (`AGENTS_MODULES`, as in tests/agents.rs). Without them the tests print a note and pass;
+//! (`AGENTS_MODULES`, as in tests/it/agents.rs). Without them the tests print a note and pass;
 //! `.ci/run` sets both.
-
-mod common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::fake_api::FakeApi;
-use common::tree::Tree;
+use crate::common::fake_api::FakeApi;
+use crate::common::tree::Tree;
 use serde_json::{Value, json};
 
 /// The python of the venv with the `mcp` package.
 fn python() -> Option<PathBuf> {
-    common::installed("MCP_PYTHON", "scripts/install-mcp-client.sh", "the MCP client SDK")
+    crate::common::installed("MCP_PYTHON", "scripts/install-mcp-client.sh", "the MCP client SDK")
 }
 
 fn uri(p: &Path) -> String {
@@ -550,7 +548,7 @@ fn texts(v: &Value) -> Vec<String> {
 
 #[test]
 fn claude_code_lists_the_tools_and_hands_a_touch_block_to_the_model() {
-    let Some(modules) = common::agents_modules() else { return };
+    let Some(modules) = crate::common::agents_modules() else { return };
     let t = project();
     // Claude Code loads the root AGENTS.md itself when it starts (no CLAUDE.md is loaded yet), and
     // a/CLAUDE.md and a/b/CLAUDE.md when it reads a/b/x.rs (where a/b's own CLAUDE.md hides the

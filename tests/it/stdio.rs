@@ -1,15 +1,13 @@
 //! End to end: the built binary over stdio, as an editor starts it.
 
-mod common;
-
 use std::io::Read;
 use std::process::Command;
 use std::sync::mpsc;
 
-use common::changes;
-use common::lsp::uri;
-use common::stdio::Proc;
-use common::tree::Tree;
+use crate::common::changes;
+use crate::common::lsp::uri;
+use crate::common::stdio::Proc;
+use crate::common::tree::Tree;
 use serde_json::{Value, json};
 
 #[test]

@@ -1,8 +1,6 @@
 //! The built binary over stdio, as an editor starts it: a client that answers server requests
 //! and keeps what it reads for later waits.
 
-#![allow(dead_code)]
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;

@@ -3,16 +3,14 @@
 //! ledgers. Each test bounds a hang with a timeout, and a memory blowup with an address-space
 //! limit, so a regression fails instead of stalling the suite.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::lsp::{Client, uri};
-use common::stdio::{Proc, frame, limited};
-use common::tree::Tree;
+use crate::common::lsp::{Client, uri};
+use crate::common::stdio::{Proc, frame, limited};
+use crate::common::tree::Tree;
 use instructions_lsp::session::ledger::ledger_path;
 use serde_json::{Value, json};
 
@@ -298,7 +296,7 @@ fn a_client_that_never_reads_keeps_the_server_bounded_and_is_answered_once_it_re
     });
     let mut answered = std::collections::BTreeSet::new();
     while answered.len() < REQUESTS as usize + 1 {
-        match rx.recv_timeout(common::stdio::WAIT) {
+        match rx.recv_timeout(crate::common::stdio::WAIT) {
             Ok(Some(id)) => {
                 answered.insert(id);
             }

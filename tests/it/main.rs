@@ -1,0 +1,27 @@
+//! The integration tests: one binary, so that the shared support (`common/`) is compiled once, a
+//! module per boundary. Trees are real directories in temp dirs; the server runs in process over
+//! in-memory pipes (`common/lsp.rs`) or as the built binary over stdio.
+//!
+//! - `cli`: the binary's commands; `consistency`: every edge asked the same questions;
+//! - `lsp`, `lifecycle`: the language server in process; `stdio`, `transport`: the binary over
+//!   stdio and hostile clients;
+//! - `mcp`, `hook`: the agents' edges, with the official MCP client SDK and the real agents;
+//! - `agents`, `editor_agents`: the profiles against the real agents and the editors' rules;
+//! - `properties`: generated input; `hostile_server`, `hostile_binary`: hostile trees and input, in
+//!   process and against the binary.
+
+mod common;
+
+mod agents;
+mod cli;
+mod consistency;
+mod editor_agents;
+mod hook;
+mod hostile_binary;
+mod hostile_server;
+mod lifecycle;
+mod lsp;
+mod mcp;
+mod properties;
+mod stdio;
+mod transport;
