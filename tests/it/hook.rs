@@ -499,3 +499,25 @@ fn the_agents_own_files_follow_the_repositorys_configuration() {
     t.write("r/instructions-lsp.toml", "[codex]\nfile-names = [\"CLAUDE.md\"]\n");
     assert_eq!(hook("codex", &t, &start(&t, "configured")), None, "Codex loads CLAUDE.md itself now");
 }
+
+/// The stand-in APIs read a request body as one UTF-8 stream: an em dash split between two TCP
+/// writes arrives whole (it once became U+FFFD, depending on where the bytes happened to split).
+#[test]
+fn the_stand_in_apis_keep_a_character_split_between_chunks() {
+    use std::io::{Read, Write as _};
+    for script in ["fake-anthropic.mjs", "fake-openai.mjs"] {
+        let api = FakeApi::start(script);
+        let body = "{\"text\":\"a — b\"}".as_bytes().to_vec();
+        let split = body.iter().position(|&b| b == 0xE2).expect("the dash") + 1;
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", api.port)).expect("connect");
+        write!(s, "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len()).expect("head");
+        s.write_all(&body[..split]).expect("first part");
+        s.flush().expect("flush");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        s.write_all(&body[split..]).expect("rest");
+        let mut answer = String::new();
+        let _ = s.read_to_string(&mut answer);
+        let log = std::fs::read_to_string(&api.log).expect("the request log");
+        assert!(log.contains("a — b"), "{script}: {log}");
+    }
+}

@@ -10,6 +10,8 @@ const [log, targetFile] = process.argv.slice(2);
 
 const server = http.createServer((req, res) => {
   let body = "";
+  // Decoded as one stream: a character split between two chunks stays whole.
+  req.setEncoding("utf8");
   req.on("data", (d) => (body += d));
   req.on("end", () => {
     appendFileSync(log, JSON.stringify({ url: req.url, body }) + "\n");
