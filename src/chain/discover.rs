@@ -1,4 +1,4 @@
-//! Discovery (SPEC sections 3 and 4): the project root, the ancestor chain from the root to
+//! Discovery (docs/discovery.md): the project root, the ancestor chain from the root to
 //! the folder, the winner and overlays of each directory, and the nested scopes of a touch.
 
 use std::fs;

@@ -1,4 +1,4 @@
-//! Findings (the diagnostics of SPEC section 7) as plain data with byte spans, so the CLI
+//! Findings (the diagnostics of docs/protocol.md) as plain data with byte spans, so the CLI
 //! prints them as `line:col` and the language server maps them to LSP positions.
 
 use std::collections::HashMap;

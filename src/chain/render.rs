@@ -1,4 +1,4 @@
-//! Rendering (SPEC section 5): the two frames, escaping, and the budget algorithm.
+//! Rendering (docs/rendering.md): the two frames, escaping, and the budget algorithm.
 
 use super::settings::Frame;
 
@@ -114,7 +114,7 @@ fn section(frame: Frame, style: SectionStyle, heading: &str, content: &str) -> S
     match frame {
         // Headings are escaped like content: a directory named `x<` holding `workspace-context>`
         // would otherwise close the frame. Real paths never contain the escaped strings, so
-        // their blocks are byte for byte the SPEC's.
+        // their blocks are byte for byte those of docs/rendering.md.
         Frame::WorkspaceContext => format!(
             "{WC_SECTION_MARK}{} -->\n\n## {}\n\n{}",
             encode_uri_component(heading),
@@ -179,7 +179,7 @@ pub struct Request<'a> {
     pub notices: &'a [String],
 }
 
-/// Renders a block within the budget (SPEC section 5, steps 1 to 6).
+/// Renders a block within the budget (docs/rendering.md, the budget's six steps).
 pub fn render(req: &Request<'_>) -> Rendered {
     let frame = req.frame;
     let Texts { open, intro, compact, close } = texts(frame);

@@ -1,4 +1,4 @@
-//! Settings (SPEC section 2): profiles, defaults, validation that keeps the last good value.
+//! Settings (docs/settings.md): profiles, defaults, validation that keeps the last good value.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -31,7 +31,7 @@ impl Profile {
     }
 }
 
-/// The envelope of a rendered block (SPEC section 5).
+/// The envelope of a rendered block (docs/rendering.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Frame {
     WorkspaceContext,
@@ -109,7 +109,7 @@ pub struct Settings {
     pub dedupe_trimmed: bool,
     pub watch: bool,
     pub state_dir: Option<PathBuf>,
-    /// The profiles whose diagnostics are published (issue 9): this session's own `profile`
+    /// The profiles whose diagnostics are published (docs/targets.md): this session's own `profile`
     /// (its engine findings) and any agent profile of `agents::NAMES`.
     pub profiles: Vec<String>,
     /// Neither `profile` nor `profiles` was set: the agents the repository targets (see
@@ -141,7 +141,7 @@ impl fmt::Display for SettingsProblem {
 /// size whole.
 pub const MAX_FILE_BYTES_CAP: u64 = 16 * 1024 * 1024;
 
-/// Every key of SPEC section 2.
+/// Every key of docs/settings.md.
 pub const KEYS: &[&str] = &[
     "profile",
     "instructionFileCandidates",

@@ -1,4 +1,4 @@
-//! Loading one candidate file (SPEC section 3): the symlink policy, bounded reads, UTF-8
+//! Loading one candidate file (docs/discovery.md): the symlink policy, bounded reads, UTF-8
 //! validation, SHA-256 digests and a cache keyed by path and signature.
 
 use std::collections::HashMap;
@@ -29,7 +29,7 @@ pub enum SkipReason {
 }
 
 impl SkipReason {
-    /// The wire name (SPEC section 3).
+    /// The wire name (docs/discovery.md).
     pub fn name(self) -> &'static str {
         match self {
             Self::Symlink => "symlink",

@@ -1,4 +1,4 @@
-//! The command line: `effective`, `check`, `compare` (SPEC section 8) and `hook`.
+//! The command line: `effective`, `check` and `compare` (docs/cli.md); `main.rs` hands `mcp` and `hook` to their edges.
 
 mod check;
 mod compare;

@@ -1,4 +1,4 @@
-//! The custom methods of SPEC section 7 as typed params, parsed with errors that say what is
+//! The custom methods (docs/protocol.md) as typed params, parsed with errors that say what is
 //! accepted.
 
 use serde::de::DeserializeOwned;

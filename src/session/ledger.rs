@@ -1,4 +1,4 @@
-//! The transition log's types and its persistence (SPEC section 6): one JSON file per session,
+//! The transition log's types and its persistence (docs/lifecycle.md): one JSON file per session,
 //! named by the SHA-256 of the folder path, written atomically.
 
 use std::io::{Read, Write};

@@ -1,4 +1,4 @@
-//! The JSON shapes of `instructions/effective` (SPEC section 7), built from engine results.
+//! The JSON shapes of `instructions/effective` (docs/protocol.md), built from engine results.
 //! Shared by the language server and `effective --json`.
 
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,4 @@
-//! Agent profiles verified against the real agents (issue 9). `AGENTS_MODULES` names the
+//! Agent profiles verified against the real agents. `AGENTS_MODULES` names the
 //! node_modules folder that `scripts/install-agents.sh` fills (Codex CLI, opencode, Gemini CLI
 //! core, dsh-agent-instructions); `.ci/run` always sets it. Each test builds seeded trees and
 //! asks both the agent and `instructions-lsp effective --profile …` what loads.

@@ -1,4 +1,4 @@
-//! The editor agents (issue 17): `copilot` (VS Code's chat instructions, mirrored from reading
+//! The editor agents: `copilot` (VS Code's chat instructions, mirrored from reading
 //! VS Code's source) and `cursor` (Cursor's documented rules). Copilot Chat and Cursor cannot
 //! run offline, so these trees check the documented rules through the real binary and server,
 //! one test per rule or switch.

@@ -1,4 +1,4 @@
-//! `instructions-lsp hook <agent>` (issue 16): the binary over stdin and stdout on real trees,
+//! `instructions-lsp hook <agent>`: the binary over stdin and stdout on real trees,
 //! its answers checked against the hook schemas Codex ships, and the real agents (Claude Code
 //! against `tests/support/fake-anthropic.mjs`, Codex against `tests/support/fake-openai.mjs`)
 //! with the hook configured as a user would.

@@ -1,4 +1,4 @@
-//! Hostile repositories (issue 13), against the built binary: the server over stdio and the
+//! Hostile repositories, against the built binary: the server over stdio and the
 //! CLI. Each tree once hung, exhausted or read past the server; now each answers, within a
 //! memory bound read from the kernel (peak resident set), and no outside text reaches an answer.
 //! The time guards only keep a regression from hanging the suite; nothing here times anything.

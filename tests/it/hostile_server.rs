@@ -1,4 +1,4 @@
-//! Hostile repositories, faults and load (issue 8), against the real server in process. After
+//! Hostile repositories, faults and load, against the real server in process. After
 //! each, the server answers the next request correctly and has written nothing in the workspace.
 
 use std::collections::BTreeMap;

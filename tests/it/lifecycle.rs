@@ -1,4 +1,4 @@
-//! SPEC section 6 in process: the transition log, watching, persistence and restarts.
+//! The lifecycle (docs/lifecycle.md) in process: the transition log, watching, persistence and restarts.
 
 use std::path::Path;
 

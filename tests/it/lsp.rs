@@ -210,7 +210,7 @@ async fn shadowed_claude_md_gets_a_tagged_warning_pointing_at_the_winner() {
 
 #[tokio::test]
 async fn typing_changes_diagnostics_live_without_saving() {
-    // SPEC section 5 omits broader files whole before it cuts the most specific one, so the
+    // The budget (docs/rendering.md) omits broader files whole before it cuts the most specific one, so the
     // root file's length never moves a child's cut; what typing in the root does change live
     // is the root's own status and the chain-wide findings of the child.
     let t = Tree::new();

@@ -1,4 +1,4 @@
-//! Properties over generated input, a fixed number of cases each (issue 8): rendering and its
+//! Properties over generated input, a fixed number of cases each: rendering and its
 //! budget, settings parsing, the params of every method, position conversion.
 
 use instructions_lsp::chain::render::{Item, Request, SectionStyle, render};
@@ -106,7 +106,7 @@ proptest! {
         } else {
             prop_assert_eq!(r.text.matches(close).count(), 0, "{}", r.text);
         }
-        // A complete marker (one followed by more of the block; SPEC step 6 may cut a marker
+        // A complete marker (one followed by more of the block; the budget's step 6 (docs/rendering.md) may cut a marker
         // that stands alone) parses, names the budget, and its cut is within the file.
         let segments: Vec<&str> = r.text.split("\n\n").collect();
         let complete = &segments[..segments.len().saturating_sub(1)];

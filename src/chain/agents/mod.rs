@@ -1,11 +1,11 @@
-//! Agent profiles (issue 9): what one coding agent actually loads, as data plus one small
+//! Agent profiles (docs/profiles.md): what one coding agent actually loads, as data plus one small
 //! strategy per rule, never an `if profile == …` in discovery or rendering.
 //!
 //! Each profile names the agent release it mirrors; the README has the rules with their
 //! sources. Every profile is compared with the real agent by `tests/it/agents.rs` (Claude Code
 //! through a local stand-in of its API).
 //!
-//! One file per concern, and one per agent (issue 15):
+//! One file per concern, and one per agent:
 //!
 //! - `profile.rs`: the rule types ([`Probe`], [`Pick`], [`Root`], [`Budget`], [`Join`], …) and
 //!   [`AgentProfile`], one agent's answers to them.
