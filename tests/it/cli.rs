@@ -1191,3 +1191,11 @@ fn matches_lines(expected: &[String], got: &[&str]) -> bool {
         Some((first, rest)) => got.first().is_some_and(|g| g == first) && matches_lines(rest, &got[1..]),
     }
 }
+
+/// The README stays the front door: at most 250 lines; the manual is in docs/.
+#[test]
+fn the_readme_stays_short() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).expect("README");
+    let lines = readme.lines().count();
+    assert!(lines <= 250, "README.md has {lines} lines; move the details to docs/");
+}
