@@ -13,7 +13,10 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{Notify, mpsc, oneshot};
 
-const WAIT: Duration = Duration::from_secs(10);
+/// How long a request or an awaited notification may take before the test fails: a guard against
+/// hangs, not a measure (a debug server answering after ten thousand edits on a busy 2-core machine
+/// takes several seconds).
+const WAIT: Duration = Duration::from_secs(30);
 
 #[derive(Default)]
 struct Shared {
