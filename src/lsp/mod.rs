@@ -2,9 +2,11 @@
 //! logic lives here.
 
 pub mod convert;
+mod diagnostics;
 pub mod ext;
 mod hover;
 pub mod server;
+mod shared;
 mod state;
 pub mod transport;
 

@@ -1,324 +1,32 @@
 //! The language server: lifecycle, documents, folders, settings, features and custom methods.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use tokio::sync::Notify;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::lsp_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
 use super::convert::{self, Encoding};
-use super::ext::{self, DidChangeParams, EffectiveParams, TouchParams, TransitionsParams};
+use super::ext::{self, EffectiveParams, TouchParams, TransitionsParams};
 use super::hover;
+use super::shared::Shared;
 use super::state::{self, State};
-use crate::chain::agents::{self, AgentEnv};
 use crate::chain::discover::project_root;
 use crate::chain::settings::{Env, Settings, SettingsProblem};
-use crate::chain::source::FileCache;
 use crate::paths::{self, uri_to_path};
 use crate::session::ledger::Reason;
-use crate::session::profiles::{AgentAnswer, Views};
-use crate::watch::{DirWatcher, WatchEvent};
-
-/// Shared between the server and its background tasks.
-pub struct Inner {
-    state: Mutex<State>,
-    pub cache: FileCache,
-    refresh: Notify,
-    shutdown: AtomicBool,
-    watcher: Mutex<Option<DirWatcher>>,
-    /// Bumped by every event that may change an answer (documents, touches, files, settings).
-    generation: std::sync::atomic::AtomicU64,
-    /// Warm `instructions/effective` answers, valid for one generation while watching.
-    memo: Mutex<Memo>,
-    /// Agent views, remembered like `memo` once every directory they read is watched.
-    views: Mutex<std::collections::HashMap<ViewKey, (u64, Arc<AgentAnswer>)>>,
-    /// `instructions/effective` answers with `profile`, remembered the same way.
-    profile_memo: Mutex<ProfileMemo>,
-    /// Directories remembered answers read beyond the sessions' own: watched too, and a change
-    /// in one is an event.
-    read_dirs: Mutex<std::collections::BTreeSet<PathBuf>>,
-    /// `read_dirs` grew since the watches were last set (see [`Inner::rewatch`]).
-    rewatch: AtomicBool,
-    /// Bumped by every change on disk the server hears of (and by settings): the checked trees
-    /// (see [`Inner::tree`]) follow the disk, not the buffers or the touches.
-    disk_generation: std::sync::atomic::AtomicU64,
-    /// What `check` says of each session's folder, by folder: (disk generation, selection,
-    /// the tree).
-    trees: Mutex<Trees>,
-    /// Held while the repositories are walked whole (see [`finish_walks`]): an answer that
-    /// depends on the agents a repository targets waits for the walk instead of answering from
-    /// the names near its root, so that it says what `check` says.
-    walks: tokio::sync::Mutex<()>,
-    agent_env: AgentEnv,
-    /// The names the agents look for in directories outside a project (see
-    /// [`Inner::read_by_memo`]): their file and folder names, and each part of their global paths.
-    global_names: BTreeSet<String>,
-    /// Remembered `instructions/effective` answers as sent, by their params as JSON: the
-    /// transport answers from here without routing, cloning or serializing (see
-    /// [`Server::remembered_answer`]).
-    wire: Mutex<Wire>,
-}
-
-/// (folder, uri path) -> (generation, answer).
-type Memo = std::collections::HashMap<(PathBuf, Option<PathBuf>), (u64, Value)>;
-
-/// (folder, profile, uri path) -> (generation, answer).
-type ProfileMemo = std::collections::HashMap<(PathBuf, String, Option<PathBuf>), (u64, Value)>;
-
-/// folder -> (disk generation, selection, what `check` says of the folder).
-type Trees = std::collections::HashMap<PathBuf, (u64, String, Arc<crate::session::check::Tree>)>;
-
-/// params as JSON -> (generation, serialized answer).
-type Wire = std::collections::HashMap<String, (u64, Arc<[u8]>)>;
-
-/// (folder, profile, its overrides, touched paths).
-type ViewKey = (PathBuf, String, String, Vec<PathBuf>);
-
-/// The most entries a memo keeps before it starts afresh (answers are per folder, profile and
-/// preview: a client asking about any number of paths does not grow the server).
-pub const MEMO_ENTRIES_MAX: usize = 256;
-
-/// The most directories remembered answers may add to the watched ones; past it answers are
-/// computed each time instead.
-const READ_DIRS_MAX: usize = 16_384;
-
-impl Inner {
-    pub fn state(&self) -> MutexGuard<'_, State> {
-        // A panic while holding the lock leaves state that is still usable: keep serving.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Watches exactly the directories the sessions need now. True when some cannot be watched
-    /// (the inotify limit, say), so the client should report changes instead.
-    fn update_watches(&self) -> bool {
-        let dirs = self.watched_dirs();
-        let mut watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(w) = watcher.as_mut() else { return false };
-        w.set(dirs);
-        !w.is_complete()
-    }
-
-    /// The sessions' directories and those remembered answers read.
-    fn watched_dirs(&self) -> std::collections::BTreeSet<PathBuf> {
-        let mut dirs = self.state().watched_dirs();
-        dirs.extend(self.read_dirs.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned());
-        dirs
-    }
-
-    /// The watcher's epoch when it sees every directory it was asked to; `None` when answers
-    /// must not be remembered (no watcher, or some directory could not be watched).
-    fn watch_epoch(&self) -> Option<u64> {
-        let watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
-        watcher.as_ref().filter(|w| w.is_complete()).map(DirWatcher::epoch)
-    }
-
-    /// Whether an answer computed at `generation` and watcher `epoch`, from the directories
-    /// `dirs`, may be remembered: nothing happened since, and every one of them was watched all
-    /// along (the epoch did not move). When some is not watched yet it is watched once the
-    /// caller calls [`Inner::rewatch`], so the next computation can be remembered.
-    pub fn may_remember(&self, generation: u64, epoch: u64, dirs: &std::collections::BTreeSet<PathBuf>) -> bool {
-        if self.generation.load(Ordering::SeqCst) != generation {
-            return false;
-        }
-        {
-            let watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
-            let Some(w) = watcher.as_ref().filter(|w| w.is_complete()) else { return false };
-            if w.epoch() == epoch && dirs.iter().all(|d| w.watches(d)) {
-                return true;
-            }
-        }
-        let grew = {
-            let mut read = self.read_dirs.lock().unwrap_or_else(|e| e.into_inner());
-            let before = read.len();
-            if before + dirs.len() <= READ_DIRS_MAX {
-                read.extend(dirs.iter().cloned());
-            }
-            read.len() != before
-        };
-        if grew {
-            self.rewatch.store(true, Ordering::SeqCst);
-        }
-        false
-    }
-
-    /// Watches what remembered answers asked for since the last time: once per request or
-    /// diagnostics pass, not once per view (setting the watches looks at every session).
-    pub fn rewatch(&self) {
-        if self.rewatch.swap(false, Ordering::SeqCst) {
-            // A directory that cannot be watched leaves the watcher incomplete, which is what
-            // the next announce tells the client.
-            let _ = self.update_watches();
-        }
-    }
-
-    /// Whether a changed path lies in a directory a remembered answer read, and can change it.
-    /// The agents walk up from a folder through directories outside the project (`/tmp`, the
-    /// home directory), where they look for a few names only: there a change of another name
-    /// (a busy `/tmp`, a shell's history) changes nothing, and costs nothing more than this
-    /// lookup: the sessions' project roots and folders, and the names that matter outside them,
-    /// are worked out only for a path in a directory that was read.
-    fn read_by_memo<'a>(
-        &self,
-        changed: &[PathBuf],
-        sessions: impl Iterator<Item = &'a crate::session::Session>,
-    ) -> bool {
-        let read = self.read_dirs.lock().unwrap_or_else(|e| e.into_inner());
-        let mut sessions = Some(sessions);
-        let mut known: Option<(Vec<PathBuf>, BTreeSet<String>)> = None;
-        changed.iter().any(|p| {
-            let Some(dir) = [Some(p.as_path()), p.parent()].into_iter().flatten().find(|d| read.contains(*d)) else {
-                return false;
-            };
-            let dir = if dir == p.as_path() { p.parent().unwrap_or(dir) } else { dir };
-            let (roots, names) = known.get_or_insert_with(|| {
-                let mut roots = Vec::new();
-                let mut names = self.global_names.clone();
-                for s in sessions.take().into_iter().flatten() {
-                    roots.push(s.folder.clone());
-                    roots.push(s.project_root());
-                    names.extend(s.settings.all_names().map(str::to_string));
-                    names.extend(s.settings.root_markers.iter().cloned());
-                }
-                (roots, names)
-            });
-            let outside = roots.iter().any(|r| r.as_path() != dir && r.starts_with(dir));
-            !outside || roots.iter().any(|r| r.starts_with(p)) || name_matters_outside(p, names)
-        })
-    }
-
-    /// Keeps a remembered answer as sent, for [`Server::remembered_answer`].
-    fn remember_wire(&self, params: String, generation: u64, value: &Value) {
-        let Ok(bytes) = serde_json::to_vec(value) else { return };
-        let mut wire = self.wire.lock().unwrap_or_else(|e| e.into_inner());
-        if wire.len() >= MEMO_ENTRIES_MAX {
-            wire.clear();
-        }
-        wire.insert(params, (generation, Arc::from(bytes)));
-    }
-
-    /// Something changed: memoized answers are stale.
-    fn bump(&self) {
-        self.generation.fetch_add(1, Ordering::SeqCst);
-    }
-
-    /// Something changed on disk (or in the settings): the checked trees are stale too.
-    fn bump_disk(&self) {
-        self.disk_generation.fetch_add(1, Ordering::SeqCst);
-        self.bump();
-    }
-
-    /// What `instructions-lsp check FOLDER` says of a session's folder, for the agents the
-    /// session publishes: the findings the server publishes and the statements its hovers make,
-    /// so that the editor shows what CI will say. Remembered until the disk or the settings
-    /// change.
-    pub fn tree(&self, session: &crate::session::Session) -> Arc<crate::session::check::Tree> {
-        let selection = crate::session::check::Selection {
-            profiles: session.profiles().into_iter().filter(|p| agents::NAMES.contains(&p.as_str())).collect(),
-            targets: session.targets().filter(|_| session.settings.targeted).cloned(),
-        };
-        let key = format!("{:?}|{:?}|{:?}", selection.profiles, selection.targets, session.settings);
-        let generation = self.disk_generation.load(Ordering::SeqCst);
-        {
-            let trees = self.trees.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((g, k, tree)) = trees.get(&session.folder)
-                && *g == generation
-                && *k == key
-            {
-                return tree.clone();
-            }
-        }
-        let tree = Arc::new(crate::session::check::check_tree(&session.folder, &session.settings, &selection));
-        let mut trees = self.trees.lock().unwrap_or_else(|e| e.into_inner());
-        if trees.len() >= MEMO_ENTRIES_MAX {
-            trees.clear();
-        }
-        trees.insert(session.folder.clone(), (generation, key, tree.clone()));
-        tree
-    }
-
-    /// Whether the watcher sees every directory that matters now, so that answers from memory
-    /// stay true until an event says otherwise.
-    fn watching_all(&self) -> bool {
-        self.watcher.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(DirWatcher::is_complete)
-    }
-
-    /// Waits (bounded) until every queued ledger is written; blocks, so never on the protocol
-    /// thread's runtime without `spawn_blocking`.
-    pub fn flush_ledgers(&self) {
-        let writer = self.state().ledgers.clone();
-        if !writer.flush(LEDGER_FLUSH_LIMIT) {
-            tracing::warn!("ledgers still unwritten after {} s; giving up on them", LEDGER_FLUSH_LIMIT.as_secs());
-        }
-    }
-
-    /// Whether `shutdown` was received (the exit code depends on it).
-    pub fn shut_down(&self) -> bool {
-        self.shutdown.load(Ordering::SeqCst)
-    }
-}
-
-impl Views for Inner {
-    fn cache(&self) -> &FileCache {
-        &self.cache
-    }
-
-    /// The view of agent `name` in `folder` after the `touched` files, with its findings: from
-    /// memory when nothing happened since it was computed and every directory it read is
-    /// watched (`watch`: the session lets the server watch). `None` for a name that is not an
-    /// agent.
-    fn agent_view(
-        &self,
-        name: &str,
-        overrides: &agents::Overrides,
-        folder: &Path,
-        touched: &[PathBuf],
-        watch: bool,
-    ) -> Option<Arc<AgentAnswer>> {
-        let generation = self.generation.load(Ordering::SeqCst);
-        let epoch = if watch { self.watch_epoch() } else { None };
-        let key = (folder.to_path_buf(), name.to_string(), format!("{overrides:?}"), touched.to_vec());
-        if epoch.is_some() {
-            let views = self.views.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((g, m)) = views.get(&key)
-                && *g == generation
-            {
-                return Some(m.clone());
-            }
-        }
-        let profile = agents::profile(name, &self.agent_env, overrides)?;
-        let view = agents::load(&profile, folder, touched);
-        let findings = agents::view_findings(&view, folder);
-        let dirs = epoch.and_then(|_| agents::dirs_read(&profile, &view, touched));
-        let memo = Arc::new(AgentAnswer { view, findings, dirs });
-        if let (Some(epoch), Some(dirs)) = (epoch, &memo.dirs)
-            && self.may_remember(generation, epoch, dirs)
-        {
-            let mut views = self.views.lock().unwrap_or_else(|e| e.into_inner());
-            if views.len() >= MEMO_ENTRIES_MAX {
-                views.clear();
-            }
-            views.insert(key, (generation, memo.clone()));
-        }
-        Some(memo)
-    }
-}
+use crate::watch::DirWatcher;
 
 pub struct Server {
     client: Client,
-    inner: Arc<Inner>,
+    inner: Arc<Shared>,
     /// Folders whose settings to pull, in order, by one task (started at `initialized`).
     pulls: tokio::sync::mpsc::UnboundedSender<Vec<PathBuf>>,
     pull_queue: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<Vec<PathBuf>>>>,
 }
-
-/// How long `shutdown` or the end of the process waits for ledgers to reach the disk: long
-/// enough for thousands of fsyncs, bounded so a hung file system cannot keep the process.
-const LEDGER_FLUSH_LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// How long a `workspace/configuration` pull may wait for the client; after that the last
 /// known settings stay.
@@ -330,30 +38,12 @@ fn path_of(uri: &Uri) -> Option<PathBuf> {
 
 impl Server {
     pub fn new(client: Client, env: Env) -> Self {
-        let inner = Inner {
-            cache: FileCache::new(),
-            refresh: Notify::new(),
-            shutdown: AtomicBool::new(false),
-            watcher: Mutex::new(None),
-            generation: std::sync::atomic::AtomicU64::new(0),
-            memo: Mutex::new(std::collections::HashMap::new()),
-            views: Mutex::new(std::collections::HashMap::new()),
-            profile_memo: Mutex::new(std::collections::HashMap::new()),
-            read_dirs: Mutex::new(std::collections::BTreeSet::new()),
-            rewatch: AtomicBool::new(false),
-            disk_generation: std::sync::atomic::AtomicU64::new(0),
-            trees: Mutex::new(std::collections::HashMap::new()),
-            walks: tokio::sync::Mutex::new(()),
-            global_names: global_names(&AgentEnv::with_home(&env)),
-            agent_env: AgentEnv::with_home(&env),
-            wire: Mutex::new(std::collections::HashMap::new()),
-            state: Mutex::new(State::new(env)),
-        };
+        let inner = Shared::new(client.clone(), env);
         let (pulls, queue) = tokio::sync::mpsc::unbounded_channel();
         Self { client, inner: Arc::new(inner), pulls, pull_queue: Mutex::new(Some(queue)) }
     }
 
-    pub fn inner(&self) -> Arc<Inner> {
+    pub fn inner(&self) -> Arc<Shared> {
         self.inner.clone()
     }
 
@@ -442,9 +132,9 @@ impl Server {
         }
         self.report(reports).await;
         if unwatched {
-            register_watched_files(&self.client, &self.inner).await;
+            self.inner.register_watched_files().await;
         }
-        announce(&self.client, &self.inner, events).await;
+        self.inner.announce(events).await;
     }
 
     /// After settings are applied: start the session's lifecycle, or reconcile with the new
@@ -482,7 +172,7 @@ impl Server {
             (reports, events)
         };
         self.report(reports).await;
-        announce(&self.client, &self.inner, events).await;
+        self.inner.announce(events).await;
     }
 
     async fn report(&self, reports: Vec<String>) {
@@ -550,7 +240,7 @@ impl Server {
         let p: TransitionsParams = ext::parse(ext::TRANSITIONS, TransitionsParams::SHAPE, params)?;
         let (folder, _) = self.resolve(p.uri.as_deref())?;
         let events = self.inner.state().start_session(&folder, &self.inner.cache).into_iter().collect();
-        announce(&self.client, &self.inner, events).await;
+        self.inner.announce(events).await;
         let st = self.inner.state();
         let Some(session) = st.sessions.get(&folder) else {
             return Err(Error::invalid_params("the workspace folder was removed"));
@@ -569,9 +259,7 @@ impl Server {
         }
         self.inner.watch_epoch()?;
         let generation = self.inner.generation.load(Ordering::SeqCst);
-        let wire = self.inner.wire.lock().unwrap_or_else(|e| e.into_inner());
-        let (g, bytes) = wire.get(&params.to_string())?;
-        (*g == generation).then(|| bytes.clone())
+        self.inner.wire.get(&params.to_string(), generation)
     }
 
     /// `instructions/effective`.
@@ -582,18 +270,15 @@ impl Server {
         tracing::debug!("effective for {} (unsaved: {})", folder.display(), p.unsaved);
         if let Some(name) = p.profile {
             // The agents of the folder are those of its whole repository.
-            finish_walks(&self.client, &self.inner).await;
+            self.inner.finish_walks().await;
             return self.profile_answer(folder, path, name, wire_key).await;
         }
         let generation = self.inner.generation.load(Ordering::SeqCst);
         let key = (folder.clone(), path.clone());
         // Only the folder's own answer: a preview reads directories that are not watched yet.
         let memo = !p.unsaved && path.as_ref().is_none_or(|p| p == &folder) && self.inner.watching_all();
-        if memo
-            && let Some((g, v)) = self.inner.memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key)
-            && *g == generation
-        {
-            return Ok(v.clone());
+        if memo && let Some(v) = self.inner.memo.get(&key, generation) {
+            return Ok(v);
         }
         let (session, buffers) = {
             let st = self.inner.state();
@@ -612,12 +297,7 @@ impl Server {
         })
         .await?;
         if keep {
-            let mut m = self.inner.memo.lock().unwrap_or_else(|e| e.into_inner());
-            if m.len() > 256 {
-                m.clear();
-            }
-            m.insert(key, (generation, value.clone()));
-            drop(m);
+            self.inner.memo.put(key, generation, value.clone());
             self.inner.remember_wire(wire_key, generation, &value);
         }
         Ok(value)
@@ -636,13 +316,10 @@ impl Server {
         let key = (folder.clone(), name.clone(), path.clone());
         let watch = self.inner.state().sessions.get(&folder).is_some_and(|s| s.settings.watch && s.is_started());
         let epoch = if watch { self.inner.watch_epoch() } else { None };
-        if epoch.is_some() {
-            let memo = self.inner.profile_memo.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((g, v)) = memo.get(&key)
-                && *g == generation
-            {
-                return Ok(v.clone());
-            }
+        if epoch.is_some()
+            && let Some(v) = self.inner.profile_memo.get(&key, generation)
+        {
+            return Ok(v);
         }
         let (session, env) = {
             let st = self.inner.state();
@@ -662,12 +339,7 @@ impl Server {
         if let (Some(epoch), Some(dirs)) = (epoch, dirs)
             && self.inner.may_remember(generation, epoch, &dirs)
         {
-            let mut memo = self.inner.profile_memo.lock().unwrap_or_else(|e| e.into_inner());
-            if memo.len() >= MEMO_ENTRIES_MAX {
-                memo.clear();
-            }
-            memo.insert(key, (generation, value.clone()));
-            drop(memo);
+            self.inner.profile_memo.put(key, generation, value.clone());
             self.inner.remember_wire(wire_key, generation, &value);
         }
         Ok(value)
@@ -679,7 +351,7 @@ impl Server {
             Ok(p) => match uri_to_path(&p.uri) {
                 Some(path) => {
                     let events = self.touch(&path);
-                    announce(&self.client, &self.inner, events).await;
+                    self.inner.announce(events).await;
                 }
                 None => tracing::warn!("{}: `uri` must be a file:// URI, got `{}`", ext::TOUCH, p.uri),
             },
@@ -702,7 +374,7 @@ impl Server {
 /// off the protocol thread): each session's own profile's view when it is selected, then each
 /// selected agent's.
 fn describe(
-    inner: &Inner,
+    inner: &Shared,
     path: &Path,
     sessions: Vec<crate::session::Session>,
     buffers: &crate::chain::source::Buffers,
@@ -719,47 +391,6 @@ fn describe(
     out
 }
 
-/// Asks the client to report changes of instruction files and root markers, for sessions that
-/// do not watch themselves (`watch: false`), or when the server's own watching fell short; once,
-/// when the client can register dynamically (a failed registration is tried again next time).
-async fn register_watched_files(client: &Client, inner: &Inner) {
-    let names: Vec<String> = {
-        let st = inner.state();
-        if !st.dynamic_watch || st.registered_watch {
-            return;
-        }
-        let mut names: Vec<String> = st
-            .sessions
-            .values()
-            .flat_map(|s| {
-                s.settings
-                    .all_names()
-                    .chain(s.settings.root_markers.iter().map(String::as_str))
-                    .map(str::to_string)
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        names.sort();
-        names.dedup();
-        names
-    };
-    let options = DidChangeWatchedFilesRegistrationOptions {
-        watchers: vec![FileSystemWatcher {
-            glob_pattern: GlobPattern::String(format!("**/{{{}}}", names.join(","))),
-            kind: None,
-        }],
-    };
-    let registration = Registration {
-        id: "instructions-watched-files".into(),
-        method: "workspace/didChangeWatchedFiles".into(),
-        register_options: serde_json::to_value(options).ok(),
-    };
-    match client.register_capability(vec![registration]).await {
-        Ok(()) => inner.state().registered_watch = true,
-        Err(e) => tracing::warn!("cannot register workspace/didChangeWatchedFiles: {e}"),
-    }
-}
-
 /// Runs a request's heavy part on the blocking pool, over copies of what it needs: the protocol
 /// thread stays free to read `$/cancelRequest`, and a cancelled request is answered at once
 /// (its computation finishes unobserved).
@@ -769,177 +400,6 @@ async fn off_thread<T: Send + 'static>(work: impl FnOnce() -> Result<T> + Send +
         error.message = format!("the computation of the answer failed: {e}").into();
         Err(error)
     })
-}
-
-/// Walks whole, off the protocol thread, the repositories whose sessions started from the names
-/// near their root; sessions whose agents change with it are announced (`instructions/didChange`,
-/// so that editors ask again) and their diagnostics republished.
-async fn finish_walks(client: &Client, inner: &Inner) {
-    let _walking = inner.walks.lock().await;
-    let roots = inner.state().partly_walked();
-    if roots.is_empty() {
-        return;
-    }
-    let walked = tokio::task::spawn_blocking(move || {
-        roots.into_iter().map(|r| (crate::chain::targets::names_below(&r), r)).collect::<Vec<_>>()
-    })
-    .await
-    .unwrap_or_default();
-    let mut changed = Vec::new();
-    {
-        let mut st = inner.state();
-        for (names, root) in walked {
-            let names = st.set_names_below(&root, names);
-            for (folder, s) in st.sessions.iter_mut() {
-                if s.project_root() != root {
-                    continue;
-                }
-                let before = s.targets().map(|t| t.agents.clone());
-                s.refresh_targets_logged(&names);
-                if s.targets().map(|t| t.agents.clone()) != before {
-                    changed.push((folder.clone(), s.seq));
-                }
-            }
-        }
-    }
-    if !changed.is_empty() {
-        tracing::debug!("the whole walk changed the agents of {} folders", changed.len());
-    }
-    announce(client, inner, changed).await;
-}
-
-/// Announces new batches (`instructions/didChange`), follows the watched directories, and
-/// republishes diagnostics.
-async fn announce(client: &Client, inner: &Inner, events: Vec<(PathBuf, u64)>) {
-    inner.bump();
-    for (folder, seq) in events {
-        let params = DidChangeParams { folder: paths::path_to_uri(&folder), seq };
-        client.send_notification::<ext::DidChange>(params).await;
-    }
-    if inner.update_watches() {
-        register_watched_files(client, inner).await;
-    }
-    inner.refresh.notify_one();
-}
-
-/// Paths changed on disk (watcher or `didChangeWatchedFiles`): every session they can affect
-/// reconciles with the disk. Changes no session cares about (a shell's history in a watched
-/// home directory, say) cost nothing more.
-async fn handle_paths(client: &Client, inner: &Inner, changed: Vec<PathBuf>) {
-    let events = {
-        let mut st = inner.state();
-        let folders: Vec<PathBuf> = st
-            .sessions
-            .iter()
-            .filter(|(_, s)| changed.iter().any(|p| s.is_relevant(p)))
-            .map(|(f, _)| f.clone())
-            .collect();
-        if folders.is_empty() {
-            // No session's chain, but maybe a remembered agent view's (a rules file, an import).
-            if inner.read_by_memo(&changed, st.sessions.values()) {
-                inner.bump_disk();
-                for p in &changed {
-                    inner.cache.invalidate(p);
-                }
-                inner.refresh.notify_one();
-            }
-            return;
-        }
-        inner.bump_disk();
-        for p in &changed {
-            inner.cache.invalidate(p);
-        }
-        // Repositories whose targets may have changed are walked again, once each.
-        let mut walked: std::collections::HashMap<PathBuf, _> = std::collections::HashMap::new();
-        let mut retarget = Vec::new();
-        for folder in &folders {
-            let Some(s) = st.sessions.get(folder) else { continue };
-            if changed.iter().any(|p| s.changes_targets(p)) {
-                let root = s.project_root();
-                if !walked.contains_key(&root) {
-                    st.forget_names_below(&root);
-                    let names = st.names_below(&root);
-                    walked.insert(root.clone(), names);
-                }
-                retarget.push((folder.clone(), root));
-            }
-        }
-        for (folder, root) in retarget {
-            let (Some(s), Some(names)) = (st.sessions.get_mut(&folder), walked.get(&root)) else { continue };
-            s.refresh_targets_logged(names);
-        }
-        let mut events = Vec::new();
-        for folder in folders {
-            events.extend(st.with_session(&folder, &inner.cache, |s, cache| {
-                s.reconcile(cache, Reason::Change);
-            }));
-        }
-        events
-    };
-    tracing::debug!("{} changed paths, {} new batches", changed.len(), events.len());
-    announce(client, inner, events).await;
-}
-
-/// Whether an agent walking up through the directory of `p` may look at `p`: an instruction
-/// file or folder name, a Markdown file (a configured fallback name, an import), or one of
-/// `names`.
-fn name_matters_outside(p: &Path, names: &BTreeSet<String>) -> bool {
-    let Some(name) = p.file_name().and_then(|n| n.to_str()) else { return true };
-    let lower = name.to_ascii_lowercase();
-    names.contains(name)
-        || agents::FILE_NAMES.contains(&name)
-        || crate::chain::targets::CONFIG_NAMES.contains(&name)
-        || lower.ends_with(".md")
-        || lower.ends_with(".mdc")
-}
-
-/// The names agents look for outside a project: their candidates and layers, every part of their
-/// global paths, and the usual root markers.
-fn global_names(env: &AgentEnv) -> BTreeSet<String> {
-    let mut names: BTreeSet<String> = [".git", ".hg", ".jj", ".sl", ".svn"].iter().map(|s| s.to_string()).collect();
-    let part = |p: &Path| -> Vec<String> {
-        p.components().filter_map(|c| c.as_os_str().to_str().map(str::to_string)).collect()
-    };
-    for name in agents::NAMES {
-        let Some(profile) = agents::profile(name, env, &agents::Overrides::default()) else { continue };
-        for c in &profile.candidates {
-            names.extend(part(Path::new(c)));
-        }
-        for layer in profile.layers.iter().chain(&profile.lazy_layers) {
-            names.extend(part(Path::new(layer.path)));
-        }
-        for g in profile.global.iter().flatten() {
-            names.extend(part(g));
-        }
-    }
-    names
-}
-
-/// Feeds debounced watcher events to the sessions.
-async fn watch_loop(client: Client, inner: Arc<Inner>, mut rx: tokio::sync::mpsc::UnboundedReceiver<WatchEvent>) {
-    while let Some(first) = rx.recv().await {
-        // Coalesce whatever else is already queued.
-        let mut events = vec![first];
-        while let Ok(more) = rx.try_recv() {
-            events.push(more);
-        }
-        if inner.shut_down() {
-            return;
-        }
-        let changed = if events.contains(&WatchEvent::Rescan) {
-            // Events were lost: every directory that matters is looked at again.
-            inner.watched_dirs().into_iter().collect()
-        } else {
-            events
-                .into_iter()
-                .flat_map(|e| match e {
-                    WatchEvent::Changed(paths) => paths,
-                    WatchEvent::Rescan => Vec::new(),
-                })
-                .collect()
-        };
-        handle_paths(&client, &inner, changed).await;
-    }
 }
 
 /// The project root of a document when the client opened no folder: from the nearest directory
@@ -1005,54 +465,6 @@ fn apply_settings(st: &mut State, folder: &Path, value: &Value) -> Option<String
         return None;
     }
     Some(format!("instructions-lsp ({}): {}; the previous values are kept", folder.display(), relevant.join("; ")))
-}
-
-/// Runs diagnostics passes when asked, publishing only what changed.
-pub async fn refresh_loop(client: Client, inner: Arc<Inner>) {
-    loop {
-        inner.refresh.notified().await;
-        if inner.shut_down() {
-            return;
-        }
-        // The agents' findings follow the agents of the whole repository.
-        finish_walks(&client, &inner).await;
-        let input = inner.state().diagnostics_input();
-        let worker = inner.clone();
-        let computed = match tokio::task::spawn_blocking(move || {
-            let diagnostics = state::diagnostics(&input, &worker);
-            worker.rewatch();
-            diagnostics
-        })
-        .await
-        {
-            Ok(d) => d,
-            Err(e) => {
-                tracing::error!("diagnostics pass failed: {e}");
-                continue;
-            }
-        };
-        let changes: Vec<(PathBuf, Vec<Diagnostic>)> = {
-            let mut st = inner.state();
-            let mut changes = Vec::new();
-            for (path, diags) in &computed {
-                if st.published.get(path) != Some(diags) {
-                    changes.push((path.clone(), diags.clone()));
-                }
-            }
-            for path in st.published.keys() {
-                if !computed.contains_key(path) {
-                    changes.push((path.clone(), Vec::new()));
-                }
-            }
-            st.published = computed;
-            changes
-        };
-        for (path, diags) in changes {
-            if let Some(uri) = convert::uri_of(&path) {
-                client.publish_diagnostics(uri, diags, None).await;
-            }
-        }
-    }
 }
 
 impl LanguageServer for Server {
@@ -1129,20 +541,20 @@ impl LanguageServer for Server {
     }
 
     async fn initialized(&self, _: InitializedParams) {
-        tokio::spawn(refresh_loop(self.client.clone(), self.inner.clone()));
-        let (client, inner) = (self.client.clone(), self.inner.clone());
-        tokio::spawn(async move { finish_walks(&client, &inner).await });
+        tokio::spawn(self.inner.clone().refresh_loop());
+        let inner = self.inner.clone();
+        tokio::spawn(async move { inner.finish_walks().await });
         // Starting inotify and its thread takes about a millisecond: off the protocol thread,
         // so the first requests do not wait for it.
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let (client, inner) = (self.client.clone(), self.inner.clone());
+        let inner = self.inner.clone();
         tokio::spawn(async move {
             let created = tokio::task::spawn_blocking(move || DirWatcher::new(tx)).await;
             match created {
                 Ok(Ok(w)) => {
                     *inner.watcher.lock().unwrap_or_else(|e| e.into_inner()) = Some(w);
                     if inner.update_watches() {
-                        register_watched_files(&client, &inner).await;
+                        inner.register_watched_files().await;
                     }
                     // What changed before the watches were in place is caught up now.
                     let folders: Vec<PathBuf> = inner
@@ -1152,8 +564,8 @@ impl LanguageServer for Server {
                         .filter(|(_, s)| s.settings.watch)
                         .map(|(f, _)| f.clone())
                         .collect();
-                    handle_paths(&client, &inner, folders).await;
-                    tokio::spawn(watch_loop(client, inner, rx));
+                    inner.handle_paths(folders).await;
+                    tokio::spawn(inner.watch_loop(rx));
                 }
                 Ok(Err(e)) => tracing::warn!("{e}; changes on disk are seen through didChangeWatchedFiles only"),
                 Err(e) => tracing::warn!("file watching did not start: {e}"),
@@ -1202,7 +614,7 @@ impl LanguageServer for Server {
         let before: Vec<PathBuf> = self.inner.state().sessions.keys().cloned().collect();
         let events = self.touch(&path);
         let added: Vec<PathBuf> = self.inner.state().sessions.keys().filter(|k| !before.contains(k)).cloned().collect();
-        announce(&self.client, &self.inner, events).await;
+        self.inner.announce(events).await;
         self.pull_settings(added).await;
     }
 
@@ -1233,9 +645,9 @@ impl LanguageServer for Server {
     async fn did_save(&self, params: DidSaveTextDocumentParams) {
         if let Some(path) = path_of(&params.text_document.uri) {
             let events = self.touch(&path);
-            announce(&self.client, &self.inner, events).await;
+            self.inner.announce(events).await;
             // The saved bytes may be an instruction file the agents hold.
-            handle_paths(&self.client, &self.inner, vec![path]).await;
+            self.inner.handle_paths(vec![path]).await;
         }
     }
 
@@ -1267,8 +679,8 @@ impl LanguageServer for Server {
             added
         };
         self.pull_settings(added).await;
-        announce(&self.client, &self.inner, Vec::new()).await;
-        finish_walks(&self.client, &self.inner).await;
+        self.inner.announce(Vec::new()).await;
+        self.inner.finish_walks().await;
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
@@ -1289,7 +701,7 @@ impl LanguageServer for Server {
 
     async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
         let changed: Vec<PathBuf> = params.changes.iter().filter_map(|c| path_of(&c.uri)).collect();
-        handle_paths(&self.client, &self.inner, changed).await;
+        self.inner.handle_paths(changed).await;
     }
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
@@ -1305,7 +717,7 @@ impl LanguageServer for Server {
         if pos.line != 0 && !in_diagnostic {
             return Ok(None);
         }
-        finish_walks(&self.client, &self.inner).await;
+        self.inner.finish_walks().await;
         let (sessions, buffers) = {
             let st = self.inner.state();
             (st.sessions.values().cloned().collect::<Vec<_>>(), st.buffers())
@@ -1330,7 +742,7 @@ impl LanguageServer for Server {
         if !self.inner.state().is_instruction_file(&path) {
             return Ok(None);
         }
-        finish_walks(&self.client, &self.inner).await;
+        self.inner.finish_walks().await;
         let lenses = self
             .describe(&path)
             .into_iter()

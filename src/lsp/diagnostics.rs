@@ -1,0 +1,148 @@
+//! The diagnostics: what `check` says of each folder for the agents, the session's own findings
+//! for the engine's profile, published by one background loop that sends only what changed.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tower_lsp_server::lsp_types::Diagnostic;
+
+use super::convert;
+use super::shared::Shared;
+use super::state::DiagnosticsInput;
+use crate::chain::discover::{Discovery, Scope};
+use crate::chain::lint::{self, Finding};
+use crate::chain::source::Buffers;
+use crate::session::{Session, Snapshot};
+
+/// The findings of every session's chain and of every open candidate document: the engine's
+/// own for the session's lifecycle when its profile is selected, and for the agents what
+/// `instructions-lsp check FOLDER` says of the files in the folder (see [`Shared::tree`]), each
+/// file from the innermost folder that holds it.
+pub fn findings(input: &DiagnosticsInput, inner: &Shared) -> (Vec<Finding>, Vec<(Session, Snapshot)>) {
+    let cache = &inner.cache;
+    let mut out: Vec<Finding> = Vec::new();
+    let mut snapshots = Vec::new();
+    let buffers = Some(&input.buffers);
+    let innermost = |path: &Path| {
+        input
+            .sessions
+            .iter()
+            .filter(|s| crate::paths::starts_with(path, &s.folder))
+            .max_by_key(|s| s.folder.components().count())
+            .map(|s| s.folder.clone())
+    };
+    for session in &input.sessions {
+        let snap = session.snapshot(cache, buffers);
+        let profiles = session.profiles();
+        if profiles.iter().any(|p| p == session.settings.profile.name()) {
+            let disc = session.discovery(cache, buffers);
+            let skipped: Vec<_> = snap.skipped().cloned().collect();
+            out.extend(lint::skip_findings(&skipped, &session.settings, |p| disc.heading(p)));
+            for f in snap.files() {
+                out.extend(lint::content_findings(&f.path, &f.file.text, session.settings.frame));
+            }
+            out.extend(session.chain_findings(&snap));
+        }
+        if profiles.iter().any(|p| crate::chain::agents::NAMES.contains(&p.as_str())) {
+            let tree = inner.tree(session);
+            // A file above every folder (the root's AGENTS.md of a package opened as a folder)
+            // gets what the folders below it say of it.
+            out.extend(
+                tree.findings
+                    .iter()
+                    .filter(|f| innermost(&f.path).is_none_or(|folder| folder == session.folder))
+                    .cloned(),
+            );
+        }
+        snapshots.push((session.clone(), snap));
+    }
+    // Open candidates judged in their own directory, whether or not a chain reaches them.
+    for (path, settings, folder, own) in &input.open_candidates {
+        if !own {
+            continue;
+        }
+        let Some(dir) = path.parent() else { continue };
+        let disc = Discovery::new(settings, cache, buffers, folder);
+        let scan = disc.scan_dir(dir, Scope::Nested);
+        let mine: Vec<_> = scan.skipped.iter().filter(|s| &s.path == path).cloned().collect();
+        out.extend(lint::skip_findings(&mine, settings, |p| disc.heading(p)));
+        if let Some(f) = scan.files.iter().find(|f| &f.path == path) {
+            out.extend(lint::content_findings(path, &f.file.text, settings.frame));
+        }
+    }
+    let mut seen = HashSet::new();
+    out.retain(|f| seen.insert((f.path.clone(), f.code, f.span, f.message.clone())));
+    (out, snapshots)
+}
+
+/// The text a finding is placed in: the open buffer, else at most `max + 1` bytes of disk.
+pub fn text_for(path: &Path, buffers: &Buffers, max_bytes: u64) -> Vec<u8> {
+    if let Some(t) = buffers.get(path) {
+        return t.as_bytes().to_vec();
+    }
+    crate::chain::source::read_prefix(path, max_bytes)
+}
+
+/// Findings grouped per file as LSP diagnostics.
+pub fn diagnostics(input: &DiagnosticsInput, inner: &Shared) -> HashMap<PathBuf, Vec<Diagnostic>> {
+    let (found, _) = findings(input, inner);
+    let max = input.sessions.iter().map(|s| s.settings.max_file_bytes).max().unwrap_or(1_048_576);
+    let mut texts: HashMap<PathBuf, Vec<u8>> = HashMap::new();
+    let mut out: HashMap<PathBuf, Vec<Diagnostic>> = HashMap::new();
+    for f in &found {
+        let text = texts.entry(f.path.clone()).or_insert_with(|| text_for(&f.path, &input.buffers, max));
+        out.entry(f.path.clone()).or_default().push(convert::diagnostic(f, text, input.encoding));
+    }
+    out
+}
+
+impl Shared {
+    /// Runs diagnostics passes when asked, publishing only what changed.
+    pub async fn refresh_loop(self: Arc<Self>) {
+        loop {
+            self.refresh.notified().await;
+            if self.shut_down() {
+                return;
+            }
+            // The agents' findings follow the agents of the whole repository.
+            self.finish_walks().await;
+            let input = self.state().diagnostics_input();
+            let worker = self.clone();
+            let computed = match tokio::task::spawn_blocking(move || {
+                let diagnostics = diagnostics(&input, &worker);
+                worker.rewatch();
+                diagnostics
+            })
+            .await
+            {
+                Ok(d) => d,
+                Err(e) => {
+                    tracing::error!("diagnostics pass failed: {e}");
+                    continue;
+                }
+            };
+            let changes: Vec<(PathBuf, Vec<Diagnostic>)> = {
+                let mut st = self.state();
+                let mut changes = Vec::new();
+                for (path, diags) in &computed {
+                    if st.published.get(path) != Some(diags) {
+                        changes.push((path.clone(), diags.clone()));
+                    }
+                }
+                for path in st.published.keys() {
+                    if !computed.contains_key(path) {
+                        changes.push((path.clone(), Vec::new()));
+                    }
+                }
+                st.published = computed;
+                changes
+            };
+            for (path, diags) in changes {
+                if let Some(uri) = convert::uri_of(&path) {
+                    self.client.publish_diagnostics(uri, diags, None).await;
+                }
+            }
+        }
+    }
+}

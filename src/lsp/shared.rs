@@ -1,0 +1,547 @@
+//! What the server's handlers and its background work share: the state behind one lock, the
+//! client handle, the file cache, the watcher, and the remembered answers; and the background work
+//! itself (walks, announcements, changes on disk), as its methods. It imports no handler.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::Value;
+use tokio::sync::Notify;
+use tower_lsp_server::Client;
+use tower_lsp_server::lsp_types::*;
+
+use super::ext::{self, DidChangeParams};
+use super::state::State;
+use crate::chain::agents::{self, AgentEnv};
+use crate::chain::source::FileCache;
+use crate::paths;
+use crate::session::ledger::Reason;
+use crate::session::profiles::{AgentAnswer, Views};
+use crate::watch::{DirWatcher, WatchEvent};
+
+/// Shared between the server and its background tasks.
+pub struct Shared {
+    /// The client, for notifications, registrations and diagnostics.
+    pub(super) client: Client,
+    pub(super) state: Mutex<State>,
+    pub cache: FileCache,
+    pub(super) refresh: Notify,
+    pub(super) shutdown: AtomicBool,
+    pub(super) watcher: Mutex<Option<DirWatcher>>,
+    /// Bumped by every event that may change an answer (documents, touches, files, settings).
+    pub(super) generation: std::sync::atomic::AtomicU64,
+    /// Warm `instructions/effective` answers, valid for one generation while watching.
+    pub(super) memo: Memo<(PathBuf, Option<PathBuf>), Value>,
+    /// Agent views, remembered like `memo` once every directory they read is watched.
+    pub(super) views: Memo<ViewKey, Arc<AgentAnswer>>,
+    /// `instructions/effective` answers with `profile`, remembered the same way.
+    pub(super) profile_memo: Memo<(PathBuf, String, Option<PathBuf>), Value>,
+    /// Directories remembered answers read beyond the sessions' own: watched too, and a change
+    /// in one is an event.
+    pub(super) read_dirs: Mutex<std::collections::BTreeSet<PathBuf>>,
+    /// `read_dirs` grew since the watches were last set (see [`Shared::rewatch`]).
+    pub(super) rewatch: AtomicBool,
+    /// Bumped by every change on disk the server hears of (and by settings): the checked trees
+    /// (see [`Shared::tree`]) follow the disk, not the buffers or the touches.
+    pub(super) disk_generation: std::sync::atomic::AtomicU64,
+    /// What `check` says of each session's folder, by folder: (disk generation, selection,
+    /// the tree).
+    pub(super) trees: Memo<(PathBuf, String), Arc<crate::session::check::Tree>>,
+    /// Held while the repositories are walked whole (see [`finish_walks`]): an answer that
+    /// depends on the agents a repository targets waits for the walk instead of answering from
+    /// the names near its root, so that it says what `check` says.
+    pub(super) walks: tokio::sync::Mutex<()>,
+    pub(super) agent_env: AgentEnv,
+    /// The names the agents look for in directories outside a project (see
+    /// [`Shared::read_by_memo`]): their file and folder names, and each part of their global paths.
+    pub(super) global_names: BTreeSet<String>,
+    /// Remembered `instructions/effective` answers as sent, by their params as JSON: the
+    /// transport answers from here without routing, cloning or serializing (see
+    /// [`Server::remembered_answer`]).
+    pub(super) wire: Memo<String, Arc<[u8]>>,
+}
+
+/// (folder, profile, its overrides, touched paths).
+type ViewKey = (PathBuf, String, String, Vec<PathBuf>);
+
+/// How long `shutdown` or the end of the process waits for ledgers to reach the disk: long
+/// enough for thousands of fsyncs, bounded so a hung file system cannot keep the process.
+const LEDGER_FLUSH_LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Answers remembered for one generation each (an event moves the generation on, and the answer
+/// is stale): at most [`MEMO_ENTRIES_MAX`], past which it starts afresh, so that a client asking
+/// about any number of paths does not grow the server.
+pub struct Memo<K, V> {
+    map: Mutex<std::collections::HashMap<K, (u64, V)>>,
+}
+
+impl<K, V> Default for Memo<K, V> {
+    fn default() -> Self {
+        Self { map: Mutex::new(std::collections::HashMap::new()) }
+    }
+}
+
+impl<K: std::hash::Hash + Eq, V: Clone> Memo<K, V> {
+    /// The answer remembered for `key` at `generation`.
+    pub fn get(&self, key: &K, generation: u64) -> Option<V> {
+        let map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        map.get(key).filter(|(g, _)| *g == generation).map(|(_, v)| v.clone())
+    }
+
+    /// Remembers `value` for `key` at `generation`.
+    pub fn put(&self, key: K, generation: u64, value: V) {
+        let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= MEMO_ENTRIES_MAX && !map.contains_key(&key) {
+            map.clear();
+        }
+        map.insert(key, (generation, value));
+    }
+}
+
+/// The most entries a memo keeps before it starts afresh (answers are per folder, profile and
+/// preview: a client asking about any number of paths does not grow the server).
+pub const MEMO_ENTRIES_MAX: usize = 256;
+
+/// The most directories remembered answers may add to the watched ones; past it answers are
+/// computed each time instead.
+const READ_DIRS_MAX: usize = 16_384;
+
+impl Shared {
+    /// Everything empty, for a server of `client` with the environment `env`.
+    pub fn new(client: Client, env: crate::chain::settings::Env) -> Self {
+        Self {
+            client,
+            cache: FileCache::new(),
+            refresh: Notify::new(),
+            shutdown: AtomicBool::new(false),
+            watcher: Mutex::new(None),
+            generation: std::sync::atomic::AtomicU64::new(0),
+            memo: Memo::default(),
+            views: Memo::default(),
+            profile_memo: Memo::default(),
+            read_dirs: Mutex::new(std::collections::BTreeSet::new()),
+            rewatch: AtomicBool::new(false),
+            disk_generation: std::sync::atomic::AtomicU64::new(0),
+            trees: Memo::default(),
+            walks: tokio::sync::Mutex::new(()),
+            global_names: global_names(&AgentEnv::with_home(&env)),
+            agent_env: AgentEnv::with_home(&env),
+            wire: Memo::default(),
+            state: Mutex::new(State::new(env)),
+        }
+    }
+    pub fn state(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves state that is still usable: keep serving.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Watches exactly the directories the sessions need now. True when some cannot be watched
+    /// (the inotify limit, say), so the client should report changes instead.
+    pub(super) fn update_watches(&self) -> bool {
+        let dirs = self.watched_dirs();
+        let mut watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(w) = watcher.as_mut() else { return false };
+        w.set(dirs);
+        !w.is_complete()
+    }
+
+    /// The sessions' directories and those remembered answers read.
+    pub(super) fn watched_dirs(&self) -> std::collections::BTreeSet<PathBuf> {
+        let mut dirs = self.state().watched_dirs();
+        dirs.extend(self.read_dirs.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned());
+        dirs
+    }
+
+    /// The watcher's epoch when it sees every directory it was asked to; `None` when answers
+    /// must not be remembered (no watcher, or some directory could not be watched).
+    pub(super) fn watch_epoch(&self) -> Option<u64> {
+        let watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
+        watcher.as_ref().filter(|w| w.is_complete()).map(DirWatcher::epoch)
+    }
+
+    /// Whether an answer computed at `generation` and watcher `epoch`, from the directories
+    /// `dirs`, may be remembered: nothing happened since, and every one of them was watched all
+    /// along (the epoch did not move). When some is not watched yet it is watched once the
+    /// caller calls [`Shared::rewatch`], so the next computation can be remembered.
+    pub fn may_remember(&self, generation: u64, epoch: u64, dirs: &std::collections::BTreeSet<PathBuf>) -> bool {
+        if self.generation.load(Ordering::SeqCst) != generation {
+            return false;
+        }
+        {
+            let watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(w) = watcher.as_ref().filter(|w| w.is_complete()) else { return false };
+            if w.epoch() == epoch && dirs.iter().all(|d| w.watches(d)) {
+                return true;
+            }
+        }
+        let grew = {
+            let mut read = self.read_dirs.lock().unwrap_or_else(|e| e.into_inner());
+            let before = read.len();
+            if before + dirs.len() <= READ_DIRS_MAX {
+                read.extend(dirs.iter().cloned());
+            }
+            read.len() != before
+        };
+        if grew {
+            self.rewatch.store(true, Ordering::SeqCst);
+        }
+        false
+    }
+
+    /// Watches what remembered answers asked for since the last time: once per request or
+    /// diagnostics pass, not once per view (setting the watches looks at every session).
+    pub fn rewatch(&self) {
+        if self.rewatch.swap(false, Ordering::SeqCst) {
+            // A directory that cannot be watched leaves the watcher incomplete, which is what
+            // the next announce tells the client.
+            let _ = self.update_watches();
+        }
+    }
+
+    /// Whether a changed path lies in a directory a remembered answer read, and can change it.
+    /// The agents walk up from a folder through directories outside the project (`/tmp`, the
+    /// home directory), where they look for a few names only: there a change of another name
+    /// (a busy `/tmp`, a shell's history) changes nothing, and costs nothing more than this
+    /// lookup: the sessions' project roots and folders, and the names that matter outside them,
+    /// are worked out only for a path in a directory that was read.
+    pub(super) fn read_by_memo<'a>(
+        &self,
+        changed: &[PathBuf],
+        sessions: impl Iterator<Item = &'a crate::session::Session>,
+    ) -> bool {
+        let read = self.read_dirs.lock().unwrap_or_else(|e| e.into_inner());
+        let mut sessions = Some(sessions);
+        let mut known: Option<(Vec<PathBuf>, BTreeSet<String>)> = None;
+        changed.iter().any(|p| {
+            let Some(dir) = [Some(p.as_path()), p.parent()].into_iter().flatten().find(|d| read.contains(*d)) else {
+                return false;
+            };
+            let dir = if dir == p.as_path() { p.parent().unwrap_or(dir) } else { dir };
+            let (roots, names) = known.get_or_insert_with(|| {
+                let mut roots = Vec::new();
+                let mut names = self.global_names.clone();
+                for s in sessions.take().into_iter().flatten() {
+                    roots.push(s.folder.clone());
+                    roots.push(s.project_root());
+                    names.extend(s.settings.all_names().map(str::to_string));
+                    names.extend(s.settings.root_markers.iter().cloned());
+                }
+                (roots, names)
+            });
+            let outside = roots.iter().any(|r| r.as_path() != dir && r.starts_with(dir));
+            !outside || roots.iter().any(|r| r.starts_with(p)) || name_matters_outside(p, names)
+        })
+    }
+
+    /// Keeps a remembered answer as sent, for [`Server::remembered_answer`].
+    pub(super) fn remember_wire(&self, params: String, generation: u64, value: &Value) {
+        let Ok(bytes) = serde_json::to_vec(value) else { return };
+        self.wire.put(params, generation, Arc::from(bytes));
+    }
+
+    /// Something changed: memoized answers are stale.
+    pub(super) fn bump(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Something changed on disk (or in the settings): the checked trees are stale too.
+    pub(super) fn bump_disk(&self) {
+        self.disk_generation.fetch_add(1, Ordering::SeqCst);
+        self.bump();
+    }
+
+    /// What `instructions-lsp check FOLDER` says of a session's folder, for the agents the
+    /// session publishes: the findings the server publishes and the statements its hovers make,
+    /// so that the editor shows what CI will say. Remembered until the disk or the settings
+    /// change.
+    pub fn tree(&self, session: &crate::session::Session) -> Arc<crate::session::check::Tree> {
+        let selection = crate::session::check::Selection {
+            profiles: session.profiles().into_iter().filter(|p| agents::NAMES.contains(&p.as_str())).collect(),
+            targets: session.targets().filter(|_| session.settings.targeted).cloned(),
+        };
+        let key = format!("{:?}|{:?}|{:?}", selection.profiles, selection.targets, session.settings);
+        let generation = self.disk_generation.load(Ordering::SeqCst);
+        let key = (session.folder.clone(), key);
+        if let Some(tree) = self.trees.get(&key, generation) {
+            return tree;
+        }
+        let tree = Arc::new(crate::session::check::check_tree(&session.folder, &session.settings, &selection));
+        self.trees.put(key, generation, tree.clone());
+        tree
+    }
+
+    /// Whether the watcher sees every directory that matters now, so that answers from memory
+    /// stay true until an event says otherwise.
+    pub(super) fn watching_all(&self) -> bool {
+        self.watcher.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(DirWatcher::is_complete)
+    }
+
+    /// Waits (bounded) until every queued ledger is written; blocks, so never on the protocol
+    /// thread's runtime without `spawn_blocking`.
+    pub fn flush_ledgers(&self) {
+        let writer = self.state().ledgers.clone();
+        if !writer.flush(LEDGER_FLUSH_LIMIT) {
+            tracing::warn!("ledgers still unwritten after {} s; giving up on them", LEDGER_FLUSH_LIMIT.as_secs());
+        }
+    }
+
+    /// Whether `shutdown` was received (the exit code depends on it).
+    pub fn shut_down(&self) -> bool {
+        self.shutdown.load(Ordering::SeqCst)
+    }
+}
+
+impl Views for Shared {
+    fn cache(&self) -> &FileCache {
+        &self.cache
+    }
+
+    /// The view of agent `name` in `folder` after the `touched` files, with its findings: from
+    /// memory when nothing happened since it was computed and every directory it read is
+    /// watched (`watch`: the session lets the server watch). `None` for a name that is not an
+    /// agent.
+    fn agent_view(
+        &self,
+        name: &str,
+        overrides: &agents::Overrides,
+        folder: &Path,
+        touched: &[PathBuf],
+        watch: bool,
+    ) -> Option<Arc<AgentAnswer>> {
+        let generation = self.generation.load(Ordering::SeqCst);
+        let epoch = if watch { self.watch_epoch() } else { None };
+        let key = (folder.to_path_buf(), name.to_string(), format!("{overrides:?}"), touched.to_vec());
+        if epoch.is_some()
+            && let Some(answer) = self.views.get(&key, generation)
+        {
+            return Some(answer);
+        }
+        let profile = agents::profile(name, &self.agent_env, overrides)?;
+        let view = agents::load(&profile, folder, touched);
+        let findings = agents::view_findings(&view, folder);
+        let dirs = epoch.and_then(|_| agents::dirs_read(&profile, &view, touched));
+        let memo = Arc::new(AgentAnswer { view, findings, dirs });
+        if let (Some(epoch), Some(dirs)) = (epoch, &memo.dirs)
+            && self.may_remember(generation, epoch, dirs)
+        {
+            self.views.put(key, generation, memo.clone());
+        }
+        Some(memo)
+    }
+}
+
+/// Whether an agent walking up through the directory of `p` may look at `p`: an instruction
+/// file or folder name, a Markdown file (a configured fallback name, an import), or one of
+/// `names`.
+fn name_matters_outside(p: &Path, names: &BTreeSet<String>) -> bool {
+    let Some(name) = p.file_name().and_then(|n| n.to_str()) else { return true };
+    let lower = name.to_ascii_lowercase();
+    names.contains(name)
+        || agents::FILE_NAMES.contains(&name)
+        || crate::chain::targets::CONFIG_NAMES.contains(&name)
+        || lower.ends_with(".md")
+        || lower.ends_with(".mdc")
+}
+
+/// The names agents look for outside a project: their candidates and layers, every part of their
+/// global paths, and the usual root markers.
+fn global_names(env: &AgentEnv) -> BTreeSet<String> {
+    let mut names: BTreeSet<String> = [".git", ".hg", ".jj", ".sl", ".svn"].iter().map(|s| s.to_string()).collect();
+    let part = |p: &Path| -> Vec<String> {
+        p.components().filter_map(|c| c.as_os_str().to_str().map(str::to_string)).collect()
+    };
+    for name in agents::NAMES {
+        let Some(profile) = agents::profile(name, env, &agents::Overrides::default()) else { continue };
+        for c in &profile.candidates {
+            names.extend(part(Path::new(c)));
+        }
+        for layer in profile.layers.iter().chain(&profile.lazy_layers) {
+            names.extend(part(Path::new(layer.path)));
+        }
+        for g in profile.global.iter().flatten() {
+            names.extend(part(g));
+        }
+    }
+    names
+}
+
+impl Shared {
+    /// Asks the client to report changes of instruction files and root markers, for sessions that
+    /// do not watch themselves (`watch: false`), or when the server's own watching fell short; once,
+    /// when the client can register dynamically (a failed registration is tried again next time).
+    pub(super) async fn register_watched_files(&self) {
+        let names: Vec<String> = {
+            let st = self.state();
+            if !st.dynamic_watch || st.registered_watch {
+                return;
+            }
+            let mut names: Vec<String> = st
+                .sessions
+                .values()
+                .flat_map(|s| {
+                    s.settings
+                        .all_names()
+                        .chain(s.settings.root_markers.iter().map(String::as_str))
+                        .map(str::to_string)
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            names.sort();
+            names.dedup();
+            names
+        };
+        let options = DidChangeWatchedFilesRegistrationOptions {
+            watchers: vec![FileSystemWatcher {
+                glob_pattern: GlobPattern::String(format!("**/{{{}}}", names.join(","))),
+                kind: None,
+            }],
+        };
+        let registration = Registration {
+            id: "instructions-watched-files".into(),
+            method: "workspace/didChangeWatchedFiles".into(),
+            register_options: serde_json::to_value(options).ok(),
+        };
+        match self.client.register_capability(vec![registration]).await {
+            Ok(()) => self.state().registered_watch = true,
+            Err(e) => tracing::warn!("cannot register workspace/didChangeWatchedFiles: {e}"),
+        }
+    }
+
+    /// Walks whole, off the protocol thread, the repositories whose sessions started from the names
+    /// near their root; sessions whose agents change with it are announced (`instructions/didChange`,
+    /// so that editors ask again) and their diagnostics republished.
+    pub(super) async fn finish_walks(&self) {
+        let _walking = self.walks.lock().await;
+        let roots = self.state().partly_walked();
+        if roots.is_empty() {
+            return;
+        }
+        let walked = tokio::task::spawn_blocking(move || {
+            roots.into_iter().map(|r| (crate::chain::targets::names_below(&r), r)).collect::<Vec<_>>()
+        })
+        .await
+        .unwrap_or_default();
+        let mut changed = Vec::new();
+        {
+            let mut st = self.state();
+            for (names, root) in walked {
+                let names = st.set_names_below(&root, names);
+                for (folder, s) in st.sessions.iter_mut() {
+                    if s.project_root() != root {
+                        continue;
+                    }
+                    let before = s.targets().map(|t| t.agents.clone());
+                    s.refresh_targets_logged(&names);
+                    if s.targets().map(|t| t.agents.clone()) != before {
+                        changed.push((folder.clone(), s.seq));
+                    }
+                }
+            }
+        }
+        if !changed.is_empty() {
+            tracing::debug!("the whole walk changed the agents of {} folders", changed.len());
+        }
+        self.announce(changed).await;
+    }
+
+    /// Announces new batches (`instructions/didChange`), follows the watched directories, and
+    /// republishes diagnostics.
+    pub(super) async fn announce(&self, events: Vec<(PathBuf, u64)>) {
+        self.bump();
+        for (folder, seq) in events {
+            let params = DidChangeParams { folder: paths::path_to_uri(&folder), seq };
+            self.client.send_notification::<ext::DidChange>(params).await;
+        }
+        if self.update_watches() {
+            self.register_watched_files().await;
+        }
+        self.refresh.notify_one();
+    }
+
+    /// Paths changed on disk (watcher or `didChangeWatchedFiles`): every session they can affect
+    /// reconciles with the disk. Changes no session cares about (a shell's history in a watched
+    /// home directory, say) cost nothing more.
+    pub(super) async fn handle_paths(&self, changed: Vec<PathBuf>) {
+        let events = {
+            let mut st = self.state();
+            let folders: Vec<PathBuf> = st
+                .sessions
+                .iter()
+                .filter(|(_, s)| changed.iter().any(|p| s.is_relevant(p)))
+                .map(|(f, _)| f.clone())
+                .collect();
+            if folders.is_empty() {
+                // No session's chain, but maybe a remembered agent view's (a rules file, an import).
+                if self.read_by_memo(&changed, st.sessions.values()) {
+                    self.bump_disk();
+                    for p in &changed {
+                        self.cache.invalidate(p);
+                    }
+                    self.refresh.notify_one();
+                }
+                return;
+            }
+            self.bump_disk();
+            for p in &changed {
+                self.cache.invalidate(p);
+            }
+            // Repositories whose targets may have changed are walked again, once each.
+            let mut walked: std::collections::HashMap<PathBuf, _> = std::collections::HashMap::new();
+            let mut retarget = Vec::new();
+            for folder in &folders {
+                let Some(s) = st.sessions.get(folder) else { continue };
+                if changed.iter().any(|p| s.changes_targets(p)) {
+                    let root = s.project_root();
+                    if !walked.contains_key(&root) {
+                        st.forget_names_below(&root);
+                        let names = st.names_below(&root);
+                        walked.insert(root.clone(), names);
+                    }
+                    retarget.push((folder.clone(), root));
+                }
+            }
+            for (folder, root) in retarget {
+                let (Some(s), Some(names)) = (st.sessions.get_mut(&folder), walked.get(&root)) else { continue };
+                s.refresh_targets_logged(names);
+            }
+            let mut events = Vec::new();
+            for folder in folders {
+                events.extend(st.with_session(&folder, &self.cache, |s, cache| {
+                    s.reconcile(cache, Reason::Change);
+                }));
+            }
+            events
+        };
+        tracing::debug!("{} changed paths, {} new batches", changed.len(), events.len());
+        self.announce(events).await;
+    }
+
+    /// Feeds debounced watcher events to the sessions.
+    pub(super) async fn watch_loop(self: Arc<Self>, mut rx: tokio::sync::mpsc::UnboundedReceiver<WatchEvent>) {
+        while let Some(first) = rx.recv().await {
+            // Coalesce whatever else is already queued.
+            let mut events = vec![first];
+            while let Ok(more) = rx.try_recv() {
+                events.push(more);
+            }
+            if self.shut_down() {
+                return;
+            }
+            let changed = if events.contains(&WatchEvent::Rescan) {
+                // Events were lost: every directory that matters is looked at again.
+                self.watched_dirs().into_iter().collect()
+            } else {
+                events
+                    .into_iter()
+                    .flat_map(|e| match e {
+                        WatchEvent::Changed(paths) => paths,
+                        WatchEvent::Rescan => Vec::new(),
+                    })
+                    .collect()
+            };
+            self.handle_paths(changed).await;
+        }
+    }
+}
