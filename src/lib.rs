@@ -47,6 +47,29 @@ mod layering {
         out
     }
 
+    /// Every source file of `src/`, with its text.
+    fn sources() -> Vec<(std::path::PathBuf, String)> {
+        let mut out = Vec::new();
+        let mut stack = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
+        while let Some(p) = stack.pop() {
+            match std::fs::read_dir(&p) {
+                Ok(entries) => stack.extend(entries.flatten().map(|e| e.path())),
+                Err(_) => out.extend(std::fs::read_to_string(&p).ok().map(|t| (p, t))),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn no_source_file_grows_past_900_lines() {
+        let long: Vec<String> = sources()
+            .into_iter()
+            .filter(|(_, text)| text.lines().count() > 900)
+            .map(|(p, text)| format!("{}: {} lines", p.display(), text.lines().count()))
+            .collect();
+        assert!(long.is_empty(), "split these by concern: {long:?}");
+    }
+
     #[test]
     fn no_layer_imports_one_above_it_and_no_edge_another() {
         let rules: &[(&str, &[&str])] = &[
