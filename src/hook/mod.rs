@@ -269,9 +269,9 @@ pub fn respond(agent: Agent, event: &Event, settings: &Settings, env: &AgentEnv)
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let _lock = Lock::take(&dir)?;
     let cache = FileCache::new();
-    let kept = SessionFile::load(&dir);
-    let mut side = kept.clone();
-    let folder = side.folder.get_or_insert_with(|| event.cwd.clone()).clone();
+    let as_loaded = SessionFile::load(&dir);
+    let mut session_file = as_loaded.clone();
+    let folder = session_file.folder.get_or_insert_with(|| event.cwd.clone()).clone();
     let mut session = Session::new(&folder, settings.clone());
     // A new session, or a context that was cleared or compacted: the baseline again.
     let fresh = matches!(event.ask, Ask::Start { fresh: true });
@@ -296,16 +296,16 @@ pub fn respond(agent: Agent, event: &Event, settings: &Settings, env: &AgentEnv)
     let new: Vec<&Batch> = saved.batches.iter().filter(|b| b.seq > since).collect();
     let mut texts: Vec<String> = Vec::new();
     if !new.is_empty() {
-        let mut own = Own::new(agent.name(), std::mem::take(&mut side.agent_files));
+        let mut own = Own::new(agent.name(), std::mem::take(&mut session_file.agent_files));
         // The agent runs with what the repository's instructions-lsp.toml gives it (Codex's
         // file names, say): found from the folder up, without walking the project.
         let overrides = crate::session::project::configured_overrides(&folder, agent.name());
         own.add(env, &overrides, &folder, &touched);
         texts = new.iter().map(|b| own.trim(b, &session, &cache).batch.text).filter(|t| !t.is_empty()).collect();
-        side.agent_files = own.into_files();
+        session_file.agent_files = own.into_files();
     }
-    if side != kept
-        && let Err(e) = side.save(&dir)
+    if session_file != as_loaded
+        && let Err(e) = session_file.save(&dir)
     {
         log(Some(state_dir), &format!("cannot keep the session's folder and the agent's own files: {e}"));
     }

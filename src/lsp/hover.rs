@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::chain::agents;
-use crate::session::view::file_status;
+use crate::session::answer::file_status;
 use crate::session::{RenderedFiles, Session, Snapshot};
 
 /// One session's view of a file: a one-line summary and a Markdown detail.

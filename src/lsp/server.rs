@@ -13,7 +13,7 @@ use super::convert::{self, Encoding};
 use super::ext::{self, EffectiveParams, TouchParams, TransitionsParams};
 use super::hover;
 use super::shared::Shared;
-use super::state::{self, State};
+use super::state::{self, Workspace};
 use crate::chain::discover::project_root;
 use crate::chain::settings::{Env, Settings, SettingsProblem};
 use crate::paths::{self, uri_to_path};
@@ -126,7 +126,7 @@ impl Server {
                     }
                 }
                 let changed = st.sessions.get(folder).map(|s| &s.settings) != before.as_ref();
-                events.extend(self.settle(&mut st, folder, changed));
+                events.extend(self.start_or_reconcile(&mut st, folder, changed));
             }
             unwatched = st.sessions.values().any(|s| !s.settings.watch);
         }
@@ -139,7 +139,7 @@ impl Server {
 
     /// After settings are applied: start the session's lifecycle, or reconcile with the new
     /// settings (`config`).
-    fn settle(&self, st: &mut State, folder: &Path, changed: bool) -> Vec<(PathBuf, u64)> {
+    fn start_or_reconcile(&self, st: &mut Workspace, folder: &Path, changed: bool) -> Vec<(PathBuf, u64)> {
         let started = st.sessions.get(folder).is_some_and(crate::session::Session::is_started);
         if started {
             // Settings that did not change (a pull answering what the session already has) are
@@ -167,7 +167,7 @@ impl Server {
                 let before = st.sessions.get(&folder).map(|s| s.settings.clone());
                 reports.extend(apply_settings(&mut st, &folder, &merged));
                 let changed = st.sessions.get(&folder).map(|s| &s.settings) != before.as_ref();
-                events.extend(self.settle(&mut st, &folder, changed));
+                events.extend(self.start_or_reconcile(&mut st, &folder, changed));
             }
             (reports, events)
         };
@@ -259,7 +259,7 @@ impl Server {
         }
         self.inner.watch_epoch()?;
         let generation = self.inner.generation.load(Ordering::SeqCst);
-        self.inner.wire.get(&params.to_string(), generation)
+        self.inner.sent.get(&params.to_string(), generation)
     }
 
     /// `instructions/effective`.
@@ -298,7 +298,7 @@ impl Server {
         .await?;
         if keep {
             self.inner.memo.put(key, generation, value.clone());
-            self.inner.remember_wire(wire_key, generation, &value);
+            self.inner.remember_sent(wire_key, generation, &value);
         }
         Ok(value)
     }
@@ -340,7 +340,7 @@ impl Server {
             && self.inner.may_remember(generation, epoch, &dirs)
         {
             self.inner.profile_memo.put(key, generation, value.clone());
-            self.inner.remember_wire(wire_key, generation, &value);
+            self.inner.remember_sent(wire_key, generation, &value);
         }
         Ok(value)
     }
@@ -366,14 +366,14 @@ impl Server {
             let st = self.inner.state();
             (st.sessions.values().cloned().collect::<Vec<_>>(), st.buffers())
         };
-        describe(&self.inner, path, sessions, &buffers)
+        describe_sessions(&self.inner, path, sessions, &buffers)
     }
 }
 
 /// What the hover and the code lens say of `path`, over copies of the sessions (so it can run
 /// off the protocol thread): each session's own profile's view when it is selected, then each
 /// selected agent's.
-fn describe(
+fn describe_sessions(
     inner: &Shared,
     path: &Path,
     sessions: Vec<crate::session::Session>,
@@ -404,7 +404,7 @@ async fn off_thread<T: Send + 'static>(work: impl FnOnce() -> Result<T> + Send +
 
 /// The project root of a document when the client opened no folder: from the nearest directory
 /// that exists, so a made-up path makes no session of its own.
-fn implicit_folder(st: &State, path: &Path) -> PathBuf {
+fn implicit_folder(st: &Workspace, path: &Path) -> PathBuf {
     let dir = if path.is_dir() { path } else { path.parent().unwrap_or(path) };
     let dir = dir.ancestors().find(|d| d.is_dir()).unwrap_or(dir);
     project_root(dir, &st.defaults.root_markers)
@@ -417,7 +417,7 @@ fn log_problems(folder: &Path, problems: &[SettingsProblem]) {
 }
 
 /// Applies settings to a session; returns a message when there are new problems to show.
-fn apply_settings(st: &mut State, folder: &Path, value: &Value) -> Option<String> {
+fn apply_settings(st: &mut Workspace, folder: &Path, value: &Value) -> Option<String> {
     let env = st.env.clone();
     let session = st.sessions.get_mut(folder)?;
     let (settings, problems) = Settings::parse(value, Some(&session.settings), &env);
@@ -724,7 +724,7 @@ impl LanguageServer for Server {
         };
         let inner = self.inner.clone();
         off_thread(move || {
-            let descriptions = describe(&inner, &path, sessions, &buffers);
+            let descriptions = describe_sessions(&inner, &path, sessions, &buffers);
             if descriptions.is_empty() {
                 return Ok(None);
             }

@@ -13,7 +13,7 @@ use tower_lsp_server::Client;
 use tower_lsp_server::lsp_types::*;
 
 use super::ext::{self, DidChangeParams};
-use super::state::State;
+use super::state::Workspace;
 use crate::chain::agents::{self, AgentEnv};
 use crate::chain::source::FileCache;
 use crate::paths;
@@ -25,7 +25,7 @@ use crate::watch::{DirWatcher, WatchEvent};
 pub struct Shared {
     /// The client, for notifications, registrations and diagnostics.
     pub(super) client: Client,
-    pub(super) state: Mutex<State>,
+    pub(super) state: Mutex<Workspace>,
     pub cache: FileCache,
     pub(super) refresh: Notify,
     pub(super) shutdown: AtomicBool,
@@ -60,7 +60,7 @@ pub struct Shared {
     /// Remembered `instructions/effective` answers as sent, by their params as JSON: the
     /// transport answers from here without routing, cloning or serializing (see
     /// [`Server::remembered_answer`]).
-    pub(super) wire: Memo<String, Arc<[u8]>>,
+    pub(super) sent: Memo<String, Arc<[u8]>>,
 }
 
 /// (folder, profile, its overrides, touched paths).
@@ -128,11 +128,11 @@ impl Shared {
             walks: tokio::sync::Mutex::new(()),
             global_names: global_names(&AgentEnv::with_home(&env)),
             agent_env: AgentEnv::with_home(&env),
-            wire: Memo::default(),
-            state: Mutex::new(State::new(env)),
+            sent: Memo::default(),
+            state: Mutex::new(Workspace::new(env)),
         }
     }
-    pub fn state(&self) -> MutexGuard<'_, State> {
+    pub fn state(&self) -> MutexGuard<'_, Workspace> {
         // A panic while holding the lock leaves state that is still usable: keep serving.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -236,20 +236,20 @@ impl Shared {
     }
 
     /// Keeps a remembered answer as sent, for [`Server::remembered_answer`].
-    pub(super) fn remember_wire(&self, params: String, generation: u64, value: &Value) {
+    pub(super) fn remember_sent(&self, params: String, generation: u64, value: &Value) {
         let Ok(bytes) = serde_json::to_vec(value) else { return };
-        self.wire.put(params, generation, Arc::from(bytes));
+        self.sent.put(params, generation, Arc::from(bytes));
     }
 
     /// Something changed: memoized answers are stale.
-    pub(super) fn bump(&self) {
+    pub(super) fn answers_changed(&self) {
         self.generation.fetch_add(1, Ordering::SeqCst);
     }
 
     /// Something changed on disk (or in the settings): the checked trees are stale too.
-    pub(super) fn bump_disk(&self) {
+    pub(super) fn disk_changed(&self) {
         self.disk_generation.fetch_add(1, Ordering::SeqCst);
-        self.bump();
+        self.answers_changed();
     }
 
     /// What `instructions-lsp check FOLDER` says of a session's folder, for the agents the
@@ -449,7 +449,7 @@ impl Shared {
     /// Announces new batches (`instructions/didChange`), follows the watched directories, and
     /// republishes diagnostics.
     pub(super) async fn announce(&self, events: Vec<(PathBuf, u64)>) {
-        self.bump();
+        self.answers_changed();
         for (folder, seq) in events {
             let params = DidChangeParams { folder: paths::path_to_uri(&folder), seq };
             self.client.send_notification::<ext::DidChange>(params).await;
@@ -475,7 +475,7 @@ impl Shared {
             if folders.is_empty() {
                 // No session's chain, but maybe a remembered agent view's (a rules file, an import).
                 if self.read_by_memo(&changed, st.sessions.values()) {
-                    self.bump_disk();
+                    self.disk_changed();
                     for p in &changed {
                         self.cache.invalidate(p);
                     }
@@ -483,7 +483,7 @@ impl Shared {
                 }
                 return;
             }
-            self.bump_disk();
+            self.disk_changed();
             for p in &changed {
                 self.cache.invalidate(p);
             }

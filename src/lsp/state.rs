@@ -32,10 +32,10 @@ pub struct Document {
 }
 
 /// Everything the server knows, behind one lock that is never held across an await.
-pub struct State {
+pub struct Workspace {
     pub encoding: Encoding,
     pub env: Env,
-    /// Settings from `initializationOptions`; set through [`State::set_init_options`].
+    /// Settings from `initializationOptions`; set through [`Workspace::set_init_options`].
     init_options: Value,
     /// Those options parsed once: what judges a path no session owns.
     pub defaults: Settings,
@@ -45,8 +45,8 @@ pub struct State {
     pub implicit: bool,
     /// Those sessions, oldest first (at most [`IMPLICIT_SESSIONS_MAX`]).
     implicit_order: std::collections::VecDeque<PathBuf>,
-    /// The instruction file names below each project root (see [`State::names_below`]).
-    /// With whether the walk was whole (see [`State::names_near`]).
+    /// The instruction file names below each project root (see [`Workspace::names_below`]).
+    /// With whether the walk was whole (see [`Workspace::names_near`]).
     names_below: HashMap<PathBuf, (Arc<std::collections::BTreeSet<String>>, bool)>,
     pub sessions: BTreeMap<PathBuf, Session>,
     pub documents: HashMap<PathBuf, Document>,
@@ -62,7 +62,7 @@ pub struct State {
     pub registered_watch: bool,
 }
 
-impl State {
+impl Workspace {
     pub fn new(env: Env) -> Self {
         let defaults = Settings::parse(&Value::Null, None, &env).0;
         Self {
@@ -142,9 +142,9 @@ impl State {
         }
     }
 
-    /// [`State::names_below`] when it is known, else the names near the root
+    /// [`Workspace::names_below`] when it is known, else the names near the root
     /// ([`crate::chain::targets::names_near`]): a session starts without walking a large
-    /// repository whole; [`State::partly_walked`] says which roots to walk later.
+    /// repository whole; [`Workspace::partly_walked`] says which roots to walk later.
     pub fn names_near(&mut self, root: &Path) -> Arc<std::collections::BTreeSet<String>> {
         if let Some((names, _)) = self.names_below.get(root) {
             return names.clone();
@@ -154,7 +154,7 @@ impl State {
         names
     }
 
-    /// The project roots known only from [`State::names_near`].
+    /// The project roots known only from [`Workspace::names_near`].
     pub fn partly_walked(&self) -> Vec<PathBuf> {
         self.names_below.iter().filter(|(_, (_, whole))| !whole).map(|(r, _)| r.clone()).collect()
     }
@@ -282,7 +282,7 @@ pub struct DiagnosticsInput {
     pub encoding: Encoding,
 }
 
-impl State {
+impl Workspace {
     pub fn diagnostics_input(&self) -> DiagnosticsInput {
         let default = &self.defaults;
         let open_candidates = self

@@ -24,7 +24,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use crate::chain::settings::Env;
 /// Exit code for usage and I/O errors, as every command of the binary.
 const EXIT_USAGE: u8 = 2;
-pub use tools::{Core, TOOL_NAMES};
+pub use tools::{Connection, TOOL_NAMES};
 
 /// How long the server waits for the client's answer to `roots/list` before it uses the
 /// working directory instead.
@@ -40,7 +40,7 @@ to catch up after resuming.";
 /// Runs the server on stdin and stdout until the client closes them.
 pub fn run(profile: Option<&str>, set: &[String]) -> ExitCode {
     let env = Env::from_process();
-    let core = match Core::from_args(profile, set, env) {
+    let core = match Connection::from_args(profile, set, env) {
         Ok(c) => c,
         Err(message) => {
             eprintln!("instructions-lsp mcp: {message}");
@@ -91,11 +91,11 @@ pub fn run(profile: Option<&str>, set: &[String]) -> ExitCode {
     })
 }
 
-/// The protocol handler: the shared [`Core`], where to fall back when the client names no
+/// The protocol handler: the shared [`Connection`], where to fall back when the client names no
 /// roots, and what tells it the roots changed.
 #[derive(Clone)]
 pub struct McpServer {
-    core: Arc<Mutex<Core>>,
+    core: Arc<Mutex<Connection>>,
     cwd: PathBuf,
     /// The roots changes the transport has read so far.
     changes: roots::Changes,
@@ -104,7 +104,7 @@ pub struct McpServer {
 }
 
 impl McpServer {
-    fn core(&self) -> MutexGuard<'_, Core> {
+    fn core(&self) -> MutexGuard<'_, Connection> {
         // A panic in one call leaves sessions that are still usable: keep serving.
         self.core.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -45,7 +45,7 @@ pub fn client_agent(name: &str) -> Option<&'static str> {
 const KINDS: &[&str] = &["read", "write", "edit"];
 
 /// The sessions of one MCP connection, one per client root, and what they share.
-pub struct Core {
+pub struct Connection {
     env: Env,
     agent_env: AgentEnv,
     /// The engine's settings for every session (`--profile dsh|ds4`, `--set`).
@@ -194,7 +194,7 @@ pub fn definitions() -> Vec<Tool> {
     ]
 }
 
-impl Core {
+impl Connection {
     /// The core for `mcp`'s flags: `--profile` names the default profile (an agent's, or the
     /// engine's `dsh`/`ds4`), `--set` the engine's settings.
     pub fn from_args(profile: Option<&str>, set: &[String], env: Env) -> Result<Self, String> {

@@ -1,13 +1,13 @@
 //! One session: a workspace folder (or a CLI run), its settings, the nested scopes that touches
 //! reached, and the views derived from the engine.
 
+pub mod answer;
 pub mod check;
 pub mod ledger;
 pub mod options;
 pub mod own;
 pub mod profiles;
 pub mod project;
-pub mod view;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -18,8 +18,8 @@ use crate::chain::render::{self, Item, Rendered, SectionStyle};
 use crate::chain::settings::Settings;
 use crate::chain::source::{Buffers, FileCache, SkipReason};
 use crate::paths::path_to_uri;
+use answer::{Block, EffectiveResult, Skipped};
 use ledger::{Action, Batch, Change, LEDGER_VERSION, LOG_LIMIT, Ledger, Reason, TransitionsResult, Visible};
-use view::{Block, EffectiveResult, Skipped};
 
 /// The most touched files a session keeps for the agents' views (the reached directories are
 /// kept whatever their number).

@@ -15,7 +15,7 @@ use crate::chain::settings::{Env, Profile, Settings};
 use crate::chain::source::FileCache;
 use crate::paths::path_to_uri;
 use crate::session::Session;
-use crate::session::view::EffectiveResult;
+use crate::session::answer::EffectiveResult;
 
 /// One agent's view of a folder and the findings it makes.
 pub struct AgentAnswer {
