@@ -36,7 +36,9 @@ pub fn run(args: &EffectiveArgs) -> ExitCode {
 pub fn effective(args: &EffectiveArgs) -> Result<String, String> {
     let folder = super::directory(&args.path)?;
     let touched = super::touches(&args.touch, &folder)?;
-    match args.settings.profile.as_deref() {
+    // `--set profile=P` is `--profile P`, as the setting is everywhere else.
+    let from_set = set_object(&args.settings.set)?.get("profile").and_then(|v| v.as_str().map(str::to_string));
+    match args.settings.profile.clone().or(from_set).as_deref() {
         Some(p) if Profile::parse(p).is_some() => engine(args, &folder, &touched),
         Some(p) if !agents::NAMES.contains(&p) => Err(format!(
             "unknown profile `{p}`; expected one of {}",
@@ -68,7 +70,10 @@ fn set_object(set: &[String]) -> Result<Map<String, Value>, String> {
 fn repository(folder: &Path, set: &[String]) -> Result<(Option<Targets>, Map<String, Value>), String> {
     let markers = Settings::defaults(Profile::Dsh, &Env::from_process()).root_markers;
     let targets = crate::session::project::targets_of(folder, &markers, None)?;
-    Ok((Some(targets), set_object(set)?))
+    let mut sets = set_object(set)?;
+    // Said as `--profile` already.
+    sets.remove("profile");
+    Ok((Some(targets), sets))
 }
 
 /// One agent's view in `folder` after the touches, with its project's configuration and `--set`.

@@ -1086,8 +1086,13 @@ fn effective_prints_what_each_targeted_agent_receives_with_the_repositorys_setti
     let ids: Vec<&str> = list.as_array().into_iter().flatten().filter_map(|a| a["profile"].as_str()).collect();
     assert_eq!(ids, ["codex", "claude", "opencode"]);
     assert_eq!(list[1]["files"][2]["path"], "pkg/CLAUDE.md", "named from the project root: {list:#}");
-    // `--profile dsh` is the dsh block; an engine setting without it says what to add.
-    assert!(stdout(&run(&t, &pkg, &["effective", "--profile", "dsh"])).starts_with(OPEN));
+    // `--profile dsh` is the dsh block (`--set profile=dsh` too, as in every settings file); an
+    // engine setting without it says what to add.
+    let dsh = stdout(&run(&t, &pkg, &["effective", "--profile", "dsh"]));
+    assert!(dsh.starts_with(OPEN));
+    assert_eq!(stdout(&run(&t, &pkg, &["effective", "--set", "profile=dsh"])), dsh);
+    let codex = stdout(&run(&t, &pkg, &["effective", "--profile", "codex"]));
+    assert_eq!(stdout(&run(&t, &pkg, &["effective", "--set", "profile=codex"])), codex);
     let o = run(&t, &pkg, &["effective", "--set", "frame=system-reminder"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
