@@ -293,7 +293,10 @@ impl Targets {
         }
         match &self.source {
             Source::Config(path) => {
-                let _ = write!(out, ": named in {}", path.display());
+                // Named from its project root, as every view names files.
+                let root = path.ancestors().skip(1).find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok());
+                let shown = root.and_then(|r| path.strip_prefix(r).ok()).unwrap_or(path);
+                let _ = write!(out, ": named in {}", shown.display());
             }
             Source::Detected(evidence) => {
                 if !evidence.is_empty() {
@@ -382,10 +385,7 @@ mod tests {
         assert_eq!(find_config(&root), Some(root.join(".instructions-lsp.toml")));
         let t = Targets::resolve(&root.join("crates/x"), ["AGENTS.md"]).expect("targets");
         assert_eq!(t.agents, ["claude"]);
-        assert_eq!(
-            t.describe("check"),
-            format!("checking for Claude Code: named in {}", root.join("crates/instructions-lsp.toml").display())
-        );
+        assert_eq!(t.describe("check"), "checking for Claude Code: named in crates/instructions-lsp.toml");
     }
 
     #[test]

@@ -146,7 +146,9 @@ pub fn check(roots: &[PathBuf], settings: &Settings, explicit: Option<&str>) -> 
                 line: format!("checking for {} ({how})", names.join(", ")),
                 reason: how.to_string(),
             });
-            check::Selection { profiles: settings.profiles.clone(), targets: None }
+            // The profiles are named, but the repository's settings for them still apply.
+            let targets = crate::session::project::targets_of(root, &settings.root_markers, Some(&walked.names)).ok();
+            check::Selection { profiles: settings.profiles.clone(), targets }
         };
         let tree = check::check_walked(root, walked, settings, &selection);
         out.findings.extend(tree.findings);
@@ -167,13 +169,17 @@ fn locate(finding: Finding, cwd: &Path, settings: &Settings) -> Located {
     Located { display, line, column, end_line, end_column, finding }
 }
 
-/// A path as `check` prints it: relative to the working directory when inside it.
+/// A path as `check` prints it: relative to the working directory (`../AGENTS.md` for a file above
+/// it, as editors and CI annotations take it); whole only when the two share no directory.
 fn shown(path: &Path, cwd: &Path) -> String {
-    match path.strip_prefix(cwd) {
-        Ok(rel) if !rel.as_os_str().is_empty() => paths::slash_join(rel),
-        Ok(_) => ".".to_string(),
-        Err(_) => paths::slash_join(path),
+    let (p, c): (Vec<_>, Vec<_>) = (path.components().collect(), cwd.components().collect());
+    let common = p.iter().zip(&c).take_while(|(a, b)| a == b).count();
+    if common <= 1 {
+        return paths::slash_join(path);
     }
+    let mut parts: Vec<String> = std::iter::repeat_n("..".to_string(), c.len() - common).collect();
+    parts.extend(p[common..].iter().map(|x| x.as_os_str().to_string_lossy().into_owned()));
+    if parts.is_empty() { ".".to_string() } else { parts.join("/") }
 }
 
 fn text(located: &[Located]) -> String {

@@ -98,8 +98,11 @@ fn set_object(set: &[String]) -> Result<serde_json::Map<String, Value>, String> 
 /// Which profiles to show, and the line that says why.
 fn selection(args: &CompareArgs, folder: &Path) -> Result<(Vec<String>, Option<Targets>, String), String> {
     let all: Vec<String> = Profile::NAMES.iter().chain(agents::NAMES).map(|s| s.to_string()).collect();
+    let markers = Settings::defaults(Profile::Dsh, &Env::from_process()).root_markers;
+    // Profiles named by a flag still run with the repository's settings for them.
+    let configured = || crate::session::project::targets_of(folder, &markers, None).ok();
     if args.all || args.profile.iter().any(|p| p == "all") {
-        return Ok((all, None, "comparing every profile (--all)".into()));
+        return Ok((all, configured(), "comparing every profile (--all)".into()));
     }
     if !args.profile.is_empty() {
         for p in &args.profile {
@@ -110,9 +113,8 @@ fn selection(args: &CompareArgs, folder: &Path) -> Result<(Vec<String>, Option<T
         let names: Vec<&str> = args.profile.iter().map(|p| agents::display_name(p)).collect();
         let shown: Vec<String> =
             args.profile.iter().zip(names).map(|(p, n)| if n == "The agent" { p.clone() } else { n.into() }).collect();
-        return Ok((args.profile.clone(), None, format!("comparing {} (--profile)", shown.join(", "))));
+        return Ok((args.profile.clone(), configured(), format!("comparing {} (--profile)", shown.join(", "))));
     }
-    let markers = Settings::defaults(Profile::Dsh, &Env::from_process()).root_markers;
     let t = crate::session::project::targets_of(folder, &markers, None)?;
     let line = t.describe("compare");
     if t.agents.is_empty() {
@@ -310,7 +312,17 @@ fn agent_row(
         cut: names(with(&[Status::Truncated, Status::Omitted])),
         truncated,
         omitted,
-        shadowed: names(with(&[Status::Shadowed])),
+        // Once per file: not for a file the agent gets all the same (a link to what it loads),
+        // nor for one already listed as an import it skips.
+        shadowed: names(
+            with(&[Status::Shadowed])
+                .into_iter()
+                .filter(|f| !agents::loaded_elsewhere(&view, f))
+                .filter(|f| {
+                    !with(&[Status::Outside]).iter().any(|o| o.path == f.path && !agents::loaded_elsewhere(&view, o))
+                })
+                .collect(),
+        ),
         skipped,
         waits: with(&[Status::Waiting])
             .into_iter()

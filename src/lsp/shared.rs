@@ -259,7 +259,8 @@ impl Shared {
     pub fn tree(&self, session: &crate::session::Session) -> Arc<crate::session::check::Tree> {
         let selection = crate::session::check::Selection {
             profiles: session.profiles().into_iter().filter(|p| agents::NAMES.contains(&p.as_str())).collect(),
-            targets: session.targets().filter(|_| session.settings.targeted).cloned(),
+            // Named by `profiles` or detected, the agents run with the repository's settings.
+            targets: session.targets().cloned(),
         };
         let key = format!("{:?}|{:?}|{:?}", selection.profiles, selection.targets, session.settings);
         let generation = self.disk_generation.load(Ordering::SeqCst);

@@ -292,10 +292,13 @@ impl Workspace {
             .map(|p| {
                 let (settings, folder, profiles) = match self.session_of(p) {
                     Some(s) => (s.settings.clone(), s.folder.clone(), s.profiles()),
+                    // Outside every folder: the engine's own findings only when its profile is
+                    // named (by default the agents are followed, and the agents' findings of such
+                    // a file come from the folders below it).
                     None => (
                         default.clone(),
                         p.parent().map(Path::to_path_buf).unwrap_or_default(),
-                        default.profiles.clone(),
+                        if default.targeted { Vec::new() } else { default.profiles.clone() },
                     ),
                 };
                 let own = profiles.iter().any(|n| n == settings.profile.name());

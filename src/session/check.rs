@@ -233,11 +233,18 @@ fn check_dirs(
     let mut grouped: BTreeMap<(PathBuf, Code, SpanKey), (Finding, Vec<String>)> = BTreeMap::new();
     // Per file and agent.
     let mut seen: BTreeMap<(PathBuf, &'static str), Seen> = BTreeMap::new();
+    // The files each agent gets by identity: a link and its target are one file (a
+    // `pkg/CLAUDE.md` linked to `pkg/AGENTS.md` hands the agent that file's text).
+    let mut loaded_ids = BTreeSet::new();
+    // And those a read loads, with the first directory whose read does.
+    let mut read_ids: BTreeMap<(&'static str, (u64, u64)), PathBuf> = BTreeMap::new();
     // Files the engine's profile gets, from some directory.
     let mut reached: BTreeSet<PathBuf> = BTreeSet::new();
     // A directory in a configuration folder stands for the directory that holds the folder:
     // `.github/instructions` is read by an agent started beside `.github`.
-    let starts: BTreeSet<PathBuf> = dirs.iter().map(|d| start_of(root, d)).collect();
+    // Measured from the project root, so that checking `.claude/skills/x` itself starts no agent
+    // inside `.claude` either.
+    let starts: BTreeSet<PathBuf> = dirs.iter().map(|d| start_of(&project, d)).collect();
     for dir in &starts {
         let dir = dir.as_path();
         let disc = Discovery::new(settings, &cache, None, dir);
@@ -266,6 +273,9 @@ fn check_dirs(
             // What an agent started here misses is worth saying only where it is started.
             let started = dir == root || starts_here(p, dir);
             for f in &view.files {
+                if f.status.reaches() {
+                    loaded_ids.extend(agents::file_key(&f.path).map(|k| (p.name, k)));
+                }
                 let entry = seen.entry((placed(&f.path), p.name)).or_default();
                 if f.status.reaches() {
                     entry.at_start = true;
@@ -289,6 +299,9 @@ fn check_dirs(
             if dir != project && (p.nested != agents::Nested::None || !p.lazy_layers.is_empty()) {
                 let read = agents::load(p, &project, &[dir.join(".touch")]);
                 for f in read.files.iter().filter(|f| f.status.reaches()) {
+                    if let Some(k) = agents::file_key(&f.path) {
+                        read_ids.entry((p.name, k)).or_insert_with(|| dir.to_path_buf());
+                    }
                     let entry = seen.entry((placed(&f.path), p.name)).or_default();
                     if entry.on_read.is_none() && !entry.at_start {
                         entry.on_read = Some(dir.to_path_buf());
@@ -298,14 +311,25 @@ fn check_dirs(
         }
     }
     // Files some agent gets, by any route: an `agentIgnored` file outside them is `notRead`.
-    for ((path, _), s) in &seen {
-        if s.at_start || s.on_read.is_some() {
+    for ((path, agent), s) in &seen {
+        let same = || {
+            agents::file_key(path)
+                .is_some_and(|k| loaded_ids.contains(&(*agent, k)) || read_ids.contains_key(&(*agent, k)))
+        };
+        if s.at_start || s.on_read.is_some() || same() {
             reached.insert(path.clone());
         }
     }
     let mut kept: Vec<(Finding, Vec<String>)> = grouped.into_values().collect();
     let mut statements: BTreeMap<PathBuf, Vec<Statement>> = BTreeMap::new();
-    for ((path, agent), s) in seen {
+    for ((path, agent), mut s) in seen {
+        let key = agents::file_key(&path);
+        if !s.at_start && key.is_some_and(|k| loaded_ids.contains(&(agent, k))) {
+            s.at_start = true;
+        }
+        if !s.at_start && s.on_read.is_none() {
+            s.on_read = key.and_then(|k| read_ids.get(&(agent, k)).cloned());
+        }
         let loaded = s.at_start || s.on_read.is_some();
         let name = agents::display_name(agent);
         let mut candidates: Vec<(Finding, Vec<String>)> =

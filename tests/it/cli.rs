@@ -1204,3 +1204,49 @@ fn the_readme_stays_short() {
     let lines = readme.lines().count();
     assert!(lines <= 250, "README.md has {lines} lines; move the details to docs/");
 }
+
+/// What a reviewer found trying every command on the same trees: each says the same.
+#[test]
+fn every_command_agrees_on_links_configuration_and_agent_folders() {
+    // A nested CLAUDE.md linked to its AGENTS.md: Claude Code gets that file's text, so it does
+    // not "ignore" it; the same for a file reached through two links.
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root\n");
+    t.symlink("AGENTS.md", "r/CLAUDE.md");
+    t.write("r/pkg/AGENTS.md", "package\n");
+    t.symlink("AGENTS.md", "r/pkg/CLAUDE.md");
+    assert_eq!(stdout(&run(&t, &t.root(), &["check"])), "");
+    let compare = stdout(&run(&t, &t.path("r/pkg"), &["compare", "--profile", "claude"]));
+    assert!(!compare.contains("ignores"), "{compare}");
+
+    // `check` of a directory inside .claude starts no agent there, as `check .` does not.
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root\n");
+    t.write("r/.claude/skills/x/AGENTS.md", "z".repeat(44_000));
+    t.write("r/.claude/skills/x/CLAUDE.md", "skill\n");
+    assert_eq!(stdout(&run(&t, &t.root(), &["check", ".claude/skills/x"])), "");
+
+    // The repository's budget for Codex holds when Codex is named by a flag too.
+    let t = Tree::new();
+    let rule = "- a rule\n";
+    t.write("r/AGENTS.md", rule.repeat(40_000 / rule.len()));
+    t.write("r/instructions-lsp.toml", "agents = [\"claude\"]\n\n[codex]\nmax-bytes = 65536\n");
+    for args in [&["check", "--profile", "codex"][..], &["check", "--set", "profiles=[\"codex\"]"][..]] {
+        let o = run(&t, &t.root(), args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stdout(&o));
+    }
+    let compare = stdout(&run(&t, &t.root(), &["compare", "--profile", "codex"]));
+    assert!(compare.contains("64 KiB shared budget") && !compare.contains("truncated"), "{compare}");
+
+    // Run from a package, paths above it are relative (`../AGENTS.md`), and an import the agent
+    // skips is not also listed as ignored.
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "rules\n");
+    t.write("r/CLAUDE.md", "@AGENTS.md\n");
+    t.write("r/pkg/CLAUDE.md", "package\n");
+    let pkg = t.path("r/pkg");
+    let check = stdout(&run(&t, &pkg, &["check", "--fail-on", "never"]));
+    assert!(check.starts_with("../AGENTS.md:1:1: warning[importOutside]"), "{check}");
+    let compare = stdout(&run(&t, &pkg, &["compare", "--profile", "claude"]));
+    assert_eq!(compare.matches("AGENTS.md").count(), 1, "{compare}");
+}

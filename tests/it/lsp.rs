@@ -814,3 +814,21 @@ async fn every_instruction_file_gets_each_agents_word_on_hover() {
     }
     c.finish().await;
 }
+
+/// A file above every folder (the root's CLAUDE.md of a package opened as the folder) gets no
+/// finding of the engine's own rules, which nobody selected: only what `check pkg` says of it.
+#[tokio::test]
+async fn a_file_above_the_folder_gets_only_what_check_says() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root rules\n");
+    let claude = t.write("r/CLAUDE.md", "claude rules\n");
+    t.write("r/pkg/AGENTS.md", "package rules\n");
+    let pkg = t.path("r/pkg");
+    let c = Client::start(&t.home(), &[&pkg], json!({"stateDir": null})).await;
+    c.open(&claude, "claude rules\n").await;
+    let d = c.diagnostic(&claude, "agentIgnored").await;
+    assert!(d["message"].as_str().is_some_and(|m| m.contains("opencode ignores this file")), "{d}");
+    let all = c.diagnostics_until(&claude, "the agents' finding", |d| !d.is_empty()).await;
+    assert!(all.iter().all(|d| d["code"] != "shadowed"), "{all:?}");
+    c.finish().await;
+}

@@ -218,8 +218,11 @@ try {
       const h = page.locator(".monaco-hover:visible");
       if ((await h.count()) === 0) return null;
       const text = await h.first().innerText();
-      // The agents the repository targets, side by side (alpha holds AGENTS.md and CLAUDE.md).
-      return text.includes("Codex: loads it") && text.includes("Claude Code: ignores it") ? text : null;
+      // The agents the repository targets, side by side (alpha holds AGENTS.md and CLAUDE.md), in
+      // the words of their findings.
+      return text.includes("Codex loads this file") && text.includes("Claude Code ignores this file: it loads CLAUDE.md instead")
+        ? text
+        : null;
     });
     log(`hover: ${hover.replace(/\s+/g, " ").slice(0, 160)}`);
     await shot("hover");
