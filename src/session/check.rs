@@ -183,6 +183,10 @@ fn start_of(root: &Path, dir: &Path) -> PathBuf {
 struct Seen {
     /// Some view started in the tree gets it (whole or cut).
     at_start: bool,
+    /// Where the first such view was started, when not at the tree's root.
+    started_in: Option<PathBuf>,
+    /// The view started at the tree's root gets it.
+    from_root: bool,
     /// The first directory whose read makes the agent load it.
     on_read: Option<PathBuf>,
     /// How the agent treats it when nothing has loaded it yet (a rule waiting for a read, …).
@@ -279,6 +283,11 @@ fn check_dirs(
                 let entry = seen.entry((placed(&f.path), p.name)).or_default();
                 if f.status.reaches() {
                     entry.at_start = true;
+                    if dir == root {
+                        entry.from_root = true;
+                    } else if entry.started_in.is_none() {
+                        entry.started_in = Some(dir.to_path_buf());
+                    }
                 } else if matches!(f.status, Status::Waiting | Status::OnRequest | Status::Manual) {
                     entry.how = entry
                         .how
@@ -325,7 +334,9 @@ fn check_dirs(
     for ((path, agent), mut s) in seen {
         let key = agents::file_key(&path);
         if !s.at_start && key.is_some_and(|k| loaded_ids.contains(&(agent, k))) {
+            // The same file as one it loads (a link): said as plainly loaded.
             s.at_start = true;
+            s.from_root = true;
         }
         if !s.at_start && s.on_read.is_none() {
             s.on_read = key.and_then(|k| read_ids.get(&(agent, k)).cloned());
@@ -343,6 +354,10 @@ fn check_dirs(
         });
         let text = match (&finding, &s.on_read) {
             (Some((f, _)), _) => f.message.clone(),
+            (None, _) if s.at_start && !s.from_root => match &s.started_in {
+                Some(dir) => format!("{name} loads this file when started in `{}`", shown_dir(dir)),
+                None => format!("{name} loads this file"),
+            },
             (None, _) if s.at_start => format!("{name} loads this file"),
             (None, Some(dir)) => {
                 format!(

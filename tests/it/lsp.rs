@@ -783,9 +783,12 @@ async fn every_instruction_file_gets_each_agents_word_on_hover() {
     t.write("r/.github/instructions/ts.instructions.md", "---\napplyTo: \"**/*.ts\"\n---\nTS for Copilot\n");
     t.write("r/.cursor/rules/ts.mdc", "---\nglobs: \"**/*.ts\"\n---\nTS for Cursor\n");
     t.write("r/src/app.ts", "export {}\n");
+    t.write("r/pkg/AGENTS.md", "package rules\n");
     let root = t.root();
     let mut c = Client::start(&t.home(), &[&root], json!({"stateDir": null})).await;
     let expect = [
+        // Codex started at the root never loads a package's file: only started there.
+        ("r/pkg/AGENTS.md", "- Codex loads this file when started in `pkg`\n"),
         ("r/GEMINI.md", "- Gemini CLI loads this file\n"),
         ("r/CLAUDE.local.md", "- Claude Code loads this file\n"),
         ("r/AGENTS.override.md", "- Codex loads this file\n"),
