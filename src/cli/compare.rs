@@ -85,16 +85,6 @@ pub fn run(args: &CompareArgs) -> ExitCode {
     }
 }
 
-/// `--set` as a JSON object.
-fn set_object(set: &[String]) -> Result<serde_json::Map<String, Value>, String> {
-    let mut obj = serde_json::Map::new();
-    for pair in set {
-        let (key, value) = super::parse_set(pair)?;
-        obj.insert(key, value);
-    }
-    Ok(obj)
-}
-
 /// Which profiles to show, and the line that says why.
 fn selection(args: &CompareArgs, folder: &Path) -> Result<(Vec<String>, Option<Targets>, String), String> {
     let all: Vec<String> = Profile::NAMES.iter().chain(agents::NAMES).map(|s| s.to_string()).collect();
@@ -128,7 +118,7 @@ fn rows(args: &CompareArgs) -> Result<(Vec<Row>, String), String> {
     let folder = super::directory(&args.path)?;
     let touched = super::touches(&args.touch, &folder)?;
     let (profiles, targets, line) = selection(args, &folder)?;
-    let sets = set_object(&args.set)?;
+    let sets = crate::session::options::set_object(&args.set)?;
     let env = Env::from_process();
     // Agents' files are named from the project root, as the engine's are.
     let markers = Settings::defaults(Profile::Dsh, &env).root_markers;

@@ -37,7 +37,9 @@ pub fn effective(args: &EffectiveArgs) -> Result<String, String> {
     let folder = super::directory(&args.path)?;
     let touched = super::touches(&args.touch, &folder)?;
     // `--set profile=P` is `--profile P`, as the setting is everywhere else.
-    let from_set = set_object(&args.settings.set)?.get("profile").and_then(|v| v.as_str().map(str::to_string));
+    let from_set = crate::session::options::set_object(&args.settings.set)?
+        .get("profile")
+        .and_then(|v| v.as_str().map(str::to_string));
     match args.settings.profile.clone().or(from_set).as_deref() {
         Some(p) if Profile::parse(p).is_some() => engine(args, &folder, &touched),
         Some(p) if !agents::NAMES.contains(&p) => Err(format!(
@@ -56,21 +58,11 @@ pub fn effective(args: &EffectiveArgs) -> Result<String, String> {
     }
 }
 
-/// `--set` as a JSON object.
-fn set_object(set: &[String]) -> Result<Map<String, Value>, String> {
-    let mut obj = Map::new();
-    for pair in set {
-        let (key, value) = super::parse_set(pair)?;
-        obj.insert(key, value);
-    }
-    Ok(obj)
-}
-
 /// The folder's targets (its project's configuration and files) and `--set`.
 fn repository(folder: &Path, set: &[String]) -> Result<(Option<Targets>, Map<String, Value>), String> {
     let markers = Settings::defaults(Profile::Dsh, &Env::from_process()).root_markers;
     let targets = crate::session::project::targets_of(folder, &markers, None)?;
-    let mut sets = set_object(set)?;
+    let mut sets = crate::session::options::set_object(set)?;
     // Said as `--profile` already.
     sets.remove("profile");
     Ok((Some(targets), sets))
@@ -112,10 +104,11 @@ fn targeted(args: &EffectiveArgs, folder: &Path, touched: &[PathBuf]) -> Result<
         folder,
         &Settings::defaults(Profile::Dsh, &Env::from_process()).root_markers,
     );
+    let show = crate::session::project::display_paths(&root);
     let mut answers: Vec<ProfileResult> = Vec::new();
     for name in &targets.agents {
         let view = agent_view(name, folder, touched, Some(&targets), &sets)?;
-        answers.push(profiles::from_agent(&view, |p| crate::session::project::display_path(&root, p)));
+        answers.push(profiles::from_agent(&view, &show));
     }
     if args.json {
         return serde_json::to_string_pretty(&answers).map(|j| j + "\n").map_err(|e| e.to_string());

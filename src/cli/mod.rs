@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::chain::settings::{Env, Settings};
-use crate::session::options::{self, agent_overrides, parse_set};
+use crate::session::options::{self, agent_overrides};
 
 pub use check::run as check;
 pub use compare::run as compare;

@@ -156,14 +156,6 @@ pub fn check_walked(root: &Path, walked: Walked, settings: &Settings, selection:
     Tree { findings, warnings: walked.warnings, statements }
 }
 
-/// Whether `dir` lies in an agent's configuration folder below `root` (`.claude/skills/x`):
-/// nobody starts an agent there.
-pub fn in_config_folder(root: &Path, dir: &Path) -> bool {
-    dir.strip_prefix(root).is_ok_and(|rel| {
-        rel.components().any(|c| c.as_os_str().to_str().is_some_and(|n| agents::CONFIG_FOLDERS.contains(&n)))
-    })
-}
-
 /// Where an agent reading the files of `dir` is started: `dir` itself, or, inside an agent's
 /// configuration folder, the directory that holds that folder.
 fn start_of(root: &Path, dir: &Path) -> PathBuf {
@@ -229,6 +221,7 @@ fn check_dirs(
         Ok(rel) if root_real != root => root.join(rel),
         _ => p.to_path_buf(),
     };
+    let show = super::project::display_paths(&project);
     let shown_dir = |dir: &Path| match dir.strip_prefix(&project) {
         Ok(rel) if !rel.as_os_str().is_empty() => paths::slash_join(rel),
         _ => ".".to_string(),
@@ -289,10 +282,7 @@ fn check_dirs(
                         entry.started_in = Some(dir.to_path_buf());
                     }
                 } else if matches!(f.status, Status::Waiting | Status::OnRequest | Status::Manual) {
-                    entry.how = entry
-                        .how
-                        .take()
-                        .or_else(|| agents::explain(&view, f, |q| super::project::display_path(&project, q)));
+                    entry.how = entry.how.take().or_else(|| agents::explain(&view, f, &show));
                 }
             }
             for mut f in agents::view_findings(&view, dir) {
@@ -319,28 +309,28 @@ fn check_dirs(
             }
         }
     }
-    // Files some agent gets, by any route: an `agentIgnored` file outside them is `notRead`.
-    for ((path, agent), s) in &seen {
-        let same = || {
-            agents::file_key(path)
-                .is_some_and(|k| loaded_ids.contains(&(*agent, k)) || read_ids.contains_key(&(*agent, k)))
-        };
-        if s.at_start || s.on_read.is_some() || same() {
+    // A file that is one the agent gets under another name (a link) is got too: said as plainly
+    // loaded, or loaded on the same read. Then the files some agent gets, by any route: an
+    // `agentIgnored` file outside them is `notRead`.
+    for ((path, agent), s) in seen.iter_mut() {
+        if s.at_start || s.on_read.is_some() {
+            reached.insert(path.clone());
+            continue;
+        }
+        let Some(key) = agents::file_key(path) else { continue };
+        if loaded_ids.contains(&(*agent, key)) {
+            s.at_start = true;
+            s.from_root = true;
+        } else {
+            s.on_read = read_ids.get(&(*agent, key)).cloned();
+        }
+        if s.at_start || s.on_read.is_some() {
             reached.insert(path.clone());
         }
     }
     let mut kept: Vec<(Finding, Vec<String>)> = grouped.into_values().collect();
     let mut statements: BTreeMap<PathBuf, Vec<Statement>> = BTreeMap::new();
-    for ((path, agent), mut s) in seen {
-        let key = agents::file_key(&path);
-        if !s.at_start && key.is_some_and(|k| loaded_ids.contains(&(agent, k))) {
-            // The same file as one it loads (a link): said as plainly loaded.
-            s.at_start = true;
-            s.from_root = true;
-        }
-        if !s.at_start && s.on_read.is_none() {
-            s.on_read = key.and_then(|k| read_ids.get(&(agent, k)).cloned());
-        }
+    for ((path, agent), s) in seen {
         let loaded = s.at_start || s.on_read.is_some();
         let name = agents::display_name(agent);
         let mut candidates: Vec<(Finding, Vec<String>)> =
@@ -354,11 +344,10 @@ fn check_dirs(
         });
         let text = match (&finding, &s.on_read) {
             (Some((f, _)), _) => f.message.clone(),
-            (None, _) if s.at_start && !s.from_root => match &s.started_in {
+            (None, _) if s.at_start => match s.started_in.as_deref().filter(|_| !s.from_root) {
                 Some(dir) => format!("{name} loads this file when started in `{}`", shown_dir(dir)),
                 None => format!("{name} loads this file"),
             },
-            (None, _) if s.at_start => format!("{name} loads this file"),
             (None, Some(dir)) => {
                 format!(
                     "{name}, started at the project root, loads this file when it reads a file in `{}`",

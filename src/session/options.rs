@@ -75,20 +75,29 @@ pub fn agent_overrides(name: &str, sets: &Value, lenient: bool) -> Result<crate:
     Ok(o)
 }
 
+/// `--set KEY=VALUE` pairs as one JSON object, a later pair winning over an earlier one.
+pub fn set_object(set: &[String]) -> Result<Map<String, Value>, String> {
+    let mut obj = Map::new();
+    for pair in set {
+        let (key, value) = parse_set(pair)?;
+        obj.insert(key, value);
+    }
+    Ok(obj)
+}
+
 /// Settings from a profile name (`dsh`, `ds4`, or an agent) and `KEY=VALUE` pairs; every
 /// problem is an error that says what was wrong. The warnings are things to say but not to fail
 /// on.
 pub fn settings_from(profile: Option<&str>, set: &[String], env: &Env) -> Result<(Settings, Vec<String>), String> {
-    let mut obj = Map::new();
-    if let Some(p) = profile {
-        if !profile_names().contains(&p) {
-            return Err(format!("unknown profile `{p}`; expected one of {}", profile_names().join(", ")));
-        }
-        obj.insert("profile".into(), Value::String(p.to_string()));
+    if let Some(p) = profile
+        && !profile_names().contains(&p)
+    {
+        return Err(format!("unknown profile `{p}`; expected one of {}", profile_names().join(", ")));
     }
-    for pair in set {
-        let (key, value) = parse_set(pair)?;
-        obj.insert(key, value);
+    let mut obj = set_object(set)?;
+    // A `--set profile=…` wins over `--profile`, as a later setting does.
+    if let Some(p) = profile {
+        obj.entry("profile").or_insert_with(|| Value::String(p.to_string()));
     }
     let (settings, problems) = Settings::parse(&Value::Object(obj), None, env);
     if let Some(p) = problems.first() {

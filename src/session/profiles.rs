@@ -233,7 +233,7 @@ impl Query<'_> {
         // Named from the project root, as every view names files (also when the folder is a
         // package below it).
         let root = session.project_root();
-        let show = |p: &Path| super::project::display_path(&root, p);
+        let show = super::project::display_paths(&root);
         if let Some(p) = Profile::parse(name) {
             return Ok(from_engine(name, self.engine(p)));
         }

@@ -19,10 +19,11 @@ pub fn targets_of(dir: &Path, markers: &[String], walked: Option<&BTreeSet<Strin
     Targets::resolve(dir, names.iter().map(String::as_str))
 }
 
-/// How every view names a file: relative to the project root (its real path too), else whole.
-pub fn display_path(root: &Path, path: &Path) -> String {
+/// How every view names a file: relative to the project root `root` (its real path too), else
+/// whole. The root is resolved once, not once per file named.
+pub fn display_paths(root: &Path) -> impl Fn(&Path) -> String + '_ {
     let real: PathBuf = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    match path.strip_prefix(&real).or_else(|_| path.strip_prefix(root)) {
+    move |path: &Path| match path.strip_prefix(&real).or_else(|_| path.strip_prefix(root)) {
         Ok(rel) if !rel.as_os_str().is_empty() => crate::paths::slash_join(rel),
         _ => crate::paths::slash_join(path),
     }
