@@ -19,8 +19,8 @@ use crate::session::{Session, Snapshot};
 /// own for the session's lifecycle when its profile is selected, and for the agents what
 /// `instructions-lsp check FOLDER` says of the files in the folder (see [`Shared::tree`]), each
 /// file from the innermost folder that holds it.
-pub fn findings(input: &DiagnosticsInput, inner: &Shared) -> (Vec<Finding>, Vec<(Session, Snapshot)>) {
-    let cache = &inner.cache;
+pub fn findings(input: &DiagnosticsInput, shared: &Shared) -> (Vec<Finding>, Vec<(Session, Snapshot)>) {
+    let cache = &shared.cache;
     let mut out: Vec<Finding> = Vec::new();
     let mut snapshots = Vec::new();
     let buffers = Some(&input.buffers);
@@ -45,7 +45,7 @@ pub fn findings(input: &DiagnosticsInput, inner: &Shared) -> (Vec<Finding>, Vec<
             out.extend(session.chain_findings(&snap));
         }
         if profiles.iter().any(|p| crate::chain::agents::NAMES.contains(&p.as_str())) {
-            let tree = inner.tree(session);
+            let tree = shared.tree(session);
             // A file above every folder (the root's AGENTS.md of a package opened as a folder)
             // gets what the folders below it say of it.
             out.extend(
@@ -85,8 +85,8 @@ pub fn text_for(path: &Path, buffers: &Buffers, max_bytes: u64) -> Vec<u8> {
 }
 
 /// Findings grouped per file as LSP diagnostics.
-pub fn diagnostics(input: &DiagnosticsInput, inner: &Shared) -> HashMap<PathBuf, Vec<Diagnostic>> {
-    let (found, _) = findings(input, inner);
+pub fn diagnostics(input: &DiagnosticsInput, shared: &Shared) -> HashMap<PathBuf, Vec<Diagnostic>> {
+    let (found, _) = findings(input, shared);
     let max = input.sessions.iter().map(|s| s.settings.max_file_bytes).max().unwrap_or(1_048_576);
     let mut texts: HashMap<PathBuf, Vec<u8>> = HashMap::new();
     let mut out: HashMap<PathBuf, Vec<Diagnostic>> = HashMap::new();

@@ -4,6 +4,7 @@
 pub mod convert;
 mod diagnostics;
 pub mod ext;
+mod handlers;
 mod hover;
 pub mod server;
 mod shared;
@@ -79,15 +80,48 @@ pub fn serve_stdio() -> ExitCode {
     };
     let clean = runtime.block_on(async {
         let (service, socket) = service(Env::from_process());
-        let inner = service.inner().inner();
+        let shared = service.inner().shared();
         let (input, output) = stdio();
         transport::serve(input, output, service, socket).await;
         // `exit` without `shutdown`, or the end of input: the sessions' ledgers still count.
-        let flushing = inner.clone();
+        let flushing = shared.clone();
         let _ = tokio::task::spawn_blocking(move || flushing.flush_ledgers()).await;
-        inner.shut_down()
+        shared.shut_down()
     });
     // Background tasks (diagnostics, watchers) must not delay the exit.
     runtime.shutdown_background();
     if clean { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
+/// The server's own layering, held by a test: the state (`shared.rs`, `state.rs`) and the
+/// features it runs (`diagnostics.rs`, `hover.rs`) never call a handler; only `server.rs`
+/// dispatches to `handlers/`. See docs/architecture.md.
+#[cfg(test)]
+mod layering {
+    use std::path::Path;
+
+    #[test]
+    fn only_the_server_names_the_handlers() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lsp");
+        let mut broken = Vec::new();
+        let mut read = 0;
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name == "server.rs" || !name.ends_with(".rs") {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&path) else { continue };
+            read += 1;
+            // Split so that this test does not name what it looks for.
+            let named = [concat!("super::", "handlers"), concat!("lsp::", "handlers"), concat!("use ", "handlers")];
+            for (i, line) in text.lines().enumerate() {
+                if named.iter().any(|n| line.contains(n)) {
+                    broken.push(format!("src/lsp/{name}:{}: {}", i + 1, line.trim()));
+                }
+            }
+        }
+        assert!(read >= 6, "the files of src/lsp were not read");
+        assert!(broken.is_empty(), "only server.rs may call a handler:\n{}", broken.join("\n"));
+    }
 }

@@ -46,9 +46,8 @@ pub struct Shared {
     /// Bumped by every change on disk the server hears of (and by settings): the checked trees
     /// (see [`Shared::tree`]) follow the disk, not the buffers or the touches.
     pub(super) disk_generation: std::sync::atomic::AtomicU64,
-    /// What `check` says of each session's folder, by folder: (disk generation, selection,
-    /// the tree).
-    pub(super) trees: Memo<(PathBuf, String), Arc<crate::session::check::Tree>>,
+    /// What `check` says of each session's folder, by folder, with what it was computed for.
+    pub(super) trees: Memo<PathBuf, Arc<(TreeInputs, Arc<crate::session::check::Tree>)>>,
     /// Held while the repositories are walked whole (see [`finish_walks`]): an answer that
     /// depends on the agents a repository targets waits for the walk instead of answering from
     /// the names near its root, so that it says what `check` says.
@@ -59,12 +58,19 @@ pub struct Shared {
     pub(super) global_names: BTreeSet<String>,
     /// Remembered `instructions/effective` answers as sent, by their params as JSON: the
     /// transport answers from here without routing, cloning or serializing (see
-    /// [`Server::remembered_answer`]).
+    /// `handlers::custom::remembered_answer`).
     pub(super) sent: Memo<String, Arc<[u8]>>,
+    /// Folders whose settings to pull, in order, by one task (see `handlers::workspace`).
+    pub(super) pulls: tokio::sync::mpsc::UnboundedSender<Vec<PathBuf>>,
+    /// The receiving end of `pulls`, taken by the pull task when it starts at `initialized`.
+    pub(super) pull_queue: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<Vec<PathBuf>>>>,
 }
 
 /// (folder, profile, its overrides, touched paths).
-type ViewKey = (PathBuf, String, String, Vec<PathBuf>);
+type ViewKey = (PathBuf, String, agents::Overrides, Vec<PathBuf>);
+
+/// What a checked tree was computed for: the agents named, those detected, and the settings.
+type TreeInputs = (Vec<String>, Option<crate::chain::targets::Targets>, crate::chain::settings::Settings);
 
 /// How long `shutdown` or the end of the process waits for ledgers to reach the disk: long
 /// enough for thousands of fsyncs, bounded so a hung file system cannot keep the process.
@@ -111,7 +117,10 @@ const READ_DIRS_MAX: usize = 16_384;
 impl Shared {
     /// Everything empty, for a server of `client` with the environment `env`.
     pub fn new(client: Client, env: crate::chain::settings::Env) -> Self {
+        let (pulls, pull_queue) = tokio::sync::mpsc::unbounded_channel();
         Self {
+            pulls,
+            pull_queue: Mutex::new(Some(pull_queue)),
             client,
             cache: FileCache::new(),
             refresh: Notify::new(),
@@ -235,7 +244,7 @@ impl Shared {
         })
     }
 
-    /// Keeps a remembered answer as sent, for [`Server::remembered_answer`].
+    /// Keeps a remembered answer as sent, for `handlers::custom::remembered_answer`.
     pub(super) fn remember_sent(&self, params: String, generation: u64, value: &Value) {
         let Ok(bytes) = serde_json::to_vec(value) else { return };
         self.sent.put(params, generation, Arc::from(bytes));
@@ -262,14 +271,17 @@ impl Shared {
             // Named by `profiles` or detected, the agents run with the repository's settings.
             targets: session.targets().cloned(),
         };
-        let key = format!("{:?}|{:?}|{:?}", selection.profiles, selection.targets, session.settings);
         let generation = self.disk_generation.load(Ordering::SeqCst);
-        let key = (session.folder.clone(), key);
-        if let Some(tree) = self.trees.get(&key, generation) {
-            return tree;
+        // Compared, not hashed or formatted: a diagnostics pass asks once per folder.
+        if let Some(entry) = self.trees.get(&session.folder, generation) {
+            let ((profiles, targets, settings), tree) = entry.as_ref();
+            if *profiles == selection.profiles && *targets == selection.targets && *settings == session.settings {
+                return tree.clone();
+            }
         }
         let tree = Arc::new(crate::session::check::check_tree(&session.folder, &session.settings, &selection));
-        self.trees.put(key, generation, tree.clone());
+        let inputs = (selection.profiles, selection.targets, session.settings.clone());
+        self.trees.put(session.folder.clone(), generation, Arc::new((inputs, tree.clone())));
         tree
     }
 
@@ -313,7 +325,7 @@ impl Views for Shared {
     ) -> Option<Arc<AgentAnswer>> {
         let generation = self.generation.load(Ordering::SeqCst);
         let epoch = if watch { self.watch_epoch() } else { None };
-        let key = (folder.to_path_buf(), name.to_string(), format!("{overrides:?}"), touched.to_vec());
+        let key = (folder.to_path_buf(), name.to_string(), overrides.clone(), touched.to_vec());
         if epoch.is_some()
             && let Some(answer) = self.views.get(&key, generation)
         {

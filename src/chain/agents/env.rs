@@ -81,7 +81,7 @@ impl AgentEnv {
 }
 
 /// What a caller may change of a profile: `baselineMaxBytes` and `instructionFileCandidates`.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Overrides {
     /// The byte budget (Codex's `project_doc_max_bytes`, dsh-agent-instructions' `maxBytes`).
     pub max_bytes: Option<u64>,

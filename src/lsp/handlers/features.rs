@@ -1,0 +1,195 @@
+//! What an author sees on an instruction file: the hover, the code lens, the code actions (open
+//! the file agents load instead, rename to the first candidate) and the `instructions.open`
+//! command.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::lsp_types::*;
+
+use super::super::convert;
+use super::super::ext;
+use super::super::hover;
+use super::super::shared::Shared;
+use super::{off_thread, path_of};
+use crate::paths::uri_to_path;
+
+pub async fn hover(shared: &Arc<Shared>, params: HoverParams) -> Result<Option<Hover>> {
+    let pos = params.text_document_position_params.position;
+    let Some(path) = path_of(&params.text_document_position_params.text_document.uri) else { return Ok(None) };
+    let in_diagnostic = {
+        let st = shared.state();
+        if !st.is_instruction_file(&path) {
+            return Ok(None);
+        }
+        st.published.get(&path).is_some_and(|d| d.iter().any(|d| contains(d.range, pos)))
+    };
+    if pos.line != 0 && !in_diagnostic {
+        return Ok(None);
+    }
+    shared.finish_walks().await;
+    let working = shared.clone();
+    off_thread(move || {
+        let descriptions = describe(&working, &path);
+        if descriptions.is_empty() {
+            return Ok(None);
+        }
+        let markdown = descriptions.iter().map(|d| d.markdown.clone()).collect::<Vec<_>>().join("\n\n---\n\n");
+        Ok(Some(Hover {
+            contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: markdown }),
+            range: None,
+        }))
+    })
+    .await
+}
+
+pub async fn code_lens(shared: &Shared, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+    let Some(path) = path_of(&params.text_document.uri) else { return Ok(None) };
+    if !shared.state().is_instruction_file(&path) {
+        return Ok(None);
+    }
+    shared.finish_walks().await;
+    let lenses = describe(shared, &path)
+        .into_iter()
+        .map(|d| CodeLens {
+            range: Range::new(Position::new(0, 0), Position::new(0, 0)),
+            command: Some(Command { title: d.line, command: String::new(), arguments: None }),
+            data: None,
+        })
+        .collect();
+    Ok(Some(lenses))
+}
+
+/// What the hover and the code lens say of `path`, over copies of the sessions (so it can run
+/// off the protocol thread): each session's own profile's view when it is selected, then each
+/// selected agent's, in the words of the findings.
+fn describe(shared: &Shared, path: &Path) -> Vec<hover::Description> {
+    let (sessions, buffers) = {
+        let st = shared.state();
+        (st.sessions.values().cloned().collect::<Vec<_>>(), st.buffers())
+    };
+    let snapshots: Vec<_> = sessions
+        .into_iter()
+        .map(|s| {
+            let snapshot = s.snapshot(&shared.cache, Some(&buffers));
+            (s, snapshot)
+        })
+        .collect();
+    let mut out = hover::describe(path, &snapshots);
+    out.extend(hover::agents(path, &snapshots, |s| shared.tree(s)));
+    out
+}
+
+pub async fn code_action(shared: &Shared, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+    let Some(path) = path_of(&params.text_document.uri) else { return Ok(None) };
+    let mut actions = Vec::new();
+    for d in &params.context.diagnostics {
+        let is_shadowed = matches!(&d.code, Some(NumberOrString::String(c)) if c == "shadowed");
+        if !is_shadowed {
+            continue;
+        }
+        for r in d.related_information.iter().flatten() {
+            let name = path_of(&r.location.uri)
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_default();
+            actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                title: format!("Open {name}, the file agents load instead"),
+                kind: Some(CodeActionKind::QUICKFIX),
+                diagnostics: Some(vec![d.clone()]),
+                command: Some(Command {
+                    title: format!("Open {name}"),
+                    command: ext::CMD_OPEN.into(),
+                    arguments: Some(vec![Value::String(r.location.uri.to_string())]),
+                }),
+                ..CodeAction::default()
+            }));
+        }
+    }
+    if let Some(action) = rename_action(shared, &path) {
+        actions.push(action);
+    }
+    Ok(Some(actions))
+}
+
+pub async fn execute_command(shared: &Shared, params: ExecuteCommandParams) -> Result<Option<Value>> {
+    if params.command != ext::CMD_OPEN {
+        return Err(Error::invalid_params(format!(
+            "unknown command `{}`; this server runs `{}`",
+            params.command,
+            ext::CMD_OPEN
+        )));
+    }
+    let Some(arg) = params.arguments.first().and_then(Value::as_str) else {
+        return Err(Error::invalid_params(format!("`{}` takes one argument: the file URI to open", ext::CMD_OPEN)));
+    };
+    // The argument comes from the client, which may relay it from anywhere: never ask the editor
+    // to open a web page or run a `command:` URI on our behalf.
+    let uri = match uri_to_path(arg) {
+        Some(path) if may_open(shared, &path) => arg.parse::<Uri>().ok(),
+        _ => None,
+    };
+    let Some(uri) = uri else {
+        return Err(Error::invalid_params(format!(
+            "`{}` opens only a file: URI inside a workspace folder or a file a session loads, got `{arg}`",
+            ext::CMD_OPEN
+        )));
+    };
+    let shown = shared
+        .client
+        .show_document(ShowDocumentParams { uri, external: None, take_focus: Some(true), selection: None })
+        .await;
+    if let Err(e) = shown {
+        tracing::warn!("window/showDocument failed: {e}");
+    }
+    Ok(None)
+}
+
+/// Whether `instructions.open` may show `path`: inside a workspace folder, or a file some
+/// session has given its agent (a project file above the folder, the global file).
+fn may_open(shared: &Shared, path: &Path) -> bool {
+    let st = shared.state();
+    st.folder_of(path).is_some() || st.sessions.values().any(|s| s.ledger().visible.iter().any(|v| v.path == path))
+}
+
+/// "Rename CLAUDE.md to AGENTS.md": offered when a later candidate is its directory's winner and
+/// the first candidate does not exist.
+fn rename_action(shared: &Shared, path: &Path) -> Option<CodeActionOrCommand> {
+    let st = shared.state();
+    let settings = st.session_of(path).map(|s| s.settings.clone())?;
+    let name = path.file_name()?.to_str()?;
+    let first = settings.candidates.first()?;
+    if name == first || !settings.candidates.iter().any(|c| c == name) {
+        return None;
+    }
+    let dir = path.parent()?;
+    let earlier_exists = settings
+        .candidates
+        .iter()
+        .take_while(|c| c.as_str() != name)
+        .any(|c| std::fs::symlink_metadata(dir.join(c)).is_ok() || st.documents.contains_key(&dir.join(c)));
+    if earlier_exists {
+        return None;
+    }
+    let old_uri = convert::uri_of(path)?;
+    let new_uri = convert::uri_of(&dir.join(first))?;
+    let edit = WorkspaceEdit {
+        document_changes: Some(DocumentChanges::Operations(vec![DocumentChangeOperation::Op(ResourceOp::Rename(
+            RenameFile { old_uri, new_uri, options: None, annotation_id: None },
+        ))])),
+        ..WorkspaceEdit::default()
+    };
+    Some(CodeActionOrCommand::CodeAction(CodeAction {
+        title: format!("Rename {name} to {first}, the name every agent reads first"),
+        kind: Some(CodeActionKind::REFACTOR),
+        edit: Some(edit),
+        ..CodeAction::default()
+    }))
+}
+
+fn contains(range: Range, pos: Position) -> bool {
+    let after_start = (pos.line, pos.character) >= (range.start.line, range.start.character);
+    let before_end = (pos.line, pos.character) <= (range.end.line, range.end.character);
+    after_start && before_end
+}
