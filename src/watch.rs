@@ -2,12 +2,13 @@
 //! events that can change what a file holds: opening or reading a file is not a change (the
 //! server's own reads would otherwise come back as events, forever).
 
-use std::collections::BTreeSet;
-use std::path::PathBuf;
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant, SystemTime};
 
-use notify::event::{AccessKind, AccessMode};
+use notify::event::{AccessKind, AccessMode, ModifyKind};
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -34,9 +35,17 @@ pub fn is_change(kind: &EventKind) -> bool {
     }
 }
 
+/// How often the polling watcher looks at the watched directories, when the system's watcher
+/// cannot start (no inotify instance left) or [`POLL_VARIABLE`] asks for it.
+pub const POLL_INTERVAL: Duration = Duration::from_secs(2);
+
+/// The environment variable that makes the server poll instead of using inotify: for file
+/// systems whose changes inotify never sees (NFS, SSHFS, some container and WSL mounts).
+pub const POLL_VARIABLE: &str = "INSTRUCTIONS_LSP_POLL";
+
 /// A set of watched directories that follows the sessions.
 pub struct DirWatcher {
-    watcher: RecommendedWatcher,
+    backend: Backend,
     watched: BTreeSet<PathBuf>,
     /// Every existing directory asked for is watched (no failure, e.g. no exhausted limit).
     complete: bool,
@@ -85,18 +94,43 @@ fn debounce(raw: mpsc::Receiver<notify::Result<Event>>, tx: UnboundedSender<Watc
 }
 
 impl DirWatcher {
-    /// Starts a watcher whose debounced changes go to `tx`.
+    /// Starts a watcher whose debounced changes go to `tx`: the system's (inotify), else one that
+    /// polls, so that changes on disk are seen whatever the client can do (a client may not
+    /// watch files for the server). Polls from the start when [`POLL_VARIABLE`] is `1`.
     pub fn new(tx: UnboundedSender<WatchEvent>) -> Result<Self, String> {
+        Self::start(tx, std::env::var(POLL_VARIABLE).is_ok_and(|v| v == "1"))
+    }
+
+    /// [`DirWatcher::new`], polling from the start when `poll`.
+    pub fn start(tx: UnboundedSender<WatchEvent>, poll: bool) -> Result<Self, String> {
         let (raw_tx, raw_rx) = mpsc::channel();
-        let watcher = notify::recommended_watcher(move |result: notify::Result<Event>| {
-            let _ = raw_tx.send(result);
-        })
-        .map_err(|e| format!("cannot start file watching: {e}"))?;
+        let system = if poll {
+            Err("polling asked for".to_string())
+        } else {
+            let forward = raw_tx.clone();
+            notify::recommended_watcher(move |result: notify::Result<Event>| {
+                let _ = forward.send(result);
+            })
+            .map_err(|e| e.to_string())
+        };
+        let backend = match system {
+            Ok(w) => Backend::System(w),
+            Err(why) => {
+                let poller = Poller::start(raw_tx).map_err(|e| format!("cannot start file watching: {e}"))?;
+                tracing::warn!("file watching: {why}; looking for changes every {} s instead", POLL_INTERVAL.as_secs());
+                Backend::Polling(poller)
+            }
+        };
         std::thread::Builder::new()
             .name("watch-debounce".into())
             .spawn(move || debounce(raw_rx, tx))
             .map_err(|e| format!("cannot start file watching: {e}"))?;
-        Ok(Self { watcher, watched: BTreeSet::new(), complete: true, warned: false, epoch: 0 })
+        Ok(Self { backend, watched: BTreeSet::new(), complete: true, warned: false, epoch: 0 })
+    }
+
+    /// Whether changes are found by polling.
+    pub fn polling(&self) -> bool {
+        matches!(self.backend, Backend::Polling(_))
     }
 
     /// Watches exactly `dirs` (non-recursively): new ones are added, old ones dropped. When an
@@ -108,14 +142,14 @@ impl DirWatcher {
         let mut added = false;
         let gone: Vec<PathBuf> = self.watched.difference(&dirs).cloned().collect();
         for dir in gone {
-            let _ = self.watcher.unwatch(&dir);
+            self.backend.unwatch(&dir);
             self.watched.remove(&dir);
         }
         for dir in dirs {
             if self.watched.contains(&dir) || !dir.is_dir() {
                 continue;
             }
-            match self.watcher.watch(&dir, RecursiveMode::NonRecursive) {
+            match self.backend.watch(&dir) {
                 Ok(()) => {
                     self.watched.insert(dir);
                     added = true;
@@ -153,6 +187,121 @@ impl DirWatcher {
     }
 }
 
+/// Who tells the watcher of changes: the kernel (inotify), or a thread that looks.
+enum Backend {
+    System(RecommendedWatcher),
+    Polling(Poller),
+}
+
+impl Backend {
+    fn watch(&mut self, dir: &Path) -> Result<(), String> {
+        match self {
+            Backend::System(w) => w.watch(dir, RecursiveMode::NonRecursive).map_err(|e| e.to_string()),
+            Backend::Polling(p) => p.watch(dir),
+        }
+    }
+
+    fn unwatch(&mut self, dir: &Path) {
+        match self {
+            Backend::System(w) => {
+                let _ = w.unwatch(dir);
+            }
+            Backend::Polling(p) => p.unwatch(dir),
+        }
+    }
+}
+
+/// What a directory held when last looked at: each entry's size, modification time (to the
+/// nanosecond: a second is too coarse for an edit right after a look), inode and kind.
+type Listing = BTreeMap<OsString, (u64, Option<SystemTime>, u64, bool)>;
+
+/// Looks at the watched directories every [`POLL_INTERVAL`] and reports what differs from the
+/// last look, in the form the kernel's events take; the thread ends with the watcher.
+struct Poller {
+    /// Each watched directory's last listing (`None`: it could not be read).
+    dirs: Arc<Mutex<BTreeMap<PathBuf, Option<Listing>>>>,
+}
+
+fn listing(dir: &Path) -> Option<Listing> {
+    let mut out = Listing::new();
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        // An entry gone between the listing and its look is a change the next look sees.
+        let Ok(meta) = entry.metadata() else { continue };
+        out.insert(entry.file_name(), (meta.len(), meta.modified().ok(), inode(&meta), meta.is_dir()));
+    }
+    Some(out)
+}
+
+#[cfg(unix)]
+fn inode(meta: &std::fs::Metadata) -> u64 {
+    std::os::unix::fs::MetadataExt::ino(meta)
+}
+
+#[cfg(not(unix))]
+fn inode(_: &std::fs::Metadata) -> u64 {
+    0
+}
+
+/// The paths that differ between two listings of `dir`: the entries added, removed or changed,
+/// or the directory itself when it appeared or went.
+fn differences(dir: &Path, before: &Option<Listing>, now: &Option<Listing>, out: &mut Vec<PathBuf>) {
+    match (before, now) {
+        (Some(b), Some(n)) => {
+            for (name, meta) in n {
+                if b.get(name) != Some(meta) {
+                    out.push(dir.join(name));
+                }
+            }
+            out.extend(b.keys().filter(|name| !n.contains_key(*name)).map(|name| dir.join(name)));
+        }
+        (None, None) => {}
+        _ => out.push(dir.to_path_buf()),
+    }
+}
+
+impl Poller {
+    fn start(raw: mpsc::Sender<notify::Result<Event>>) -> std::io::Result<Self> {
+        let dirs: Arc<Mutex<BTreeMap<PathBuf, Option<Listing>>>> = Arc::default();
+        let watched = Arc::downgrade(&dirs);
+        std::thread::Builder::new().name("watch-poll".into()).spawn(move || {
+            loop {
+                std::thread::sleep(POLL_INTERVAL);
+                let Some(dirs) = watched.upgrade() else { return };
+                let list: Vec<PathBuf> = dirs.lock().unwrap_or_else(|e| e.into_inner()).keys().cloned().collect();
+                let mut changed = Vec::new();
+                for dir in list {
+                    // Read without the lock: the server may set the watches meanwhile.
+                    let now = listing(&dir);
+                    let mut map = dirs.lock().unwrap_or_else(|e| e.into_inner());
+                    if let Some(before) = map.get_mut(&dir) {
+                        differences(&dir, before, &now, &mut changed);
+                        *before = now;
+                    }
+                }
+                if !changed.is_empty() {
+                    let mut event = Event::new(EventKind::Modify(ModifyKind::Any));
+                    event.paths = changed;
+                    if raw.send(Ok(event)).is_err() {
+                        return;
+                    }
+                }
+            }
+        })?;
+        Ok(Self { dirs })
+    }
+
+    /// From now on: the listing is taken at once, so a change right after counts.
+    fn watch(&self, dir: &Path) -> Result<(), String> {
+        let now = listing(dir).ok_or_else(|| "cannot list the directory".to_string())?;
+        self.dirs.lock().unwrap_or_else(|e| e.into_inner()).insert(dir.to_path_buf(), Some(now));
+        Ok(())
+    }
+
+    fn unwatch(&self, dir: &Path) {
+        self.dirs.lock().unwrap_or_else(|e| e.into_inner()).remove(dir);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,20 +320,32 @@ mod tests {
 
     #[test]
     fn the_servers_own_reads_raise_no_event_and_a_write_does() {
+        reads_are_quiet_and_a_write_is_reported(false, 200);
+    }
+
+    /// Without inotify (no instance left, or a network file system) the watcher polls, and a
+    /// write is still reported, within a few polling intervals.
+    #[test]
+    fn a_polling_watcher_reports_a_write_too() {
+        reads_are_quiet_and_a_write_is_reported(true, 100 * 3 * POLL_INTERVAL.as_secs() as usize);
+    }
+
+    fn reads_are_quiet_and_a_write_is_reported(poll: bool, tries: usize) {
         let dir = tempfile::tempdir().expect("tempdir");
         let file = dir.path().join("AGENTS.md");
         std::fs::write(&file, "rules").expect("write");
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let mut w = DirWatcher::new(tx).expect("watcher");
+        let mut w = DirWatcher::start(tx, poll).expect("watcher");
+        assert_eq!(w.polling(), poll);
         w.set([dir.path().to_path_buf()].into_iter().collect());
         for _ in 0..20 {
             let _ = std::fs::read(&file).expect("read");
         }
         std::thread::sleep(DEBOUNCE * 4);
         assert!(rx.try_recv().is_err(), "reads are not changes");
-        std::fs::write(&file, "new rules").expect("write");
+        std::fs::write(&file, "new rules, longer").expect("write");
         let mut got = None;
-        for _ in 0..200 {
+        for _ in 0..tries {
             if let Ok(e) = rx.try_recv() {
                 got = Some(e);
                 break;

@@ -189,3 +189,38 @@ fn a_client_that_vanishes_mid_request_ends_the_server_cleanly() {
     let _ = p.child.stderr.take().map(|mut s| s.read_to_string(&mut err));
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// Without inotify (no instance left, or a file system it cannot see, as NFS) the server polls:
+/// an edit and a new file on disk still become `replace` and `set`, with no client help (this
+/// client registers no file watching). `INSTRUCTIONS_LSP_POLL=1` forces what the server falls
+/// back to when inotify cannot start.
+#[test]
+fn a_server_that_cannot_use_inotify_polls_and_sees_edits() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root rules");
+    t.write("r/app/AGENTS.md", "app rules");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_instructions-lsp"));
+    command.env("INSTRUCTIONS_LSP_POLL", "1");
+    let mut p = Proc::spawn(&t, command, &[]);
+    p.initialize_with(&t.path("r/app"), json!({"stateDir": null}));
+    let transitions = |p: &mut Proc, id: u64, since: u64| {
+        p.send(json!({"jsonrpc": "2.0", "id": id, "method": "instructions/transitions", "params": {"since": since}}));
+        p.response(id)["result"].clone()
+    };
+    let did_change = |p: &mut Proc, seq: u64| {
+        p.until(&format!("didChange {seq}"), |m| m["method"] == "instructions/didChange" && m["params"]["seq"] == seq);
+    };
+    did_change(&mut p, 1);
+    assert_eq!(transitions(&mut p, 2, 0)["seq"], 1);
+    // Same size, same second: only the nanoseconds of the modification time tell.
+    t.write("r/app/AGENTS.md", "app RULES");
+    did_change(&mut p, 2);
+    assert_eq!(changes(&transitions(&mut p, 3, 1)["batches"][0]), [("replace".into(), "app/AGENTS.md".into())]);
+    p.send(json!({"jsonrpc": "2.0", "id": 4, "method": "shutdown"}));
+    p.response(4);
+    p.send(json!({"jsonrpc": "2.0", "method": "exit"}));
+    assert_eq!(p.exit_code(), Some(0));
+    let mut err = String::new();
+    let _ = p.child.stderr.take().map(|mut s| s.read_to_string(&mut err));
+    assert!(err.contains("looking for changes every 2 s instead"), "the fallback is logged: {err}");
+}

@@ -60,8 +60,17 @@ async fn start_watching(shared: Arc<Shared>) {
             shared.handle_paths(folders).await;
             tokio::spawn(shared.watch_loop(rx));
         }
-        Ok(Err(e)) => tracing::warn!("{e}; changes on disk are seen through didChangeWatchedFiles only"),
-        Err(e) => tracing::warn!("file watching did not start: {e}"),
+        // Not even polling: the client is the only one left to tell us.
+        Ok(Err(e)) => {
+            tracing::warn!("{e}; changes on disk are seen through didChangeWatchedFiles only");
+            shared.register_watched_files().await;
+        }
+        Err(e) => {
+            tracing::warn!(
+                "file watching did not start: {e}; changes on disk are seen through didChangeWatchedFiles only"
+            );
+            shared.register_watched_files().await;
+        }
     }
 }
 
