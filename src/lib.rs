@@ -92,4 +92,96 @@ mod layering {
         }
         assert!(broken.is_empty(), "{}", broken.join("\n"));
     }
+
+    /// The sibling modules a file of `src/chain/agents/` names (`super::walk`, `super::{a, b}`,
+    /// `crate::chain::agents::load`), with the line of each.
+    fn sibling_imports(text: &str) -> Vec<(usize, String)> {
+        let mut out = Vec::new();
+        for prefix in ["super::", "chain::agents::"] {
+            for (at, _) in text.match_indices(prefix) {
+                let line = text[..at].matches('\n').count() + 1;
+                let rest = &text[at + prefix.len()..];
+                let ident =
+                    |s: &str| -> String { s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect() };
+                match rest.strip_prefix('{') {
+                    // A group: the first name of each item, up to the closing brace (groups may
+                    // nest and span lines).
+                    Some(group) => {
+                        let mut depth = 0;
+                        let end = group
+                            .char_indices()
+                            .find(|&(_, c)| {
+                                depth += match c {
+                                    '{' => 1,
+                                    '}' => -1,
+                                    _ => 0,
+                                };
+                                depth < 0
+                            })
+                            .map_or(group.len(), |(i, _)| i);
+                        let mut depth = 0;
+                        let mut item_start = true;
+                        for (i, c) in group[..end].char_indices() {
+                            match c {
+                                '{' => depth += 1,
+                                '}' => depth -= 1,
+                                ',' if depth == 0 => item_start = true,
+                                c if item_start && !c.is_whitespace() => {
+                                    item_start = false;
+                                    out.push((line, ident(&group[i..])));
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                    None => out.push((line, ident(rest))),
+                }
+            }
+        }
+        out
+    }
+
+    /// The agents' folder has no circle: the registry (`mod.rs`) knows every agent; an agent's
+    /// file (one with its `fn profile(`, with helpers named `<agent>_…` such as
+    /// `codex_config.rs`) imports no other agent's, and a shared file imports none. What an
+    /// agent does its own way reaches the shared files as a function value of its profile.
+    #[test]
+    fn no_shared_agents_file_imports_an_agent_and_no_agent_another() {
+        let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/chain/agents");
+        let mut files: Vec<(String, String)> = std::fs::read_dir(&folder)
+            .expect("src/chain/agents")
+            .flatten()
+            .filter_map(|e| {
+                let stem = e.path().file_stem()?.to_str()?.to_string();
+                Some((stem, std::fs::read_to_string(e.path()).ok()?))
+            })
+            .filter(|(stem, _)| stem != "mod")
+            .collect();
+        files.sort();
+        let agents: Vec<&str> =
+            files.iter().filter(|(_, text)| text.contains("fn profile(")).map(|(stem, _)| stem.as_str()).collect();
+        assert!(agents.len() >= 7, "the agents' files were not found: {agents:?}");
+        let owner = |module: &str| {
+            agents.iter().copied().find(|a| module == *a || module.strip_prefix(a).is_some_and(|r| r.starts_with('_')))
+        };
+        let mut broken = Vec::new();
+        let mut seen = 0;
+        for (stem, text) in &files {
+            let me = owner(stem);
+            for (line, module) in sibling_imports(text) {
+                seen += 1;
+                match (me, owner(&module)) {
+                    (None, Some(agent)) => {
+                        broken.push(format!("src/chain/agents/{stem}.rs:{line}: a shared file imports {agent}"))
+                    }
+                    (Some(me), Some(agent)) if me != agent => {
+                        broken.push(format!("src/chain/agents/{stem}.rs:{line}: agent {me} imports agent {agent}"))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        assert!(seen > 50, "no imports read in src/chain/agents");
+        assert!(broken.is_empty(), "{}", broken.join("\n"));
+    }
 }

@@ -295,7 +295,7 @@ fn check_dirs(
             }
             // An agent that loads nested files on a read, started at the project root (also
             // when the tree checked is below it), reading here.
-            if dir != project && (p.nested != agents::Nested::None || !p.lazy_layers.is_empty()) {
+            if dir != project && (!matches!(p.nested, agents::Nested::None) || !p.lazy_layers.is_empty()) {
                 let read = agents::load(p, &project, &[dir.join(".touch")]);
                 for f in read.files.iter().filter(|f| f.status.reaches()) {
                     if let Some(k) = agents::file_key(&f.path) {

@@ -5,12 +5,12 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::env::AgentEnv;
-use super::load::Entry;
 use super::profile::{
-    AgentProfile, Budget, FrontMatter, GlobalRule, Imports, Join, Layer, LayerKind, Nested, Order, Pick, Role, Root,
+    AgentProfile, Budget, Fallbacks, FrontMatter, GlobalRule, Imports, Join, Layer, LayerKind, Nested, Order, Pick,
+    Root,
 };
 use super::read::{READ_CAP, js_trim, read_capped};
-use super::view::{AgentFile, Scope, Status};
+use super::view::{AgentFile, Entry, Role, Scope, Status};
 
 /// The Claude Code profile for `env`.
 pub(super) fn profile(env: &AgentEnv) -> AgentProfile {
@@ -51,7 +51,8 @@ pub(super) fn profile(env: &AgentEnv) -> AgentProfile {
         nested: Nested::Walk { pick: Pick::Layers, upto_root: false, deepest_first: false },
         imports: Imports::Listed,
         budget: Budget::None,
-        join: Join::ClaudeReminders,
+        join: Join::Own(join),
+        fallbacks: Some(Fallbacks { hide: hide_fallbacks, drop_repeating: drop_repeating_fallbacks }),
         drop_blank: true,
         ..AgentProfile::base(env.home.clone())
     }
@@ -59,7 +60,7 @@ pub(super) fn profile(env: &AgentEnv) -> AgentProfile {
 
 /// Fallback files (Claude Code's `AGENTS.md`) from `files[from..]` give way when a primary file
 /// with text has loaded (anywhere in `files`): they are shadowed by the first one.
-pub(super) fn hide_fallbacks(files: &mut [AgentFile], from: usize, drop_blank: bool) {
+fn hide_fallbacks(files: &mut [AgentFile], from: usize, drop_blank: bool) {
     if !files.iter().skip(from).any(|f| f.role == Role::Fallback) {
         return;
     }
@@ -108,7 +109,7 @@ pub(super) fn hide_fallbacks(files: &mut [AgentFile], from: usize, drop_blank: b
 /// (observed with 2.1.332): at start, when its trimmed text is that of a project rule, as when
 /// `AGENTS.md` is also linked into `.claude/rules/`; on a read, when it is that of any project
 /// file loaded at start. The user's own files do not count.
-pub(super) fn drop_repeating_fallbacks(entries: &mut [Entry]) {
+fn drop_repeating_fallbacks(entries: &mut [Entry]) {
     let texts = |rules_only: bool| -> HashSet<String> {
         entries
             .iter()
@@ -133,9 +134,10 @@ fn is_rule(path: &Path) -> bool {
     parts.windows(2).any(|w| w[0] == ".claude" && w[1] == "rules")
 }
 
-/// Claude Code's messages: one `<system-reminder>` of the files loaded at start, then one per
-/// file a read loads (fallback files through a tool hook).
-pub(super) fn join(entries: &[Entry]) -> Vec<String> {
+/// Claude Code's messages: one `<system-reminder>` of `Contents of <path> (<label>):` sections
+/// (texts trimmed) for the files loaded at start, then one per file a read loads (text as is;
+/// fallback files through a tool hook).
+fn join(_: &AgentProfile, entries: &[Entry]) -> Vec<String> {
     // Imports follow their importer, and load when it does: at start, or on a read.
     let mut at_start = Vec::new();
     let mut reads: BTreeMap<u32, (Vec<String>, Vec<String>)> = Default::default();

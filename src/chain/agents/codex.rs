@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::codex_config;
 use super::env::{AgentEnv, Overrides};
-use super::profile::{AgentProfile, Budget, GlobalRule, Imports, Join, Nested, Order, Pick, Probe, Root};
+use super::profile::{AgentProfile, Budget, Cut, GlobalRule, Imports, Join, Nested, Order, Pick, Probe, Root};
 use super::read::{read_capped, read_string};
 use super::view::{AgentFile, Scope, Status};
 
@@ -39,15 +39,17 @@ pub fn codex(codex_home: &Path, max_bytes: Option<u64>, fallbacks: &[String]) ->
         order: Order::RootFirst,
         nested: Nested::None,
         imports: Imports::None,
-        budget: Budget::SharedRootFirst { max_bytes: max_bytes.unwrap_or(32 * 1024) },
-        join: Join::CodexInstructions,
+        budget: Budget::SharedRootFirst { max_bytes: max_bytes.unwrap_or(32 * 1024), cut: codex_budget },
+        join: Join::ByBudget,
         drop_blank: true,
         ..AgentProfile::base(None)
     }
 }
 
-/// Codex's shared root-first budget, and its message.
-pub(super) fn codex_budget(cwd: &Path, files: Vec<AgentFile>, max_bytes: u64) -> (Vec<AgentFile>, Vec<String>) {
+/// Codex's shared root-first budget, and its message: `# AGENTS.md instructions for <cwd>` and
+/// `<INSTRUCTIONS>` around the global text, the separator `--- project-doc ---`, and the project
+/// texts joined by blank lines.
+fn codex_budget(cwd: &Path, files: Vec<AgentFile>, max_bytes: u64) -> Cut {
     let mut out = Vec::new();
     let mut global_text = None;
     let mut parts: Vec<String> = Vec::new();

@@ -17,11 +17,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::env::{AgentEnv, Overrides};
-use super::load::Entry;
-use super::profile::{AgentProfile, GlobStyle, GlobalRule, Join, Nested, Pick, Root};
+use super::profile::{AgentProfile, GlobStyle, GlobalRule, Join, Nested, Pick, Root, RuleFiles};
 use super::read::read_capped;
-use super::view::{AgentFile, Scope, Status};
-use super::walk::{front_matter, outside, split_outside_braces, yaml_scalar};
+use super::view::{AgentFile, Entry, Scope, Status};
+use super::walk::{front_matter, is_wildcard, outside, split_outside_braces, yaml_scalar};
 
 /// The VS Code settings this profile reads, with their defaults at the mirrored commit.
 pub const SETTINGS: &[&str] = &[USE_INSTRUCTION_FILES, USE_AGENTS_MD, USE_NESTED_AGENTS_MD, INSTRUCTIONS_LOCATIONS];
@@ -49,10 +48,11 @@ pub(super) fn profile(env: &AgentEnv, o: &Overrides) -> AgentProfile {
         global_rule: GlobalRule::ByPick,
         // The user's prompts folder of VS Code's default profile.
         global: vec![vec![prompts_home(env)]],
-        pick: Pick::Copilot,
+        pick: Pick::Own(pick),
         root: Root::GitOrCwd { check_fs_root: false },
         nested: Nested::None,
-        join: Join::CopilotAttachments,
+        join: Join::Own(join),
+        rule_files: Some(RuleFiles { suffix: ".instructions.md", globs_key: "applyTo" }),
         glob_style: GlobStyle::VsCode,
         // VS Code attaches a file whatever it holds.
         drop_blank: false,
@@ -301,17 +301,12 @@ pub(super) fn patterns(apply_to: &str) -> Vec<String> {
     split_outside_braces(apply_to)
 }
 
-/// The patterns that attach a file whatever is attached.
-pub(super) fn is_wildcard(pattern: &str) -> bool {
-    matches!(pattern.trim(), "**" | "**/*" | "*")
-}
-
 /// The files of the workspace folder `dirs[0]`: the user's instructions files and the
 /// workspace's, each attached at start (a wildcard `applyTo`), waiting for a touch (other
 /// `applyTo` patterns) or only listed (none); then `.github/copilot-instructions.md` and the
 /// root `AGENTS.md` as their settings say; then, with `chat.useNestedAgentsMdFiles`, every other
 /// `AGENTS.md`, listed.
-pub(super) fn pick(profile: &AgentProfile, dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile> {
+fn pick(profile: &AgentProfile, dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile> {
     let Some(root) = dirs.first().filter(|_| scope != Scope::Nested) else { return Vec::new() };
     let settings = Settings::read(root, &profile.editor_settings);
     let mut out: Vec<AgentFile> = Vec::new();
@@ -403,7 +398,7 @@ fn nested_agents_md(root: &Path) -> Vec<PathBuf> {
 
 /// VS Code's request, as parts: the files attached at start (each in an `<attachment>` of ours,
 /// with VS Code's reason), VS Code's `<instructions>` list, then the files each touch attaches.
-pub(super) fn join(profile: &AgentProfile, entries: &[Entry]) -> Vec<String> {
+fn join(profile: &AgentProfile, entries: &[Entry]) -> Vec<String> {
     let attach = |e: &Entry| {
         let reason = match e.file.label {
             Some(r) if r != LISTED => r.to_string(),

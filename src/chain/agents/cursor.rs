@@ -13,10 +13,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::env::AgentEnv;
-use super::load::Entry;
-use super::profile::{AgentProfile, FrontMatter, GlobStyle, GlobalRule, Join, Nested, Pick, Root};
+use super::profile::{AgentProfile, FrontMatter, GlobStyle, GlobalRule, Join, Nested, Pick, Root, RuleFiles};
 use super::read::read_capped;
-use super::view::{AgentFile, Scope, Status};
+use super::view::{AgentFile, Entry, Scope, Status};
 use super::walk::{expand_braces, file_key, front_matter, split_outside_braces, yaml_scalar, yaml_strings};
 
 /// The Cursor profile.
@@ -25,10 +24,11 @@ pub(super) fn profile(env: &AgentEnv) -> AgentProfile {
         name: "cursor",
         mirrors: "Cursor documentation (rules, AGENTS.md), read 2026-11",
         global_rule: GlobalRule::ByPick,
-        pick: Pick::Cursor,
+        pick: Pick::Own(pick),
         root: Root::GitOrCwd { check_fs_root: false },
-        nested: Nested::Walk { pick: Pick::Cursor, upto_root: false, deepest_first: false },
-        join: Join::CursorRules,
+        nested: Nested::Walk { pick: Pick::Own(pick), upto_root: false, deepest_first: false },
+        join: Join::Own(join),
+        rule_files: Some(RuleFiles { suffix: ".mdc", globs_key: "globs" }),
         glob_style: GlobStyle::Gitignore,
         // A rule's front matter is its metadata, not its text.
         front_matter: FrontMatter::Strip,
@@ -99,7 +99,7 @@ fn mdc_files(dir: &Path) -> Vec<PathBuf> {
 
 /// The files Cursor takes from `dirs` (root first): per directory its rules, then its
 /// `AGENTS.md`; at the root (not on a touch) `.cursorrules` last.
-pub(super) fn pick(dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile> {
+fn pick(_: &AgentProfile, dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile> {
     let mut out = Vec::new();
     let Some(root) = dirs.first() else { return out };
     let base = super::walk::project_base(root);
@@ -137,7 +137,7 @@ pub(super) fn pick(dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile> {
 
 /// One section per file that reaches the agent, in order, under its path. Cursor's own wording
 /// is not public; the order is the one documented here.
-pub(super) fn join(entries: &[Entry]) -> Vec<String> {
+fn join(_: &AgentProfile, entries: &[Entry]) -> Vec<String> {
     entries
         .iter()
         .filter(|e| e.file.status.reaches() && !e.text.is_empty())

@@ -24,9 +24,10 @@ const RULES_MAX_DEPTH: usize = 16;
 /// creation shows. `None` when a rules folder is too large to list every directory: the view
 /// then cannot be remembered safely.
 pub fn dirs_read(profile: &AgentProfile, view: &AgentView, touched: &[PathBuf]) -> Option<BTreeSet<PathBuf>> {
-    // Copilot searches the workspace (nested `AGENTS.md`, glob locations) and both editors'
-    // rule findings look at every file of the repository: no set of directories is enough.
-    if matches!(profile.pick, Pick::Copilot | Pick::Cursor) {
+    // An agent's own pick searches where it likes (Copilot: the workspace's nested `AGENTS.md`,
+    // glob locations), and rule findings look at every file of the repository: no set of
+    // directories is enough.
+    if matches!(profile.pick, Pick::Own(_)) || profile.rule_files.is_some() {
         return None;
     }
     let cwd = &view.cwd;

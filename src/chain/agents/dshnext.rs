@@ -9,7 +9,7 @@ use std::path::Path;
 
 use super::env::{AgentEnv, Overrides};
 use super::imports;
-use super::profile::{AgentProfile, Budget, GlobalRule, Imports, Join, Nested, Order, Pick, Probe, Root};
+use super::profile::{AgentProfile, Budget, Cut, GlobalRule, Imports, Join, Nested, Order, Pick, Probe, Root};
 use super::read::{js_trim, read_into};
 use super::view::{AgentFile, Scope, Status};
 use crate::paths;
@@ -144,15 +144,10 @@ fn render(docs: &[Doc], max: u64, style: Style) -> (String, Vec<usize>, Option<u
 }
 
 /// Reads, deduplicates and fits `files`: the baseline (global first, then root to cwd) in one
-/// block, and the files touches added (scope `nested`, as one reconcile would add them) in a
-/// second block of "Additional instructions" sections. Returns the blocks.
-pub fn load(
-    mut files: Vec<AgentFile>,
-    root: &Path,
-    global_display: &str,
-    max_bytes: u64,
-    max_source: u64,
-) -> (Vec<AgentFile>, Vec<String>) {
+/// `<system-reminder>` block of `Instructions from: <path relative to the root>` sections, and
+/// the files touches added (scope `nested`, as one reconcile would add them) in a second block
+/// of "Additional instructions" sections. Returns the blocks.
+fn load(mut files: Vec<AgentFile>, root: &Path, global_display: &str, max_bytes: u64, max_source: u64) -> Cut {
     let mut baseline: Vec<Doc> = Vec::new();
     let mut added: Vec<Doc> = Vec::new();
     let mut kept: Vec<(String, String)> = Vec::new();
@@ -232,8 +227,13 @@ pub(super) fn profile(env: &AgentEnv, o: &Overrides) -> AgentProfile {
         order: Order::RootFirst,
         nested: Nested::Walk { pick: Pick::All(Probe::StatFile), upto_root: false, deepest_first: false },
         imports: Imports::None,
-        budget: Budget::Block { max_bytes: o.max_bytes.unwrap_or(65536), max_source_bytes: 1024 * 1024 },
-        join: Join::DshReminder { global_display: global_display.into() },
+        budget: Budget::Block {
+            max_bytes: o.max_bytes.unwrap_or(65536),
+            max_source_bytes: 1024 * 1024,
+            global_display: global_display.into(),
+            fit: load,
+        },
+        join: Join::ByBudget,
         drop_blank: false,
         ..AgentProfile::base(env.home.clone())
     }

@@ -1,14 +1,9 @@
-//! Which profile: the names of the agents, where they keep their user-global files
-//! ([`AgentEnv`]), what a caller may change ([`Overrides`]), and [`profile`], which hands the
-//! name to the agent's own file.
+//! What a profile is made from: the files agents look for ([`FILE_NAMES`]), where they keep
+//! their user-global files ([`AgentEnv`]) and what a caller may change ([`Overrides`]). Which
+//! agent file makes a named profile is the registry's business (`mod.rs`), so that no agent file
+//! and this one import each other.
 
 use std::path::{Path, PathBuf};
-
-use super::profile::AgentProfile;
-use super::{claude, codex, copilot, cursor, dshnext, gemini, opencode};
-
-/// The agent profile names, in the order `compare` shows them.
-pub const NAMES: &[&str] = &["codex", "claude", "gemini", "opencode", "dsh-next", "copilot", "cursor"];
 
 /// Every name an agent profile looks for in a directory (a change to one may change what an
 /// agent loads).
@@ -100,18 +95,4 @@ impl Overrides {
             None => default.iter().map(|s| s.to_string()).collect(),
         }
     }
-}
-
-/// The profile called `name`, or `None` for a name that is not an agent profile.
-pub fn profile(name: &str, env: &AgentEnv, o: &Overrides) -> Option<AgentProfile> {
-    Some(match name {
-        "codex" => codex::profile(env, o),
-        "claude" => claude::profile(env),
-        "gemini" => gemini::profile(env, o),
-        "opencode" => opencode::profile(env),
-        "dsh-next" => dshnext::profile(env, o),
-        "copilot" => copilot::profile(env, o),
-        "cursor" => cursor::profile(env),
-        _ => return None,
-    })
 }

@@ -1,10 +1,9 @@
 //! Gemini CLI: its profile, and its `--- Context from: <path> ---` sections, per category.
 
 use super::env::{AgentEnv, Overrides};
-use super::load::Entry;
 use super::profile::{AgentProfile, Budget, GlobalRule, Imports, Join, Nested, Order, Pick, Probe, Root};
 use super::read::js_trim;
-use super::view::Scope;
+use super::view::{Entry, Scope};
 
 /// The Gemini CLI profile for `env`; `o.candidates` is its `context.fileName`.
 pub(super) fn profile(env: &AgentEnv, o: &Overrides) -> AgentProfile {
@@ -22,7 +21,7 @@ pub(super) fn profile(env: &AgentEnv, o: &Overrides) -> AgentProfile {
         nested: Nested::Walk { pick: Pick::All(Probe::Readable), upto_root: true, deepest_first: false },
         imports: Imports::Inline,
         budget: Budget::None,
-        join: Join::GeminiContext,
+        join: Join::Own(join),
         drop_blank: true,
         // `loadJitSubdirectoryMemory` skips a file whose device and inode it already loaded.
         nested_by_identity: true,
@@ -68,8 +67,9 @@ fn normalize(name: &str) -> String {
     }
 }
 
-/// Gemini's sections: global, project (with imports), then nested files, each trimmed.
-pub(super) fn join(entries: &[Entry]) -> Vec<String> {
+/// Gemini's `--- Context from: <path> ---` sections: global, project (with imports), then
+/// nested files, each trimmed.
+fn join(_: &AgentProfile, entries: &[Entry]) -> Vec<String> {
     // Imports inlined into their importer add no text of their own.
     let live = |s: Scope| {
         entries.iter().filter(move |e| {

@@ -1,5 +1,6 @@
 //! Loading: the user-global files, the project files, the files touches reach, then the budget
 //! (Codex's, dsh-next's) or a whole read of every file with its imports, and the agent's join.
+//! What an agent does its own way is a function value of its profile, called here unnamed.
 
 use std::collections::HashSet;
 use std::fs;
@@ -8,18 +9,12 @@ use std::path::{Path, PathBuf};
 use super::explain::size_words;
 use super::profile::{AgentProfile, Budget, GlobalRule, Imports, Join, Nested, Order, Probe};
 use super::read::{self, READ_CAP, js_trim, read_into, read_string};
-use super::view::{AgentFile, AgentView, Scope, Status};
+use super::view::{AgentFile, AgentView, Entry, Scope, Status};
 use super::walk::{
     RuleMatcher, file_key, mark_linked_outside, pick_files, present, project_base, rule_base, rule_files, touch_start,
     walk_dirs, without_front_matter,
 };
-use super::{claude, codex, comments, copilot, cursor, dshnext, gemini, imports, opencode};
-
-/// A file of the chain with the text the agent takes from it.
-pub(super) struct Entry {
-    pub(super) file: AgentFile,
-    pub(super) text: String,
-}
+use super::{comments, imports};
 
 /// What the agent of `profile` loads working in `cwd`, after reading the `touched` files.
 /// Every read is charged to one budget of [`read::VIEW_READ_CAP`] bytes.
@@ -84,7 +79,7 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
     let root = dirs.first().cloned().unwrap_or_else(|| cwd.clone());
     let mut project = pick_files(profile, profile.pick, &dirs, Scope::Project);
     mark_linked_outside(&mut project, 0, &base);
-    claude::hide_fallbacks(&mut project, 0, profile.drop_blank);
+    hide_fallbacks(profile, &mut project, 0);
     match profile.order {
         Order::RootFirst => {}
         Order::CwdFirst => {
@@ -170,24 +165,20 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
             for f in files.iter_mut().skip(first_new).filter(|f| wakes(f)) {
                 f.status = Status::Loaded;
             }
-            claude::hide_fallbacks(&mut files, first_new, profile.drop_blank);
+            hide_fallbacks(profile, &mut files, first_new);
             wake(&mut files, batch, |f| f.scope == Scope::Project && wakes(f));
         }
     }
 
     let budget_words = match profile.budget {
         Budget::None => None,
-        Budget::SharedRootFirst { max_bytes } => Some(format!("{} shared budget", size_words(max_bytes))),
+        Budget::SharedRootFirst { max_bytes, .. } => Some(format!("{} shared budget", size_words(max_bytes))),
         Budget::Block { max_bytes, .. } => Some(format!("{} budget", size_words(max_bytes))),
     };
     let (files, parts) = match &profile.budget {
-        Budget::SharedRootFirst { max_bytes } => codex::codex_budget(&cwd, files, *max_bytes),
-        Budget::Block { max_bytes, max_source_bytes } => {
-            let global_display = match &profile.join {
-                Join::DshReminder { global_display } => global_display.clone(),
-                _ => String::new(),
-            };
-            dshnext::load(files, &root, &global_display, *max_bytes, *max_source_bytes)
+        Budget::SharedRootFirst { max_bytes, cut } => cut(&cwd, files, *max_bytes),
+        Budget::Block { max_bytes, max_source_bytes, global_display, fit } => {
+            fit(files, &root, global_display, *max_bytes, *max_source_bytes)
         }
         Budget::None => unbudgeted(profile, &cwd, files),
     };
@@ -316,19 +307,20 @@ fn unbudgeted(profile: &AgentProfile, cwd: &Path, files: Vec<AgentFile>) -> (Vec
             }
         }
     }
-    claude::drop_repeating_fallbacks(&mut entries);
-    let parts = join(profile, &entries);
+    if let Some(fallbacks) = &profile.fallbacks {
+        (fallbacks.drop_repeating)(&mut entries);
+    }
+    let parts = match profile.join {
+        Join::Own(join) => join(profile, &entries),
+        // A profile whose budget joins always has that budget (Codex's, dsh-next's).
+        Join::ByBudget => Vec::new(),
+    };
     (entries.into_iter().map(|e| e.file).collect(), parts)
 }
 
-/// The parts of the agent's context, from the read files in order: each agent's own join.
-fn join(profile: &AgentProfile, entries: &[Entry]) -> Vec<String> {
-    match &profile.join {
-        Join::GeminiContext => gemini::join(entries),
-        Join::OpencodeInstructions => opencode::join(entries),
-        Join::CopilotAttachments => copilot::join(profile, entries),
-        Join::CursorRules => cursor::join(entries),
-        // Codex and dsh-next join inside their budgets, never here.
-        _ => claude::join(entries),
+/// The fallback files of `files[from..]` that give way, as the profile's agent decides.
+fn hide_fallbacks(profile: &AgentProfile, files: &mut [AgentFile], from: usize) {
+    if let Some(fallbacks) = &profile.fallbacks {
+        (fallbacks.hide)(files, from, profile.drop_blank);
     }
 }

@@ -2,9 +2,8 @@
 //! `Instructions from: <path>` entries.
 
 use super::env::AgentEnv;
-use super::load::Entry;
 use super::profile::{AgentProfile, Budget, GlobalRule, Imports, Join, Nested, Order, Pick, Probe, Root};
-use super::view::Scope;
+use super::view::{Entry, Scope};
 
 /// The opencode profile for `env`.
 pub(super) fn profile(env: &AgentEnv) -> AgentProfile {
@@ -34,14 +33,15 @@ pub(super) fn profile(env: &AgentEnv) -> AgentProfile {
         nested: Nested::Walk { pick: Pick::First(Probe::Exists), upto_root: false, deepest_first: true },
         imports: Imports::None,
         budget: Budget::None,
-        join: Join::OpencodeInstructions,
+        join: Join::Own(join),
         drop_blank: false,
         ..AgentProfile::base(env.home.clone())
     }
 }
 
-/// opencode's system prompt entries, then a `<system-reminder>` of the files reached by touches.
-pub(super) fn join(entries: &[Entry]) -> Vec<String> {
+/// opencode's `Instructions from: <path>` entries of the system prompt (global first, then the
+/// project files nearest first), then a `<system-reminder>` of the files reached by touches.
+fn join(_: &AgentProfile, entries: &[Entry]) -> Vec<String> {
     let entry = |e: &Entry| format!("Instructions from: {}\n{}", e.file.path.display(), e.text);
     // Each file is an entry of the system prompt, and they are joined by a newline.
     let system: Vec<String> =

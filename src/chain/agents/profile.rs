@@ -1,9 +1,13 @@
 //! The rules an agent profile is made of: one small type per question (which file counts as
 //! present, which ones count, where the walk stops, in what order, what a touch adds, imports,
 //! the budget, the join), and [`AgentProfile`], one agent's answers. The answers themselves are
-//! in each agent's file (`codex.rs`, `claude.rs`, …).
+//! in each agent's file (`codex.rs`, `claude.rs`, …), and so is an agent's own way of picking,
+//! cutting or joining: a function value here ([`Pick::Own`], [`Join::Own`], the cut of a
+//! [`Budget`]), so that the loader calls it without naming the agent.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use super::view::{AgentFile, Entry, Role, Scope};
 
 /// How a candidate file counts as present.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,7 +23,7 @@ pub enum Probe {
 }
 
 /// Which of the candidate files count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub enum Pick {
     /// Per directory, the first present candidate; later ones are shadowed by it.
     First(Probe),
@@ -30,11 +34,14 @@ pub enum Pick {
     FirstNameAnywhere(Probe),
     /// Per directory, every file of the profile's `layers` in order (Claude Code).
     Layers,
-    /// VS Code's chat instructions, from the project root only (see `copilot.rs`).
-    Copilot,
-    /// Cursor's rules folders, `AGENTS.md` and `.cursorrules` (see `cursor.rs`).
-    Cursor,
+    /// The agent's own search, not by candidate names per directory, defined in its file: VS
+    /// Code's chat instructions from the project root only (`copilot.rs`), Cursor's rules
+    /// folders, `AGENTS.md` and `.cursorrules` (`cursor.rs`).
+    Own(PickFn),
 }
+
+/// An agent's own pick: the files it takes from `dirs` (root first), with the shadowed ones.
+pub type PickFn = fn(profile: &AgentProfile, dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile>;
 
 /// How a rule's globs meet a touched file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -66,18 +73,6 @@ pub enum LayerKind {
     /// Every `*.md` below the folder, sub-folders included, in directory order; a rule whose
     /// front matter has `paths:` applies only to matching files and does not load at start.
     Rules,
-}
-
-/// What a layer's file does to the others.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Role {
-    /// Loads; one with text anywhere on the walk hides every `Fallback` file.
-    Primary,
-    /// Loads only when no `Primary` file with text has loaded (at start, or by the same read).
-    Fallback,
-    /// Loads, whatever the others.
-    #[default]
-    Neutral,
 }
 
 /// Where the walk up from the working directory stops.
@@ -121,7 +116,7 @@ pub enum GlobalRule {
 }
 
 /// Where files reached by a touch come from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub enum Nested {
     None,
     /// From the touched file's directory up, `pick` per directory, skipping files already
@@ -144,43 +139,69 @@ pub enum Imports {
     Listed,
 }
 
-/// How the byte budget cuts.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// How the byte budget cuts. A budget reads the files itself and joins what it keeps, so each
+/// carries the agent's own cut, defined in its file.
+#[derive(Clone, Debug)]
 pub enum Budget {
-    /// No budget.
+    /// No budget: every file is read whole, with its imports, then the [`Join`] makes the message.
     None,
     /// One budget shared root-first: each file is read up to what remains (the crossing file is
     /// cut mid-character if need be, decoded lossily); files empty after trimming are dropped and
-    /// cost nothing; no marker says anything was cut (Codex).
-    SharedRootFirst { max_bytes: u64 },
+    /// cost nothing; no marker says anything was cut (Codex, `cut` in `codex.rs`).
+    SharedRootFirst { max_bytes: u64, cut: SharedCut },
     /// dsh-agent-instructions: files over `max_source_bytes` are skipped; the rendered block
-    /// must fit `max_bytes`, dropping broader files first, then cutting the most specific one.
-    Block { max_bytes: u64, max_source_bytes: u64 },
+    /// must fit `max_bytes`, dropping broader files first, then cutting the most specific one
+    /// (`fit` in `dshnext.rs`); the global file is shown as `global_display`.
+    Block { max_bytes: u64, max_source_bytes: u64, global_display: String, fit: BlockFit },
 }
 
-/// How the loaded texts become the agent's message.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What a budget's cut gives: the files, with what it did to each, and the message's parts.
+pub type Cut = (Vec<AgentFile>, Vec<String>);
+
+/// A [`Budget::SharedRootFirst`] cut: `files` read within `max_bytes` for an agent started in
+/// `cwd`, and joined.
+pub type SharedCut = fn(cwd: &Path, files: Vec<AgentFile>, max_bytes: u64) -> Cut;
+
+/// A [`Budget::Block`] fit: `files` read (each up to `max_source` bytes), fitted to `max_bytes`
+/// and joined, paths shown from the project `root` and the global file as `global_display`.
+pub type BlockFit =
+    fn(files: Vec<AgentFile>, root: &Path, global_display: &str, max_bytes: u64, max_source: u64) -> Cut;
+
+/// How the files read whole become the agent's message (with [`Budget::None`]).
+#[derive(Clone, Copy, Debug)]
 pub enum Join {
-    /// `# AGENTS.md instructions for <cwd>` and `<INSTRUCTIONS>` around the global text, the
-    /// separator `--- project-doc ---`, and the project texts joined by blank lines (Codex).
-    CodexInstructions,
-    /// `--- Context from: <path> ---` sections, trimmed, per category (Gemini).
-    GeminiContext,
-    /// `Instructions from: <path>` entries in the system prompt (global first, then the project
-    /// files nearest first), joined by a newline; files reached by a touch in a
-    /// `<system-reminder>` after the read (opencode).
-    OpencodeInstructions,
-    /// A `<system-reminder>` block of `Instructions from: <path relative to the root>` sections
-    /// (dsh-agent-instructions); the global file is shown as `global_display`.
-    DshReminder { global_display: String },
-    /// Claude Code: one `<system-reminder>` of `Contents of <path> (<label>):` sections (texts
-    /// trimmed) at start, then one `<system-reminder>` per file a read loads (text as is).
-    ClaudeReminders,
-    /// VS Code: one attachment per file, with the reason VS Code gives, then its
-    /// `<instructions>` list of the files the model may read (see `copilot.rs`).
-    CopilotAttachments,
-    /// Cursor: one section per rule or file (see `cursor.rs`).
-    CursorRules,
+    /// The budget joins what it keeps (Codex's `<INSTRUCTIONS>`, dsh-next's block): with no
+    /// budget, nothing would.
+    ByBudget,
+    /// The agent's own join, defined in its file: Gemini's `--- Context from: <path> ---`
+    /// sections, opencode's `Instructions from: <path>` entries, Claude Code's
+    /// `<system-reminder>`s, VS Code's attachments and `<instructions>` list, Cursor's sections.
+    Own(JoinFn),
+}
+
+/// An agent's own join: the parts of its context, from the files read, in order.
+pub type JoinFn = fn(profile: &AgentProfile, entries: &[Entry]) -> Vec<String>;
+
+/// What becomes of [`Role::Fallback`] files, the agent's own rules (Claude Code's, in
+/// `claude.rs`): only the agent that gives its files roles knows when one gives way.
+#[derive(Clone, Copy, Debug)]
+pub struct Fallbacks {
+    /// Shadows the fallback files of `files[from..]` that give way to a primary file with text
+    /// (blank or not as the profile's `drop_blank`).
+    pub hide: fn(files: &mut [AgentFile], from: usize, drop_blank: bool),
+    /// Marks as duplicates the fallback files whose text, once read, repeats another file's.
+    pub drop_repeating: fn(entries: &mut [Entry]),
+}
+
+/// Rules attached by globs of their own, in files the agent tells by their name (Copilot's
+/// `*.instructions.md` and their `applyTo`, Cursor's `*.mdc` and their `globs`): what
+/// `rules.rs` checks, in the words the agent's users know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RuleFiles {
+    /// How a rule file's name ends.
+    pub suffix: &'static str,
+    /// The front matter key that holds a rule's globs.
+    pub globs_key: &'static str,
 }
 
 /// What an agent does with a file's YAML front matter.
@@ -237,6 +258,10 @@ pub struct AgentProfile {
     /// The editor settings a profile reads (VS Code's `chat.*` switches), given by `--set` or
     /// the project configuration; they win over the workspace's `.vscode/settings.json`.
     pub editor_settings: std::collections::BTreeMap<String, serde_json::Value>,
+    /// For files of [`Role::Fallback`]: when they give way (none: no file has that role).
+    pub fallbacks: Option<Fallbacks>,
+    /// The agent's glob-attached rule files, checked for what keeps them from attaching.
+    pub rule_files: Option<RuleFiles>,
 }
 
 impl AgentProfile {
@@ -255,7 +280,7 @@ impl AgentProfile {
             nested: Nested::None,
             imports: Imports::None,
             budget: Budget::None,
-            join: Join::CodexInstructions,
+            join: Join::ByBudget,
             drop_blank: true,
             home,
             layers: Vec::new(),
@@ -266,6 +291,8 @@ impl AgentProfile {
             hide_block_comments: false,
             glob_style: GlobStyle::Gitignore,
             editor_settings: Default::default(),
+            fallbacks: None,
+            rule_files: None,
         }
     }
 }

@@ -4,30 +4,24 @@
 
 use std::path::{Path, PathBuf};
 
-use super::copilot;
 use super::explain::display_name;
-use super::profile::{AgentProfile, Pick};
+use super::profile::AgentProfile;
 use super::read::read_capped;
 use super::view::{AgentFile, Scope, Status};
-use super::walk::{RuleMatcher, front_matter_problem, rule_base};
+use super::walk::{RuleMatcher, front_matter_problem, is_wildcard, rule_base};
 
 /// The most entries the search for files a pattern matches looks at.
 const REPO_ENTRIES: usize = 20_000;
 
 /// The problems of `files`' rules (only for profiles whose rules are attached by globs of
-/// their own: Copilot's instructions files, Cursor's `.mdc` rules), as `(file, message)`.
-/// `base` is the project's directory (the nearest holding `.git`, else the working directory).
+/// their own, [`AgentProfile::rule_files`]: Copilot's instructions files, Cursor's `.mdc`
+/// rules), as `(file, message)`. `base` is the project's directory (the nearest holding `.git`,
+/// else the working directory).
 pub(super) fn problems(profile: &AgentProfile, files: &[AgentFile], base: &Path) -> Vec<(PathBuf, String)> {
-    let is_rule = |p: &Path| {
-        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        match profile.pick {
-            Pick::Copilot => name.ends_with(".instructions.md"),
-            Pick::Cursor => name.ends_with(".mdc"),
-            _ => false,
-        }
-    };
+    let Some(rule_files) = profile.rule_files else { return Vec::new() };
+    let is_rule = |p: &Path| p.file_name().and_then(|n| n.to_str()).unwrap_or("").ends_with(rule_files.suffix);
     let agent = display_name(profile.name);
-    let key = if profile.pick == Pick::Copilot { "applyTo" } else { "globs" };
+    let key = rule_files.globs_key;
     let mut out = Vec::new();
     let mut repo: Option<Vec<PathBuf>> = None;
     for f in files.iter().filter(|f| is_rule(&f.path) && f.status != Status::LinkedOutside) {
@@ -47,7 +41,7 @@ pub(super) fn problems(profile: &AgentProfile, files: &[AgentFile], base: &Path)
                 ),
             ));
         }
-        let patterns: Vec<&String> = f.globs.iter().filter(|g| !copilot::is_wildcard(g)).collect();
+        let patterns: Vec<&String> = f.globs.iter().filter(|g| !is_wildcard(g)).collect();
         if patterns.is_empty() || f.scope == Scope::Global {
             continue;
         }

@@ -5,8 +5,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::profile::Role;
-
 /// Where a file of an agent's chain comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -142,6 +140,24 @@ impl AgentFile {
         self.included_bytes = included;
         self
     }
+}
+
+/// What a layer's file does to the others.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Role {
+    /// Loads; one with text anywhere on the walk hides every `Fallback` file.
+    Primary,
+    /// Loads only when no `Primary` file with text has loaded (at start, or by the same read).
+    Fallback,
+    /// Loads, whatever the others.
+    #[default]
+    Neutral,
+}
+
+/// A file of the chain with the text the agent takes from it, as an agent's join is given them.
+pub struct Entry {
+    pub file: AgentFile,
+    pub text: String,
 }
 
 /// What an agent gets in a directory.

@@ -94,8 +94,7 @@ pub(super) fn pick_files(profile: &AgentProfile, pick: Pick, dirs: &[PathBuf], s
                 }
             }
         }
-        Pick::Copilot => out = super::copilot::pick(profile, dirs, scope),
-        Pick::Cursor => out = super::cursor::pick(dirs, scope),
+        Pick::Own(pick) => out = pick(profile, dirs, scope),
         Pick::FirstNameAnywhere(probe) => {
             let mut won: Vec<PathBuf> = Vec::new();
             for name in names {
@@ -330,6 +329,12 @@ impl RuleMatcher {
             Self::VsCode(set) => set.is_match(crate::paths::slash_join(target)),
         }
     }
+}
+
+/// The patterns that attach a file whatever is attached (VS Code's `applyTo`), so that no rule
+/// checks them against the repository's files.
+pub(super) fn is_wildcard(pattern: &str) -> bool {
+    matches!(pattern.trim(), "**" | "**/*" | "*")
 }
 
 /// An `applyTo` pattern as VS Code matches it: trimmed, `**/` in front unless it starts with
