@@ -6,6 +6,7 @@
 pub mod chain;
 pub mod cli;
 pub mod hook;
+pub mod jsonrpc;
 pub mod lsp;
 pub mod mcp;
 pub mod paths;

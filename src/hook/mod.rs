@@ -31,8 +31,13 @@ use crate::session::own::Own;
 pub const AGENTS: &[&str] = &["claude", "codex"];
 
 /// The most stdin a hook reads: an event is a few kilobytes (a Write's content at most); more is
-/// not an event of ours.
-const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+/// not an event of ours, and is ignored (said on stderr and in the log).
+const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
+/// The longest path the hook follows, in bytes: Linux's `PATH_MAX` (the kernel refuses a longer
+/// one), and what keeps a walk up a path's ancestors cheap (each is a copy of the path).
+pub const MAX_PATH_BYTES: usize = 4096;
+/// The most components a path the hook follows may have: far deeper than any project.
+pub const MAX_PATH_COMPONENTS: usize = 256;
 /// The log file is started again when it grows past this.
 const MAX_LOG_BYTES: u64 = 1024 * 1024;
 
@@ -84,6 +89,31 @@ pub struct Event {
     /// `hook_event_name`, repeated in the answer.
     pub name: String,
     pub ask: Ask,
+    /// What of the event was left out (paths past the bounds, files past a patch's cap), to log.
+    pub notes: Vec<String>,
+}
+
+/// Why a path is not followed: longer than [`MAX_PATH_BYTES`] or deeper than
+/// [`MAX_PATH_COMPONENTS`]. Checked before the path is used: the cost of a path grows with the
+/// square of its length (every ancestor is walked, each a copy of the path).
+fn past_bounds(path: &Path) -> Option<String> {
+    let bytes = path.as_os_str().len();
+    if bytes > MAX_PATH_BYTES {
+        return Some(format!("is {bytes} bytes long, past the {MAX_PATH_BYTES} the hook follows"));
+    }
+    // Counted lazily: a path within the byte bound has at most half as many components.
+    let components = path.components().take(MAX_PATH_COMPONENTS + 1).count();
+    (components > MAX_PATH_COMPONENTS)
+        .then(|| format!("has more than the {MAX_PATH_COMPONENTS} components the hook follows"))
+}
+
+/// A path for display in a log line: its start only, when it is long.
+fn shown(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    match text.char_indices().nth(80) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.into_owned(),
+    }
 }
 
 fn text_field<'a>(v: &'a Value, key: &str) -> Result<&'a str, String> {
@@ -119,9 +149,13 @@ pub fn parse_event(agent: Agent, input: &[u8]) -> Result<Event, String> {
         return Err("the event's session_id is empty".into());
     }
     let cwd = PathBuf::from(text_field(&v, "cwd")?);
+    if let Some(why) = past_bounds(&cwd) {
+        return Err(format!("the event's cwd `{}` {why}; the event is ignored", shown(&cwd)));
+    }
     if !cwd.is_absolute() {
         return Err(format!("the event's cwd `{}` is not absolute", cwd.display()));
     }
+    let mut notes = Vec::new();
     let cwd = crate::paths::normalize(&cwd);
     let name = text_field(&v, "hook_event_name")?.to_string();
     let ask = match name.as_str() {
@@ -149,7 +183,16 @@ pub fn parse_event(agent: Agent, input: &[u8]) -> Result<Event, String> {
                             .find_map(|k| input.get(k).and_then(Value::as_str))
                             .or_else(|| input.as_str())
                             .ok_or_else(|| "the apply_patch call has no patch text".to_string())?;
-                        Ask::Touch(patch::touched(text, &cwd))
+                        let named = patch::touched(text, &cwd);
+                        if named.more > 0 {
+                            notes.push(format!(
+                                "the patch names {} more files than the {} the hook follows in one event; \
+                                 those were left out",
+                                named.more,
+                                patch::MAX_FILES
+                            ));
+                        }
+                        Ask::Touch(named.paths)
                     }
                     _ => Ask::Nothing(format!("{tool} is not a read or an edit the hook follows")),
                 }
@@ -157,8 +200,21 @@ pub fn parse_event(agent: Agent, input: &[u8]) -> Result<Event, String> {
         }
         other => Ask::Nothing(format!("{other} is not an event the hook answers")),
     };
+    let ask = match ask {
+        Ask::Touch(mut paths) => {
+            paths.retain(|p| match past_bounds(p) {
+                Some(why) => {
+                    notes.push(format!("the touched path `{}` {why}; left out", shown(p)));
+                    false
+                }
+                None => true,
+            });
+            Ask::Touch(paths)
+        }
+        other => other,
+    };
     let agent_id = v.get("agent_id").and_then(Value::as_str).filter(|a| !a.is_empty()).map(str::to_string);
-    Ok(Event { session_id, agent_id, cwd, name, ask })
+    Ok(Event { session_id, agent_id, cwd, name, ask, notes })
 }
 
 /// The answer on stdout: the agent's shape for added context (the same for both agents).
@@ -271,6 +327,12 @@ pub fn respond(agent: Agent, event: &Event, settings: &Settings, env: &AgentEnv)
     let cache = FileCache::new();
     let as_loaded = SessionFile::load(&dir);
     let mut session_file = as_loaded.clone();
+    // The folder kept in hook.json is input too (anyone able to write in stateDir): held to the
+    // bounds of an event's cwd.
+    if session_file.folder.as_deref().is_some_and(|f| !f.is_absolute() || past_bounds(f).is_some()) {
+        log(Some(state_dir), "the session's folder in hook.json is not a path the hook follows; using the event's cwd");
+        session_file.folder = None;
+    }
     let folder = session_file.folder.get_or_insert_with(|| event.cwd.clone()).clone();
     let mut session = Session::new(&folder, settings.clone());
     // A new session, or a context that was cleared or compacted: the baseline again.
@@ -352,6 +414,9 @@ fn answer(
     let agent = Agent::parse(agent)
         .ok_or_else(|| fail(format!("unknown agent `{agent}`; expected one of {}", AGENTS.join(", "))))?;
     let event = parse_event(agent, input).map_err(fail)?;
+    for note in &event.notes {
+        log(state.as_deref(), note);
+    }
     let env = AgentEnv::from_process();
     let context = respond(agent, &event, &settings, &env).map_err(fail)?;
     Ok(context.map(|c| output(&event.name, &c)))
@@ -373,8 +438,20 @@ pub fn run_with(agent: &str, profile: Option<&str>, set: &[String]) -> ExitCode 
 /// Runs `instructions-lsp hook <agent>` with its settings: always exit 0.
 pub fn run(agent: &str, settings: Result<Settings, String>) -> ExitCode {
     let mut input = Vec::new();
-    if let Err(e) = std::io::stdin().lock().take(MAX_INPUT_BYTES).read_to_end(&mut input) {
-        log(settings.as_ref().ok().and_then(|s| s.state_dir.as_deref()), &format!("cannot read the event: {e}"));
+    let state_dir = settings.as_ref().ok().and_then(|s| s.state_dir.as_deref());
+    // One byte past the cap tells an event that is too large from one that fits exactly.
+    if let Err(e) = std::io::stdin().lock().take(MAX_INPUT_BYTES + 1).read_to_end(&mut input) {
+        log(state_dir, &format!("cannot read the event: {e}"));
+        return ExitCode::SUCCESS;
+    }
+    if input.len() as u64 > MAX_INPUT_BYTES {
+        let mib = MAX_INPUT_BYTES >> 20;
+        log(
+            state_dir,
+            &format!(
+                "the event is larger than {MAX_INPUT_BYTES} bytes ({mib} MiB), the most the hook reads; it is ignored"
+            ),
+        );
         return ExitCode::SUCCESS;
     }
     match answer(agent, settings, &input) {

@@ -12,7 +12,7 @@
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tower::{Service, ServiceExt};
@@ -20,6 +20,7 @@ use tower_lsp_server::jsonrpc::{Request, Response};
 use tower_lsp_server::{ClientSocket, LspService};
 
 use super::Server;
+use crate::jsonrpc::{INVALID_REQUEST, PARSE_ERROR, error_response};
 
 const MAX_CONCURRENCY: usize = 4;
 /// A header block longer than this is garbage, not headers.
@@ -27,7 +28,7 @@ const MAX_HEADER_BYTES: usize = 8 * 1024;
 /// A body larger than this is refused (and skipped) rather than buffered.
 const MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
 /// Frames waiting for the client to read them; beyond this, the server stops reading input.
-const MAX_QUEUED_FRAMES: usize = 16;
+const MAX_QUEUED_FRAMES: usize = crate::jsonrpc::MAX_WAITING_ANSWERS;
 /// How long queued output may take to flush after `exit` or the end of input.
 const FLUSH_GRACE: Duration = Duration::from_millis(200);
 /// What a resynchronisation looks for, compared ignoring ASCII case.
@@ -229,10 +230,6 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     }
 }
 
-fn error_response(id: Value, code: i64, message: String) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-}
-
 async fn write_frame<W: AsyncWrite + Unpin>(out: &mut W, body: &[u8]) -> std::io::Result<()> {
     out.write_all(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes()).await?;
     out.write_all(body).await?;
@@ -305,7 +302,7 @@ where
             Frame::Eof => break,
             Frame::Bad(why) => {
                 tracing::warn!("unreadable message: {why}; skipping to the next Content-Length header");
-                send(out_tx.clone(), error_response(Value::Null, -32700, format!("Parse error: {why}"))).await;
+                send(out_tx.clone(), error_response(Value::Null, PARSE_ERROR, format!("Parse error: {why}"))).await;
                 continue;
             }
             Frame::Body(body) => body,
@@ -316,7 +313,7 @@ where
                 if reader.bad_body(&body) {
                     tracing::warn!("a message that is not JSON: {e}; skipping to the next Content-Length header");
                     let message = format!("Parse error: the body is not JSON: {e}");
-                    send(out_tx.clone(), error_response(Value::Null, -32700, message)).await;
+                    send(out_tx.clone(), error_response(Value::Null, PARSE_ERROR, message)).await;
                 }
                 continue;
             }
@@ -336,7 +333,7 @@ where
                 Err(e) => {
                     tracing::warn!("an invalid request: {e}");
                     let message = format!("Invalid request: {e}; expected a JSON-RPC 2.0 request");
-                    send(out_tx.clone(), error_response(id, -32600, message)).await;
+                    send(out_tx.clone(), error_response(id, INVALID_REQUEST, message)).await;
                     continue;
                 }
             };
@@ -364,7 +361,7 @@ where
                 Err(e) => {
                     tracing::warn!("a message that is neither request nor response: {e}");
                     let message = format!("Invalid request: {e}; expected a JSON-RPC 2.0 request or response");
-                    send(out_tx.clone(), error_response(id, -32600, message)).await;
+                    send(out_tx.clone(), error_response(id, INVALID_REQUEST, message)).await;
                 }
             }
         }

@@ -8,6 +8,7 @@
 
 mod roots;
 mod tools;
+mod transport;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,7 +19,6 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
 use crate::chain::settings::Env;
@@ -70,7 +70,7 @@ pub fn run(profile: Option<&str>, set: &[String]) -> ExitCode {
     };
     runtime.block_on(async move {
         let (stdin, stdout) = rmcp::transport::stdio();
-        let transport = roots::Watching::new(AsyncRwTransport::new_server(stdin, stdout), changes);
+        let transport = roots::Watching::new(transport::Bounded::new(stdin, stdout), changes);
         let service = match server.serve(transport).await {
             Ok(s) => s,
             Err(e) => {

@@ -167,7 +167,48 @@ pub fn load(state_dir: &Path, folder: &Path) -> Result<Option<Ledger>, String> {
     if ledger.folder != folder {
         return Err(format!("{} belongs to {}, not {}", path.display(), ledger.folder.display(), folder.display()));
     }
-    Ok(Some(ledger))
+    checked(ledger).map(Some).map_err(|e| format!("{} {e}", path.display()))
+}
+
+/// The largest `seq` a ledger may hold: the largest integer every JSON client reads exactly
+/// (2^53 - 1), far more batches than a session makes (one per event).
+pub const MAX_SEQ: u64 = (1 << 53) - 1;
+
+/// A ledger read from disk, made safe to continue from (a ledger is input: anyone able to write
+/// in `stateDir` may have edited it).
+///
+/// A `seq` past [`MAX_SEQ`] (or a batch numbered past the ledger's `seq`) is corrupt, and the
+/// session starts afresh, rather than saturating: a saturated `seq` would number every later batch
+/// alike, so a client asking for the batches after it would never get them, while a fresh start
+/// is one the transitions already handle (a client's `since` past the new `seq` gets a `reset`
+/// baseline of the whole current state).
+///
+/// A reached scope is a directory strictly inside the folder, as a touch records it: one outside
+/// (`../secret`, another absolute path, a path with `..` in it) would make the session read and
+/// hand out files from there, so it is dropped, and said on stderr.
+fn checked(mut ledger: Ledger) -> Result<Ledger, String> {
+    if ledger.seq > MAX_SEQ {
+        return Err(format!("has seq {}, past the {MAX_SEQ} a session can reach", ledger.seq));
+    }
+    if let Some(b) = ledger.batches.iter().find(|b| b.seq > ledger.seq) {
+        return Err(format!("has a batch numbered {}, after its seq {}", b.seq, ledger.seq));
+    }
+    let folder = ledger.folder.clone();
+    ledger.reached.retain(|dir| {
+        let inside = dir.is_absolute()
+            && crate::paths::normalize(dir) == *dir
+            && crate::paths::starts_with(dir, &folder)
+            && *dir != folder;
+        if !inside {
+            tracing::warn!(
+                "{}: the ledger names `{}` as a reached scope, which is not inside the folder; dropped",
+                folder.display(),
+                dir.display()
+            );
+        }
+        inside
+    });
+    Ok(ledger)
 }
 
 /// Reads a file of `stateDir`, which anyone able to write there may have replaced: a symlink is
@@ -373,6 +414,19 @@ mod tests {
         assert!(writer.flush(std::time::Duration::from_secs(30)));
         assert_eq!(writer.pending(dir.path(), folder), None);
         assert_eq!(load(dir.path(), folder).map(|l| l.map(|l| l.seq)), Ok(Some(50)));
+    }
+
+    #[test]
+    fn a_ledger_is_cut_back_to_its_folder_and_a_seq_past_the_end_is_corrupt() {
+        let folder = Path::new("/p/r");
+        let mut l = ledger(folder, 3);
+        l.reached = ["/p/r/a", "/p/r/../secret", "/p/secret", "../secret", "/p/r"].iter().map(PathBuf::from).collect();
+        assert_eq!(checked(l).map(|l| l.reached), Ok(vec![PathBuf::from("/p/r/a")]));
+        assert!(checked(ledger(folder, MAX_SEQ)).is_ok());
+        assert!(checked(ledger(folder, MAX_SEQ + 1)).is_err());
+        let mut ahead = ledger(folder, 1);
+        ahead.batches.push(Batch { seq: 2, reason: Reason::Touch, changes: Vec::new(), text: String::new() });
+        assert!(checked(ahead).is_err(), "a batch after the ledger's seq");
     }
 
     #[cfg(unix)]

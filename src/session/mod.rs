@@ -245,7 +245,8 @@ impl Session {
     }
 
     fn push_batch(&mut self, reason: Reason, changes: Vec<Change>, text: String) -> Batch {
-        self.seq += 1;
+        // Never wraps: a loaded ledger's seq is at most `ledger::MAX_SEQ`, far below the end.
+        self.seq = self.seq.saturating_add(1);
         let batch = Batch { seq: self.seq, reason, changes, text };
         self.log.push_back(batch.clone());
         while self.log.len() > LOG_LIMIT {
@@ -412,8 +413,8 @@ impl Session {
     /// older than the log or newer than `seq`, one `baseline` batch of the whole current state.
     pub fn transitions(&self, cache: &FileCache, since: u64) -> TransitionsResult {
         let folder = path_to_uri(&self.folder);
-        let oldest = self.log.front().map_or(self.seq + 1, |b| b.seq);
-        if since <= self.seq && since + 1 >= oldest {
+        let oldest = self.log.front().map_or(self.seq.saturating_add(1), |b| b.seq);
+        if since <= self.seq && since.saturating_add(1) >= oldest {
             let batches = self.log.iter().filter(|b| b.seq > since).cloned().collect();
             return TransitionsResult { folder, seq: self.seq, reset: false, batches };
         }

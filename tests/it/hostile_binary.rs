@@ -95,12 +95,7 @@ impl Server {
 
     /// The server's peak resident memory so far, in KiB.
     fn peak_rss_kb(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.proc.child.id())).unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or(0)
+        crate::common::peak_rss_kb(self.proc.child.id())
     }
 
     /// Asserts the memory bound, then shuts down cleanly.

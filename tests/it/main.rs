@@ -8,7 +8,7 @@
 //! - `mcp`, `hook`: the agents' edges, with the official MCP client SDK and the real agents;
 //! - `agents`, `editor_agents`: the profiles against the real agents and the editors' rules;
 //! - `properties`: generated input; `hostile_server`, `hostile_binary`: hostile trees and input, in
-//!   process and against the binary.
+//!   process and against the binary; `hostile_edges`: hostile input on the MCP server and the hooks.
 
 mod common;
 
@@ -18,6 +18,7 @@ mod consistency;
 mod editor_agents;
 mod hook;
 mod hostile_binary;
+mod hostile_edges;
 mod hostile_server;
 mod lifecycle;
 mod lsp;

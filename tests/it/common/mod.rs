@@ -39,3 +39,13 @@ pub fn installed(var: &str, script: &str, what: &str) -> Option<std::path::PathB
 pub fn agents_modules() -> Option<std::path::PathBuf> {
     installed("AGENTS_MODULES", "scripts/install-agents.sh", "the real agents")
 }
+
+/// A process's peak resident memory so far, in KiB (0 when it cannot be read).
+pub fn peak_rss_kb(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
