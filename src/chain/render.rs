@@ -195,8 +195,27 @@ pub fn render(req: &Request<'_>) -> Rendered {
     if req.items.is_empty() && notices.is_empty() {
         return Rendered::default();
     }
-    let full = assemble("", intro, &sections);
-    let mut out = Rendered { full_bytes: full.len(), ..Rendered::default() };
+    // Each candidate block's length is computed from the sections' lengths (a join adds two
+    // bytes between non-empty parts), and only the block that fits is built: building each would
+    // copy the sections once per dropped file, which a deep chain of large files makes quadratic.
+    let (mut rest_bytes, mut rest_parts) = (0usize, 0usize);
+    let mut rest: Vec<(usize, usize)> = vec![(0, 0); sections.len() + 1];
+    for (k, s) in sections.iter().enumerate().rev() {
+        if !s.is_empty() {
+            rest_bytes += s.len();
+            rest_parts += 1;
+        }
+        rest[k] = (rest_bytes, rest_parts);
+    }
+    let fixed: Vec<&str> = [open, intro, close].into_iter().chain(notices.iter().map(String::as_str)).collect();
+    let (fixed_bytes, fixed_parts) =
+        fixed.iter().filter(|p| !p.is_empty()).fold((0, 0), |(b, c), p| (b + p.len(), c + 1));
+    let block_len = |k: usize, marker: &str| {
+        let parts = fixed_parts + rest[k].1 + usize::from(!marker.is_empty());
+        fixed_bytes + rest[k].0 + marker.len() + 2 * parts.saturating_sub(1)
+    };
+    let full_bytes = block_len(0, "");
+    let mut out = Rendered { full_bytes, ..Rendered::default() };
     if req.budget_bytes <= 0 {
         out.disabled = true;
         out.omitted = (0..req.items.len()).collect();
@@ -204,22 +223,26 @@ pub fn render(req: &Request<'_>) -> Rendered {
     }
     let n = usize::try_from(req.budget_bytes).unwrap_or(usize::MAX);
     // 1. The full block fits.
-    if full.len() <= n {
-        out.text = full;
+    if full_bytes <= n {
+        out.text = assemble("", intro, &sections);
+        debug_assert_eq!(out.text.len(), full_bytes, "the computed length is the built length");
         return out;
     }
     let headings: Vec<&str> = req.items.iter().map(|i| i.heading).collect();
     // 2. Drop whole files from the broad end.
     for k in 1..req.items.len() {
-        let block = assemble(&marker(frame, n, &headings[..k], None), intro, &sections[k..]);
-        if block.len() <= n {
-            out.text = block;
+        let m = marker(frame, n, &headings[..k], None);
+        let len = block_len(k, &m);
+        if len <= n {
+            out.text = assemble(&m, intro, &sections[k..]);
+            debug_assert_eq!(out.text.len(), len, "the computed length is the built length");
             out.omitted = (0..k).collect();
             return out;
         }
     }
     if req.items.is_empty() {
         // Only notices, and they do not fit: the marker cannot name a file; cut the block.
+        let full = assemble("", intro, &sections);
         let cut = floor_char_boundary(&full, n);
         out.text = full[..cut].to_string();
         return out;

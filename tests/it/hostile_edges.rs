@@ -436,3 +436,63 @@ fn hook_a_ledger_reaching_outside_its_folder_is_cut_back_to_it() {
     assert!(!out.contains("SECRET") && !out.contains("secret/AGENTS.md"), "outside text returned: {out}");
     assert!(err.matches("not inside the folder; dropped").count() >= 4, "{err}");
 }
+
+/// Runs the CLI under the address-space limit in `dir`; its exit code, stdout and stderr.
+fn cli(t: &Tree, dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = bin(t, args).current_dir(dir).stdin(Stdio::null()).output().expect("run the CLI");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// One `{a,a,…}` group of 16,000 alternatives in front of 32 KiB, in a Cursor rule's `globs` and a
+/// Claude Code rule's `paths`: once a thousand 32 KiB globs (1.1 GB, seconds per command), now
+/// left as written. The benign rule beside them, with an ordinary brace group, still attaches.
+#[test]
+fn cli_a_brace_bomb_in_a_rules_globs_stays_within_bounds() {
+    let t = Tree::new();
+    let r = t.root();
+    t.mkdir("r/.git");
+    t.write("r/src/a.ts", "code\n");
+    let bomb = format!("{{{}}}{}", vec!["a"; 16_000].join(","), "x".repeat(32 * 1024));
+    t.write("r/.cursor/rules/bomb.mdc", format!("---\nglobs: \"{bomb}\"\n---\nBOMB cursor rule\n"));
+    t.write("r/.cursor/rules/fine.mdc", "---\nglobs: \"src/{a,b}.ts\"\n---\nFINE cursor rule\n");
+    t.write("r/.claude/rules/bomb.md", format!("---\npaths: \"{bomb}\"\n---\nBOMB claude rule\n"));
+    t.write("r/.claude/rules/fine.md", "---\npaths: \"src/{a,b}.ts\"\n---\nFINE claude rule\n");
+    for profile in ["cursor", "claude"] {
+        let (code, out, err) = cli(&t, &r, &["effective", "--profile", profile, "--touch", "src/a.ts", "."]);
+        assert_eq!(code, Some(0), "{profile}: {err}");
+        assert!(out.contains(&format!("FINE {profile} rule")), "{profile}: the benign rule attaches: {out}");
+        assert!(!out.contains("BOMB"), "{profile}: the bomb's glob, as written, matches nothing: {out}");
+    }
+    let (code, _, err) = cli(&t, &r, &["check", "."]);
+    assert!(matches!(code, Some(0 | 1)), "check ends with its findings, not a crash: {code:?} {err}");
+}
+
+/// `chat.instructionsFilesLocations` naming one folder of 2,000 instructions files a thousand
+/// times, in a thousand spellings: once 15 s and 900 MB; now the folder is searched once and
+/// each file listed once.
+#[test]
+fn cli_a_thousand_spellings_of_one_instructions_folder_search_it_once() {
+    let t = Tree::new();
+    let r = t.root();
+    t.mkdir("r/.git");
+    for i in 0..2_000 {
+        t.write(
+            &format!("r/docs/ai/rule{i:04}.instructions.md"),
+            format!("---\napplyTo: \"**/*.rs\"\n---\nrule {i}\n"),
+        );
+    }
+    let locations: serde_json::Map<String, Value> =
+        (0..1_000).map(|k| (format!("{}docs/ai", "./".repeat(k)), Value::Bool(true))).collect();
+    t.write("r/.vscode/settings.json", json!({"chat.instructionsFilesLocations": locations}).to_string());
+    let (code, out, err) = cli(&t, &r, &["effective", "--profile", "copilot", "--json", "."]);
+    assert_eq!(code, Some(0), "{err}");
+    let view: Value = serde_json::from_str(&out).expect("json");
+    let files = view["files"].as_array().expect("files");
+    let rule0 = files.iter().filter(|f| f["path"].as_str().is_some_and(|p| p.ends_with("rule0000.instructions.md")));
+    assert_eq!(rule0.count(), 1, "each file once");
+    assert_eq!(files.len(), 2_000, "every file of the folder, once");
+}

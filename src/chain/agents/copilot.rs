@@ -10,7 +10,7 @@
 //! file (and, with `chat.useNestedAgentsMdFiles`, every `AGENTS.md` of the workspace) for the
 //! model to read when it judges one relevant.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -20,7 +20,7 @@ use super::env::{AgentEnv, Overrides};
 use super::profile::{AgentProfile, GlobStyle, GlobalRule, Join, Nested, Pick, Root, RuleFiles};
 use super::read::read_capped;
 use super::view::{AgentFile, Entry, Scope, Status};
-use super::walk::{front_matter, is_wildcard, outside, split_outside_braces, yaml_scalar};
+use super::walk::{RULE_GLOBS_MAX, front_matter, is_wildcard, outside, split_outside_braces, yaml_scalar};
 
 /// The VS Code settings this profile reads, with their defaults at the mirrored commit.
 pub const SETTINGS: &[&str] = &[USE_INSTRUCTION_FILES, USE_AGENTS_MD, USE_NESTED_AGENTS_MD, INSTRUCTIONS_LOCATIONS];
@@ -28,6 +28,9 @@ const USE_INSTRUCTION_FILES: &str = "github.copilot.chat.codeGeneration.useInstr
 const USE_AGENTS_MD: &str = "chat.useAgentsMdFile";
 const USE_NESTED_AGENTS_MD: &str = "chat.useNestedAgentsMdFiles";
 const INSTRUCTIONS_LOCATIONS: &str = "chat.instructionsFilesLocations";
+/// The most `chat.instructionsFilesLocations` entries searched (VS Code has no bound; ours keeps a
+/// repository's settings from making every answer search a folder thousands of times).
+pub const LOCATIONS_MAX: usize = 100;
 /// The instructions folder VS Code looks in unless `chat.instructionsFilesLocations` turns it off.
 const DEFAULT_LOCATION: &str = ".github/instructions";
 
@@ -298,7 +301,8 @@ pub(super) fn header(path: &Path) -> Header {
 /// `applyTo` as VS Code splits it (`splitGlobAware` at commas outside braces), each pattern
 /// trimmed, empty ones dropped.
 pub(super) fn patterns(apply_to: &str) -> Vec<String> {
-    split_outside_braces(apply_to)
+    // The first RULE_GLOBS_MAX count, as for the other agents' rules (VS Code has no bound).
+    split_outside_braces(apply_to).into_iter().take(RULE_GLOBS_MAX).collect()
 }
 
 /// The files of the workspace folder `dirs[0]`: the user's instructions files and the
@@ -315,11 +319,17 @@ fn pick(profile: &AgentProfile, dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile
         let files = location_files(home, &crate::paths::slash_join(home));
         instructions.extend(files.into_iter().map(|p| (p, Scope::Global)));
     }
-    for location in settings.locations() {
-        instructions.extend(location_files(root, &location).into_iter().map(|p| (p, Scope::Project)));
+    // Each folder searched once, however it is spelled (`a`, `a/`, `./a`), and at most
+    // LOCATIONS_MAX of them: a repository's settings may list thousands.
+    let mut searched = HashSet::new();
+    for location in settings.locations().into_iter().take(LOCATIONS_MAX) {
+        if searched.insert(crate::paths::normalize(&root.join(&location))) {
+            instructions.extend(location_files(root, &location).into_iter().map(|p| (p, Scope::Project)));
+        }
     }
+    let mut listed: HashSet<PathBuf> = HashSet::new();
     for (path, scope) in instructions {
-        if !is_instructions(&path) || out.iter().any(|f| f.path == path) {
+        if !is_instructions(&path) || !listed.insert(path.clone()) {
             continue;
         }
         // The repository's settings may name any folder; what lies outside it is not read.

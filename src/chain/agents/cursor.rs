@@ -16,7 +16,9 @@ use super::env::AgentEnv;
 use super::profile::{AgentProfile, FrontMatter, GlobStyle, GlobalRule, Join, Nested, Pick, Root, RuleFiles};
 use super::read::read_capped;
 use super::view::{AgentFile, Entry, Scope, Status};
-use super::walk::{expand_braces, file_key, front_matter, split_outside_braces, yaml_scalar, yaml_strings};
+use super::walk::{
+    RULE_GLOBS_MAX, expand_braces, file_key, front_matter, split_outside_braces, yaml_scalar, yaml_strings,
+};
 
 /// The Cursor profile.
 pub(super) fn profile(env: &AgentEnv) -> AgentProfile {
@@ -61,7 +63,7 @@ pub(super) fn rule_meta(path: &Path) -> RuleMeta {
         .flat_map(|s| split_outside_braces(s))
         .flat_map(|g| expand_braces(&g))
         .filter(|g| !g.trim().is_empty())
-        .take(100)
+        .take(RULE_GLOBS_MAX)
         .collect();
     RuleMeta {
         always: yaml_scalar(meta, "alwaysApply").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")),

@@ -33,7 +33,7 @@ pub fn dirs_read(profile: &AgentProfile, view: &AgentView, touched: &[PathBuf]) 
     let cwd = &view.cwd;
     let mut walk: Vec<PathBuf> = cwd.ancestors().map(Path::to_path_buf).collect();
     for t in touched {
-        let t = fs::canonicalize(t).unwrap_or_else(|_| t.clone());
+        let t = super::read::real_path(t).unwrap_or_else(|_| t.clone());
         walk.extend(t.ancestors().skip(1).take_while(|d| d.starts_with(cwd)).map(Path::to_path_buf));
     }
     let mut out = BTreeSet::new();

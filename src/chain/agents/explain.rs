@@ -1,7 +1,6 @@
 //! What the agents do differently, in words: one sentence per file an agent does not get whole,
 //! and those sentences as findings (`agentCut`, `agentIgnored`, `linkOutside`).
 
-use std::fs;
 use std::path::Path;
 
 use super::view::{AgentFile, AgentView, Status};
@@ -119,7 +118,7 @@ pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> Strin
 /// (`.git`).
 pub fn view_findings(view: &AgentView, cwd: &Path) -> Vec<crate::chain::lint::Finding> {
     use crate::chain::lint::{Code, Finding, Related, Span};
-    let cwd_real = fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    let cwd_real = super::read::real_path(cwd).unwrap_or_else(|_| cwd.to_path_buf());
     let base = cwd_real.ancestors().find(|d| has_git(d)).unwrap_or(&cwd_real).to_path_buf();
     let show = |p: &Path| match p.strip_prefix(&base) {
         Ok(rel) if !rel.as_os_str().is_empty() => crate::paths::slash_join(rel),

@@ -143,7 +143,7 @@ fn real_path(p: &Path) -> PathBuf {
     let mut missing = Vec::new();
     let mut cur = p.to_path_buf();
     loop {
-        if let Ok(real) = fs::canonicalize(&cur) {
+        if let Ok(real) = super::read::real_path(&cur) {
             let mut out = real;
             for m in missing.iter().rev() {
                 out.push(m);

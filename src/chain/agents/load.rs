@@ -23,7 +23,7 @@ pub fn load(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentVie
 }
 
 fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentView {
-    let cwd = fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    let cwd = super::read::real_path(cwd).unwrap_or_else(|_| cwd.to_path_buf());
     let base = project_base(&cwd);
     let mut files: Vec<AgentFile> = Vec::new();
 
@@ -103,7 +103,7 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
         // Each waiting rule's globs, compiled once for all touches.
         let compiled: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<RuleMatcher>>> = Default::default();
         for (n, t) in touched.iter().enumerate() {
-            let t = fs::canonicalize(t).unwrap_or_else(|_| t.clone());
+            let t = super::read::real_path(t).unwrap_or_else(|_| t.clone());
             if !t.starts_with(&cwd) || t == cwd {
                 continue;
             }

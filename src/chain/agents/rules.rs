@@ -81,7 +81,7 @@ pub(super) fn problems(profile: &AgentProfile, files: &[AgentFile], base: &Path)
 /// The files of the repository below `base` (real paths, `.gitignore` honoured, `.git` and
 /// `node_modules` skipped), at most [`REPO_ENTRIES`] entries looked at.
 fn repo_files(base: &Path) -> Vec<PathBuf> {
-    let base = std::fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
+    let base = super::read::real_path(base).unwrap_or_else(|_| base.to_path_buf());
     ignore::WalkBuilder::new(&base)
         .hidden(false)
         .require_git(false)

@@ -255,25 +255,39 @@ pub(super) fn split_outside_braces(s: &str) -> Vec<String> {
 
 /// The most globs one rule keeps: each touch matches every waiting rule, so a folder of rules
 /// with thousands of globs each would cost seconds per touch. Claude Code keeps up to 1,000.
-const RULE_GLOBS_MAX: usize = 100;
+pub(super) const RULE_GLOBS_MAX: usize = 100;
 
 /// The most globs one pattern's braces expand to: `{a,b}{c,d}…` grows exponentially.
 const BRACE_MAX: usize = 1_000;
 
+/// The most bytes one pattern's expansions hold together: 16,000 alternatives in front of 32 KiB
+/// would otherwise make a thousand 32 KiB globs (a gigabyte once compiled) from one 64 KiB rule.
+const BRACE_BYTES_MAX: usize = 64 * 1024;
+
 /// `src/{api,web}/*.ts` as `src/api/*.ts` and `src/web/*.ts`: the first `{…}` without nesting,
-/// again until none is left.
+/// again until none is left. A group whose expansion would pass [`BRACE_MAX`] globs or
+/// [`BRACE_BYTES_MAX`] bytes stays as written (and matches as written, braces and all).
 pub(super) fn expand_braces(glob: &str) -> Vec<String> {
     let (mut out, mut todo) = (Vec::new(), vec![glob.to_string()]);
+    let mut bytes = glob.len();
     while let Some(g) = todo.pop() {
         let open = g.find('{');
         let close = open.and_then(|o| g[o..].find('}').map(|c| o + c));
-        match (open, close) {
-            (Some(o), Some(c)) if c > o + 1 && out.len() + todo.len() < BRACE_MAX => {
-                for alt in g[o + 1..c].split(',') {
-                    todo.push(format!("{}{}{}", &g[..o], alt.trim(), &g[c + 1..]));
-                }
-            }
-            _ => out.push(g),
+        let (Some(o), Some(c)) = (open, close) else {
+            out.push(g);
+            continue;
+        };
+        let alternatives = || g[o + 1..c].split(',').map(str::trim);
+        let around = g.len() - (c + 1 - o);
+        let (count, grown) = alternatives().fold((0, 0), |(n, b), alt| (n + 1, b + around + alt.len()));
+        let fits = out.len() + todo.len() + count <= BRACE_MAX && bytes - g.len() + grown <= BRACE_BYTES_MAX;
+        if c == o + 1 || !fits {
+            out.push(g);
+            continue;
+        }
+        bytes = bytes - g.len() + grown;
+        for alt in alternatives() {
+            todo.push(format!("{}{alt}{}", &g[..o], &g[c + 1..]));
         }
     }
     out
@@ -468,7 +482,7 @@ pub fn file_key(path: &Path) -> Option<(u64, u64)> {
     #[cfg(not(unix))]
     {
         use std::hash::{Hash, Hasher};
-        let real = fs::canonicalize(path).ok()?;
+        let real = super::read::real_path(path).ok()?;
         let mut h = std::collections::hash_map::DefaultHasher::new();
         real.to_string_lossy().to_lowercase().hash(&mut h);
         Some((0, h.finish()))
@@ -490,7 +504,7 @@ pub(super) fn mark_linked_outside(files: &mut [AgentFile], from: usize, base: &P
         if f.scope == Scope::Global || !matches!(f.status, Status::Loaded | Status::Waiting) {
             continue;
         }
-        let Ok(real) = fs::canonicalize(&f.path) else { continue };
+        let Ok(real) = super::read::real_path(&f.path) else { continue };
         if real != f.path && !real.starts_with(base) {
             f.status = Status::LinkedOutside;
             f.by = Some(real);
@@ -501,8 +515,8 @@ pub(super) fn mark_linked_outside(files: &mut [AgentFile], from: usize, base: &P
 /// The real location of `path` when it lies outside `base` (a link, a `..`, an absolute path a
 /// repository's settings name): such a file is [`Status::LinkedOutside`], and never read.
 pub(super) fn outside(path: &Path, base: &Path) -> Option<PathBuf> {
-    let base = fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
-    let real = fs::canonicalize(path).ok()?;
+    let base = super::read::real_path(base).unwrap_or_else(|_| base.to_path_buf());
+    let real = super::read::real_path(path).ok()?;
     (!real.starts_with(&base)).then_some(real)
 }
 
@@ -535,7 +549,12 @@ mod tests {
         assert!(globs("paths:\n").is_empty());
         assert!(globs("path: a\n").is_empty());
         // Exponential braces stop growing.
-        assert!(expand_braces(&"{a,b}".repeat(30)).len() <= BRACE_MAX + 2);
+        assert!(expand_braces(&"{a,b}".repeat(30)).len() <= BRACE_MAX);
+        // One group of 16,000 alternatives in front of 32 KiB: bounded in bytes, not only count.
+        let bomb = format!("{{{}}}{}", vec!["a"; 16_000].join(","), "x".repeat(32 * 1024));
+        let globs = expand_braces(&bomb);
+        assert!(globs.iter().map(String::len).sum::<usize>() <= BRACE_BYTES_MAX.max(bomb.len()), "{}", globs.len());
+        assert_eq!(globs, [bomb], "a group past the bound stays as written");
     }
 
     #[test]
