@@ -85,6 +85,12 @@ pub struct Chain {
 
 /// The nearest ancestor-or-self of `folder` holding one of `markers`; the folder itself when
 /// none does (or when there are no markers).
+/// The most bytes one chain loads (its project and nested files; the user's global file aside):
+/// past it, the broadest files are `chainTooLarge`, judged by their size and never read. Thirty-two
+/// files at the default `maxFileBytes`; a deep tree of large files otherwise costs its whole size
+/// in memory for each folder and each answer.
+pub const CHAIN_READ_CAP: u64 = 32 * 1024 * 1024;
+
 pub fn project_root(folder: &Path, markers: &[String]) -> PathBuf {
     if markers.is_empty() {
         return folder.to_path_buf();
@@ -206,16 +212,45 @@ impl<'a> Discovery<'a> {
         }
     }
 
-    fn probe(&self, path: &Path, scope: Scope) -> Probe {
+    /// `room`: what the chain may still load (see [`CHAIN_READ_CAP`]); a file past it is
+    /// `chainTooLarge`, judged by its size and never read.
+    fn probe(&self, path: &Path, scope: Scope, room: u64) -> Probe {
         let symlinks = self.settings.symlinks;
         // The global file is the user's own: root confinement applies to repository files only.
         let root = (scope != Scope::Global && symlinks == SymlinkPolicy::WithinRoot).then(|| self.canonical_root());
-        let opts = ProbeOptions { symlinks, max_file_bytes: self.settings.max_file_bytes, root };
-        self.cache.probe(path, &opts, self.buffers)
+        let max_file_bytes = self.settings.max_file_bytes.min(room);
+        let opts = ProbeOptions { symlinks, max_file_bytes, root };
+        match self.cache.probe(path, &opts, self.buffers) {
+            Probe::Skipped(SkipReason::TooLarge, SkipDetail::Size(n)) if n <= self.settings.max_file_bytes => {
+                Probe::Skipped(SkipReason::ChainTooLarge, SkipDetail::Size(n))
+            }
+            other => other,
+        }
     }
 
     /// The winner and overlays of one directory, with everything that was skipped.
     pub fn scan_dir(&self, dir: &Path, scope: Scope) -> DirScan {
+        self.scan_dir_within(dir, scope, u64::MAX)
+    }
+
+    /// The scans of `dirs`, in their order, loading at most [`CHAIN_READ_CAP`] bytes in all: the
+    /// deepest directories first, as a budget keeps the most specific files, so what the cap
+    /// leaves out is what a budget would have dropped first.
+    pub fn scan_dirs(&self, dirs: &[(PathBuf, Scope)]) -> Vec<DirScan> {
+        let mut order: Vec<usize> = (0..dirs.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse((dirs[i].0.components().count(), i)));
+        let mut room = CHAIN_READ_CAP;
+        let mut scans: Vec<Option<DirScan>> = (0..dirs.len()).map(|_| None).collect();
+        for i in order {
+            let (dir, scope) = &dirs[i];
+            let scan = self.scan_dir_within(dir, *scope, room);
+            room = room.saturating_sub(scan.files.iter().map(|f| f.file.text.len() as u64).sum());
+            scans[i] = Some(scan);
+        }
+        scans.into_iter().flatten().collect()
+    }
+
+    fn scan_dir_within(&self, dir: &Path, scope: Scope, room: u64) -> DirScan {
         let mut scan = DirScan::default();
         if scope != Scope::Global
             && self.settings.symlinks != SymlinkPolicy::Follow
@@ -247,7 +282,7 @@ impl<'a> Discovery<'a> {
                 }
                 continue;
             }
-            match self.probe(&path, scope) {
+            match self.probe(&path, scope, room) {
                 Probe::Absent => {}
                 Probe::Skipped(reason, detail) => {
                     scan.skipped.push(self.skipped(path, scope, Kind::Main, reason, detail, None))
@@ -263,7 +298,7 @@ impl<'a> Discovery<'a> {
             if scan.files.iter().any(|f| f.path == path) || scan.skipped.iter().any(|s| s.path == path) {
                 continue;
             }
-            match self.probe(&path, scope) {
+            match self.probe(&path, scope, room) {
                 Probe::Absent => {}
                 Probe::Skipped(reason, detail) => {
                     scan.skipped.push(self.skipped(path, scope, Kind::Overlay, reason, detail, None))
@@ -319,7 +354,7 @@ impl<'a> Discovery<'a> {
     /// The global file, if configured and loadable.
     fn global(&self, chain: &mut Chain) {
         let Some(global) = &self.settings.global_file else { return };
-        match self.probe(&global.path, Scope::Global) {
+        match self.probe(&global.path, Scope::Global, u64::MAX) {
             Probe::Absent => {}
             Probe::Skipped(reason, detail) => {
                 chain.skipped.push(self.skipped(global.path.clone(), Scope::Global, Kind::Main, reason, detail, None));
@@ -337,6 +372,12 @@ impl<'a> Discovery<'a> {
     /// The baseline: the global file, then every directory from the project root to the
     /// folder. Files are deduplicated by absolute path; the first occurrence wins.
     pub fn baseline(&self) -> Chain {
+        self.baseline_and(&[]).0
+    }
+
+    /// The baseline and the scans of the nested directories `reached`, loading at most
+    /// [`CHAIN_READ_CAP`] together (see [`Discovery::scan_dirs`]).
+    pub fn baseline_and(&self, reached: &[PathBuf]) -> (Chain, Vec<DirScan>) {
         let mut chain = Chain {
             folder: self.folder.clone(),
             project_root: self.project_root.clone(),
@@ -344,12 +385,19 @@ impl<'a> Discovery<'a> {
             skipped: Vec::new(),
         };
         self.global(&mut chain);
-        for dir in ancestor_dirs(&self.project_root, &self.folder) {
-            let scan = self.scan_dir(&dir, Scope::Project);
+        let ancestors = ancestor_dirs(&self.project_root, &self.folder);
+        let dirs: Vec<(PathBuf, Scope)> = ancestors
+            .into_iter()
+            .map(|d| (d, Scope::Project))
+            .chain(reached.iter().map(|d| (d.clone(), Scope::Nested)))
+            .collect();
+        let mut scans = self.scan_dirs(&dirs);
+        let nested = scans.split_off(dirs.len() - reached.len());
+        for scan in scans {
             append_unique(&mut chain.files, scan.files);
             chain.skipped.extend(scan.skipped);
         }
-        chain
+        (chain, nested)
     }
 
     /// The directories a touch of `file` reaches (those that exist), each scanned, in order.
@@ -376,6 +424,41 @@ pub fn append_unique(files: &mut Vec<ChainFile>, more: Vec<ChainFile>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Forty nested 1 MiB files hold 40 MiB: the 32 deepest load, the 8 broadest are
+    /// `chainTooLarge`, never read; a chain of small files loads whole.
+    #[test]
+    fn a_chain_loads_at_most_its_cap_keeping_the_deepest_files() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("r");
+        let mut d = root.clone();
+        let big = "y".repeat(1024 * 1024 - 1);
+        for _ in 0..40 {
+            std::fs::create_dir_all(&d).expect("mkdir");
+            std::fs::write(d.join("AGENTS.md"), &big).expect("write");
+            d = d.join("d");
+        }
+        std::fs::create_dir_all(root.join(".git")).expect("git");
+        let env =
+            crate::chain::settings::Env { home: Some(dir.path().join("home")), dsh_home: None, xdg_state_home: None };
+        let settings = crate::chain::settings::Settings::defaults(crate::chain::settings::Profile::Dsh, &env);
+        let cache = FileCache::new();
+        let deepest = d.parent().expect("parent").to_path_buf();
+        let chain = Discovery::new(&settings, &cache, None, &deepest).baseline();
+        assert_eq!(chain.files.len(), 32, "{:?}", chain.skipped.iter().map(|s| s.reason).collect::<Vec<_>>());
+        assert!(chain.files.last().is_some_and(|f| f.path == deepest.join("AGENTS.md")), "the deepest loads");
+        let capped: Vec<_> = chain.skipped.iter().filter(|s| s.reason == SkipReason::ChainTooLarge).collect();
+        assert_eq!(capped.len(), 8);
+        assert_eq!(capped[0].path, root.join("AGENTS.md"), "the broadest is left out");
+        let small = root.join("small/a/b");
+        std::fs::create_dir_all(&small).expect("mkdir");
+        for p in ["small", "small/a", "small/a/b"] {
+            std::fs::write(root.join(p).join("AGENTS.md"), "rules").expect("write");
+        }
+        std::fs::create_dir_all(root.join("small/.git")).expect("git");
+        let chain = Discovery::new(&settings, &cache, None, &small).baseline();
+        assert_eq!(chain.files.len(), 3, "a chain of small files loads whole");
+    }
 
     #[test]
     fn nested_dirs_stop_at_the_parent() {

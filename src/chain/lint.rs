@@ -220,6 +220,15 @@ pub fn skip_findings(
                     format!("{size} exceeds maxFileBytes ({}): this file is never loaded", settings.max_file_bytes),
                 )
             }
+            (SkipReason::ChainTooLarge, _) => finding(
+                &s.path,
+                Code::TooLarge,
+                Span::FirstLine,
+                format!(
+                    "the more specific files of this chain fill the {} one chain loads: this file is never loaded",
+                    crate::chain::agents::size_words(crate::chain::discover::CHAIN_READ_CAP)
+                ),
+            ),
             (SkipReason::InvalidUtf8, detail) => {
                 let at = match detail {
                     SkipDetail::InvalidAt(i) => *i,

@@ -26,6 +26,8 @@ pub enum SkipReason {
     Shadowed,
     /// `dedupeTrimmed`: the same trimmed content as an earlier file of the directory.
     Duplicate,
+    /// The more specific files of the chain already hold [`crate::chain::discover::CHAIN_READ_CAP`].
+    ChainTooLarge,
 }
 
 impl SkipReason {
@@ -40,6 +42,7 @@ impl SkipReason {
             Self::OutsideRoot => "outsideRoot",
             Self::Shadowed => "shadowed",
             Self::Duplicate => "duplicate",
+            Self::ChainTooLarge => "chainTooLarge",
         }
     }
 }

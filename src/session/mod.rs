@@ -341,11 +341,11 @@ impl Session {
     /// with every skipped candidate.
     fn desired(&self, cache: &FileCache) -> (Vec<ChainFile>, Vec<SkippedFile>) {
         let disc = self.discovery(cache, None);
-        let chain = disc.baseline();
+        let reached: Vec<PathBuf> = self.reached.iter().cloned().collect();
+        let (chain, reached) = disc.baseline_and(&reached);
         let mut files = chain.files;
         let mut skipped = chain.skipped;
-        for dir in &self.reached {
-            let scan = disc.scan_dir(dir, Scope::Nested);
+        for scan in reached {
             crate::chain::discover::append_unique(&mut files, scan.files);
             skipped.extend(scan.skipped);
         }
@@ -523,12 +523,12 @@ impl Session {
     /// nested file given so far, one block per batch that gave nested files.
     pub fn snapshot(&self, cache: &FileCache, buffers: Option<&Buffers>) -> Snapshot {
         let disc = self.discovery(cache, buffers);
-        let chain = disc.baseline();
+        let reached: Vec<PathBuf> = self.reached.iter().cloned().collect();
+        let (chain, reached) = disc.baseline_and(&reached);
         let baseline = render_files(&self.settings, chain.files.clone(), SectionStyle::Initial);
         let mut nested_skipped = Vec::new();
         let mut current: Vec<ChainFile> = Vec::new();
-        for dir in &self.reached {
-            let scan = disc.scan_dir(dir, Scope::Nested);
+        for scan in reached {
             nested_skipped.extend(scan.skipped);
             current.extend(scan.files);
         }

@@ -496,3 +496,32 @@ fn cli_a_thousand_spellings_of_one_instructions_folder_search_it_once() {
     assert_eq!(rule0.count(), 1, "each file once");
     assert_eq!(files.len(), 2_000, "every file of the folder, once");
 }
+
+/// A hundred nested directories, each with a 1 MiB `AGENTS.md` (small in git): the engine's
+/// chain once read all of it for each answer, several copies deep (600 MB at 150 levels), and
+/// fitted its block once per dropped file. Now one chain loads at most 32 MiB, the deepest
+/// first, and the broadest are `chainTooLarge`; the hook on a read at the bottom stays bounded too.
+#[test]
+fn cli_and_hook_a_deep_chain_of_large_files_stays_within_bounds() {
+    let t = Tree::new();
+    let r = t.root();
+    t.mkdir("r/.git");
+    let big = "y".repeat(1024 * 1024 - 1);
+    let mut rel = String::from("r");
+    for _ in 0..100 {
+        t.write(&format!("{rel}/AGENTS.md"), &big);
+        rel.push_str("/d");
+    }
+    let bottom = t.write(&format!("{rel}/f.txt"), "code\n");
+    let deepest = bottom.parent().expect("parent").to_path_buf();
+    let (code, out, err) = cli(&t, &r, &["effective", "--profile", "dsh", "--json", &deepest.to_string_lossy()]);
+    assert_eq!(code, Some(0), "{err}");
+    let answer: Value = serde_json::from_str(&out).expect("json");
+    let capped = answer["skipped"].as_array().expect("skipped").iter().filter(|s| s["reason"] == "chainTooLarge");
+    assert_eq!(capped.count(), 100 - 32, "{}", &out[..out.len().min(2000)]);
+    assert_eq!(answer["baseline"]["files"].as_array().map(Vec::len), Some(32));
+    // The hook on a read of the bottom file, from a session started at the root.
+    hook(&t, "claude", start("deep", &r).to_string().as_bytes());
+    let (out, err) = hook(&t, "claude", read("deep", &r, &bottom).to_string().as_bytes());
+    assert!(out.contains("d/d/d"), "nested files reach the agent: {out:.300} {err}");
+}

@@ -80,6 +80,7 @@ const REASONS: Record<string, string> = {
   symlink: "symlink (skipped)",
   notAFile: "not a regular file",
   tooLarge: "too large",
+  chainTooLarge: "past the 32 MiB one chain loads",
   invalidUtf8: "invalid UTF-8",
   unreadable: "unreadable",
   outsideRoot: "symlink leaves the project root",
