@@ -132,7 +132,7 @@ pub fn check(roots: &[PathBuf], settings: &Settings, explicit: Option<&str>) -> 
                 line: t.describe("check"),
                 reason,
             });
-            check::Selection { profiles: t.agents.clone(), targets: Some(t) }
+            check::Selection { profiles: t.agents.clone(), targets: Some(t), targeted: true }
         } else {
             let names: Vec<&str> = settings
                 .profiles
@@ -148,9 +148,24 @@ pub fn check(roots: &[PathBuf], settings: &Settings, explicit: Option<&str>) -> 
             });
             // The profiles are named, but the repository's settings for them still apply.
             let targets = crate::session::project::targets_of(root, &settings.root_markers, Some(&walked.names)).ok();
-            check::Selection { profiles: settings.profiles.clone(), targets }
+            check::Selection { profiles: settings.profiles.clone(), targets, targeted: false }
         };
         let tree = check::check_walked(root, walked, settings, &selection);
+        for c in &tree.configured {
+            let names: Vec<&str> = c.agents.iter().map(|a| agents::display_name(a)).collect();
+            let config = shown(&c.config, root);
+            let line = if c.named {
+                format!("checking `{}` for {}: named in {config}", shown(&c.dir, root), names.join(", "))
+            } else {
+                format!("checking `{}` with the settings of {config}", shown(&c.dir, root))
+            };
+            out.checked_for.push(CheckedFor {
+                path: c.dir.clone(),
+                agents: c.agents.clone(),
+                line,
+                reason: "config".into(),
+            });
+        }
         out.findings.extend(tree.findings);
         out.warnings.extend(tree.warnings);
     }

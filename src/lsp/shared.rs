@@ -270,6 +270,7 @@ impl Shared {
             profiles: session.profiles().into_iter().filter(|p| agents::NAMES.contains(&p.as_str())).collect(),
             // Named by `profiles` or detected, the agents run with the repository's settings.
             targets: session.targets().cloned(),
+            targeted: session.targets().is_some() && session.settings.targeted,
         };
         let generation = self.disk_generation.load(Ordering::SeqCst);
         // Compared, not hashed or formatted: a diagnostics pass asks once per folder.

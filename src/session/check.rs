@@ -44,6 +44,18 @@ pub struct Tree {
     pub warnings: Vec<String>,
     /// Per file, what each agent checked for does with it.
     pub statements: BTreeMap<PathBuf, Vec<Statement>>,
+    /// The configurations below the tree's root that decide for the directories below them.
+    pub configured: Vec<Configured>,
+}
+
+/// A nearer `instructions-lsp.toml` in a checked tree, and the agents started below it.
+#[derive(Clone, Debug)]
+pub struct Configured {
+    pub dir: PathBuf,
+    pub config: PathBuf,
+    pub agents: Vec<String>,
+    /// The agents are the file's own `agents` (else the tree's, with the file's settings).
+    pub named: bool,
 }
 
 /// Which profiles a tree is checked for, and why.
@@ -53,6 +65,9 @@ pub struct Selection {
     pub profiles: Vec<String>,
     /// The repository's targets, when they chose the profiles (their overrides apply).
     pub targets: Option<Targets>,
+    /// The profiles are the repository's choice (no `--profile`): below a nearer
+    /// `instructions-lsp.toml` that names `agents`, those agents are checked instead.
+    pub targeted: bool,
 }
 
 impl Selection {
@@ -75,6 +90,8 @@ fn error_path(e: &ignore::Error) -> Option<&Path> {
 pub struct Walked {
     pub dirs: BTreeSet<PathBuf>,
     pub names: BTreeSet<String>,
+    /// The `instructions-lsp.toml` files met, by the directory holding them.
+    configs: BTreeMap<PathBuf, PathBuf>,
     unreadable: Vec<Finding>,
     warnings: Vec<String>,
 }
@@ -94,7 +111,13 @@ fn checked_names(settings: &Settings, agent_env: &agents::AgentEnv) -> BTreeSet<
 /// Walks a tree (honouring `.gitignore`) once.
 pub fn walk(root: &Path, settings: &Settings) -> Walked {
     let names = checked_names(settings, &agents::AgentEnv::from_process());
-    let mut w = Walked { dirs: BTreeSet::new(), names: BTreeSet::new(), unreadable: Vec::new(), warnings: Vec::new() };
+    let mut w = Walked {
+        dirs: BTreeSet::new(),
+        names: BTreeSet::new(),
+        configs: BTreeMap::new(),
+        unreadable: Vec::new(),
+        warnings: Vec::new(),
+    };
     let walker = ignore::WalkBuilder::new(root)
         .hidden(false)
         .require_git(false)
@@ -109,6 +132,16 @@ pub fn walk(root: &Path, settings: &Settings) -> Walked {
                     w.names.insert(name.to_string());
                 }
                 let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+                if !is_dir
+                    && crate::chain::targets::CONFIG_NAMES.contains(&name)
+                    && let Some(parent) = e.path().parent()
+                {
+                    // The first name of CONFIG_NAMES wins, as `find_config` looks.
+                    let kept = w.configs.entry(paths::normalize(parent)).or_insert_with(|| e.path().to_path_buf());
+                    if name == crate::chain::targets::CONFIG_NAMES[0] {
+                        *kept = e.path().to_path_buf();
+                    }
+                }
                 if !is_dir
                     && (names.contains(name) || detected)
                     && let Some(parent) = e.path().parent()
@@ -148,12 +181,64 @@ pub fn check_tree(root: &Path, settings: &Settings, selection: &Selection) -> Tr
 pub fn check_walked(root: &Path, walked: Walked, settings: &Settings, selection: &Selection) -> Tree {
     let agent_env = agents::AgentEnv::from_process();
     let own = selection.profiles.iter().any(|p| p == settings.profile.name());
-    let profiles: Vec<AgentProfile> =
-        selection.profiles.iter().filter_map(|n| agents::profile(n, &agent_env, &selection.overrides(n))).collect();
-    let (mut findings, statements) = check_dirs(&walked.dirs, root, settings, own, &profiles);
+    let mut warnings = walked.warnings;
+    let runs = Agents::of(root, &walked.configs, selection, &agent_env, &mut warnings);
+    let (mut findings, statements) = check_dirs(&walked.dirs, root, settings, own, &runs);
     findings.extend(walked.unreadable);
     findings.sort_by(|a, b| (&a.path, SpanKey::of(a.span), a.code).cmp(&(&b.path, SpanKey::of(b.span), b.code)));
-    Tree { findings, warnings: walked.warnings, statements }
+    Tree { findings, warnings, statements, configured: runs.configured }
+}
+
+/// The agents each start runs with: the tree's selection, and below each nearer
+/// `instructions-lsp.toml` in the tree, that file's settings (and its `agents`, when the
+/// repository chose the agents): a package's configuration holds in the package whether the
+/// package or the whole repository is checked.
+struct Agents {
+    /// The tree's agents first, then one set per configuration below the tree's root.
+    sets: Vec<Vec<AgentProfile>>,
+    /// The directory of each configuration below the root, with its set.
+    below: BTreeMap<PathBuf, usize>,
+    configured: Vec<Configured>,
+}
+
+impl Agents {
+    fn of(
+        root: &Path,
+        configs: &BTreeMap<PathBuf, PathBuf>,
+        selection: &Selection,
+        env: &agents::AgentEnv,
+        warnings: &mut Vec<String>,
+    ) -> Self {
+        let set = |names: &[String], overrides: &dyn Fn(&str) -> agents::Overrides| -> Vec<AgentProfile> {
+            names.iter().filter_map(|n| agents::profile(n, env, &overrides(n))).collect()
+        };
+        let mut sets = vec![set(&selection.profiles, &|n| selection.overrides(n))];
+        let mut below = BTreeMap::new();
+        let mut configured = Vec::new();
+        for (dir, path) in configs.iter().filter(|(dir, _)| dir.as_path() != root && dir.starts_with(root)) {
+            match crate::chain::targets::load_config(path) {
+                Ok(config) => {
+                    let (names, named) = match (&config.agents, selection.targeted) {
+                        (Some(named), true) => (named.clone(), true),
+                        _ => (selection.profiles.clone(), false),
+                    };
+                    let agents = names.clone();
+                    configured.push(Configured { dir: dir.clone(), config: path.clone(), agents, named });
+                    below.insert(dir.clone(), sets.len());
+                    sets.push(set(&names, &|n| config.overrides(n)));
+                }
+                Err(e) => warnings.push(format!("{e}; below it the agents of the whole tree are checked")),
+            }
+        }
+        Self { sets, below, configured }
+    }
+
+    /// The agents started in `dir` run as: those of the nearest configuration on the way up to the
+    /// tree's root.
+    fn at(&self, dir: &Path) -> &[AgentProfile] {
+        let nearest = dir.ancestors().find_map(|d| self.below.get(d));
+        &self.sets[nearest.copied().unwrap_or(0)]
+    }
 }
 
 /// Where an agent reading the files of `dir` is started: `dir` itself, or, inside an agent's
@@ -206,7 +291,7 @@ fn check_dirs(
     root: &Path,
     settings: &Settings,
     own: bool,
-    profiles: &[AgentProfile],
+    runs: &Agents,
 ) -> (Vec<Finding>, BTreeMap<PathBuf, Vec<Statement>>) {
     let cache = FileCache::new();
     let project = crate::chain::discover::project_root(root, &settings.root_markers);
@@ -265,7 +350,7 @@ fn check_dirs(
                 grouped.entry(key).or_insert_with(|| (f, Vec::new())).1.push(label.clone());
             }
         }
-        for p in profiles {
+        for p in runs.at(dir) {
             let view = agents::load(p, dir, &[]);
             // What an agent started here misses is worth saying only where it is started.
             let started = dir == root || starts_here(p, dir);

@@ -1250,3 +1250,37 @@ fn every_command_agrees_on_links_configuration_and_agent_folders() {
     let compare = stdout(&run(&t, &pkg, &["compare", "--profile", "claude"]));
     assert_eq!(compare.matches("AGENTS.md").count(), 1, "{compare}");
 }
+
+/// A package's own `instructions-lsp.toml` holds in the package whether the package or the
+/// whole repository is checked: its settings for the agents started there, and its `agents`
+/// when the repository chose them (not under an explicit `--profile`).
+#[test]
+fn a_packages_configuration_holds_when_the_whole_repository_is_checked() {
+    let t = Tree::new();
+    t.mkdir("r/.git");
+    t.write("r/AGENTS.md", "r".repeat(20_000));
+    t.write("r/pkg/AGENTS.md", "p".repeat(20_000));
+    let root = t.root();
+    let cut = |o: &Output| stdout(o).lines().any(|l| l.starts_with("pkg/AGENTS.md") && l.contains("agentCut"));
+    // Without a package configuration Codex, started in `pkg`, cuts its file at 32 KiB.
+    let o = run(&t, &root, &["check", "--profile", "codex"]);
+    assert!(cut(&o), "the control: {}", stdout(&o));
+    // With one giving Codex 64 KiB there, neither `check pkg` nor `check .` says it is cut.
+    t.write("r/pkg/instructions-lsp.toml", "[codex]\nmax-bytes = 65536\n");
+    for dir in ["pkg", "."] {
+        let o = run(&t, &root, &["check", "--profile", "codex", dir]);
+        assert!(!cut(&o), "check {dir}: {}", stdout(&o));
+    }
+    // Its `agents` choose who is started in the package when the repository chose the agents.
+    t.write("r/pkg/instructions-lsp.toml", "agents = [\"claude\"]\n");
+    let o = run(&t, &root, &["check", "--format", "json", "."]);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let pkg_codex = report["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|f| f["path"] == "pkg/AGENTS.md" && f["agent"] == "codex");
+    assert!(!pkg_codex, "Codex is not started in `pkg`: {report}");
+    let o = run(&t, &root, &["check", "--profile", "codex", "."]);
+    assert!(cut(&o), "an explicit --profile is what is checked: {}", stdout(&o));
+}
