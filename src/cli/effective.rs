@@ -50,7 +50,12 @@ pub fn effective(args: &EffectiveArgs) -> Result<String, String> {
             let (targets, sets) = repository(&folder, &args.settings.set)?;
             let view = agent_view(p, &folder, &touched, targets.as_ref(), &sets)?;
             if args.json {
-                return serde_json::to_string_pretty(&view).map(|j| j + "\n").map_err(|e| e.to_string());
+                // The answer every edge gives: files named from the project root (with their
+                // `uri`), as in the list without `--profile` and the server's answer.
+                let root = project_root_of(&folder);
+                let show = crate::session::project::display_paths(&root);
+                let answer = profiles::from_agent(&view, &show);
+                return serde_json::to_string_pretty(&answer).map(|j| j + "\n").map_err(|e| e.to_string());
             }
             Ok(if view.text.is_empty() { String::new() } else { view.text + "\n" })
         }
@@ -100,10 +105,7 @@ fn targeted(args: &EffectiveArgs, folder: &Path, touched: &[PathBuf]) -> Result<
         eprintln!("(`--profile dsh` shows the dsh block, `--profile codex` what Codex would load)");
         return Ok(if args.json { "[]\n".into() } else { String::new() });
     }
-    let root = crate::chain::discover::project_root(
-        folder,
-        &Settings::defaults(Profile::Dsh, &Env::from_process()).root_markers,
-    );
+    let root = project_root_of(folder);
     let show = crate::session::project::display_paths(&root);
     let mut answers: Vec<ProfileResult> = Vec::new();
     for name in &targets.agents {
@@ -129,6 +131,11 @@ fn targeted(args: &EffectiveArgs, folder: &Path, touched: &[PathBuf]) -> Result<
         }
     }
     Ok(out)
+}
+
+/// The project root `folder` belongs to, by the default root markers.
+fn project_root_of(folder: &Path) -> PathBuf {
+    crate::chain::discover::project_root(folder, &Settings::defaults(Profile::Dsh, &Env::from_process()).root_markers)
 }
 
 /// Whether an agent reads `--set key`.

@@ -91,7 +91,7 @@ pub struct ProfileResult {
 #[serde(rename_all = "camelCase")]
 pub struct ProfileFile {
     pub uri: String,
-    /// Relative to the folder when inside it.
+    /// Named from the project root when inside it, else whole (the `uri` names it whole).
     pub path: String,
     pub scope: String,
     pub status: String,

@@ -25,7 +25,18 @@ fn ours(profile: &str, home: &Path, cwd: &Path, args: &[String], env: &[(&str, &
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // The CLI ends a non-empty text with one newline of its own.
     let text = String::from_utf8(out.stdout).expect("utf-8");
-    text.strip_suffix('\n').unwrap_or(&text).to_string()
+    let text = text.strip_suffix('\n').unwrap_or(&text).to_string();
+    if !args.iter().any(|a| a == "--json") {
+        return text;
+    }
+    // The agents name files by absolute path; ours are named from the project root, with their
+    // `uri`: compared by the absolute path the `uri` names.
+    let mut view: Value = serde_json::from_str(&text).expect("our JSON");
+    for f in view["files"].as_array_mut().into_iter().flatten() {
+        let absolute = instructions_lsp::paths::uri_to_path(f["uri"].as_str().unwrap_or("")).unwrap_or_default();
+        f["path"] = Value::String(absolute.to_string_lossy().into_owned());
+    }
+    view.to_string()
 }
 
 /// Runs `tests/support/agents.mjs` on `cases` and returns each case's `text`.

@@ -442,7 +442,8 @@ fn codex_spends_its_shared_budget_root_first_and_compare_shows_it() {
     );
 }
 
-/// (path relative to the tree, scope, status) of each file of an agent profile's `--json`.
+/// (path relative to the tree, scope, status) of each file of an agent profile's `--json`, from
+/// each file's `uri` (its `path` is named from the project root, which a file above it is not in).
 fn agent_files(t: &Tree, o: &Output) -> Vec<(String, String, String)> {
     assert!(o.status.success(), "{}", stderr(o));
     let view: Value = serde_json::from_str(&stdout(o)).expect("json");
@@ -452,7 +453,8 @@ fn agent_files(t: &Tree, o: &Output) -> Vec<(String, String, String)> {
         .expect("files")
         .iter()
         .map(|f| {
-            let p = Path::new(f["path"].as_str().unwrap_or(""));
+            let absolute = instructions_lsp::paths::uri_to_path(f["uri"].as_str().unwrap_or("")).unwrap_or_default();
+            let p = absolute.as_path();
             let rel = p.strip_prefix(&base).or_else(|_| p.strip_prefix(t.path(""))).unwrap_or(p);
             let s = |k: &str| f[k].as_str().unwrap_or("").to_string();
             (rel.to_string_lossy().into_owned(), s("scope"), s("status"))
