@@ -501,3 +501,30 @@ fn directories_that_cannot_be_watched_are_left_to_the_client() {
     assert!(registered, "the server never asked the client to watch: {:?}", s.seen);
     s.finish();
 }
+
+/// The root `AGENTS.md` itself a link to a private key: every agent would read it, and no
+/// profile's view reads it here, Codex's budget included (it once read the target to cut it).
+#[cfg(target_os = "linux")]
+#[test]
+fn an_instruction_file_linked_outside_is_read_by_no_profile() {
+    let t = Tree::new();
+    let root = t.root();
+    t.mkdir("r/.git");
+    let key = t.write("home/.ssh/id_rsa", format!("-----BEGIN PRIVATE KEY-----{}", "k".repeat(40_000)));
+    t.symlink(&key, "r/AGENTS.md");
+    t.write("r/CLAUDE.md", "project rules");
+    let root_arg = root.to_str().unwrap_or_default();
+    for profile in ["codex", "claude", "gemini", "opencode", "dsh-next", "copilot", "cursor", "dsh", "ds4"] {
+        let (code, out, err) = cli(&t, &["effective", "--profile", profile, "--json", root_arg]);
+        assert_eq!(code, Some(0), "{profile}: {err}");
+        assert!(!out.contains("PRIVATE KEY"), "{profile}: {out}");
+    }
+    let (_, out, _) = cli(&t, &["effective", "--profile", "codex", "--json", root_arg]);
+    let view: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let agents_md = view["files"].as_array().into_iter().flatten().find(|f| f["path"] == "AGENTS.md");
+    assert_eq!(agents_md.map(|f| f["status"].clone()), Some(json!("linked-outside")), "{view}");
+    let (_, out, _) = cli(&t, &["compare", "--all", root_arg]);
+    assert!(!out.contains("PRIVATE KEY") && !out.contains("truncated  AGENTS.md"), "{out}");
+    let (_, out, _) = cli(&t, &["check", "--profile", "codex", root_arg]);
+    assert!(out.contains("AGENTS.md:1:1: warning[linkOutside]: Codex would load this link's target"), "{out}");
+}

@@ -60,6 +60,12 @@ fn codex_budget(cwd: &Path, files: Vec<AgentFile>, max_bytes: u64) -> Cut {
             shadowed.push(file);
             continue;
         }
+        // Codex would read it; its target is outside the project, never read here, and costs
+        // the budget nothing we could know.
+        if file.status == Status::LinkedOutside {
+            out.push(file);
+            continue;
+        }
         if file.scope == Scope::Global {
             match read_string(&file.path) {
                 Ok(text) => {
