@@ -125,6 +125,39 @@ pub fn load_config(path: &Path) -> Result<ProjectConfig, String> {
     Ok(ProjectConfig { path: path.to_path_buf(), agents: raw.agents, settings })
 }
 
+/// The configuration that decides for `dir`: every configuration file from `dir` up to the
+/// project root, merged nearest first: the agents of the nearest file that names them, and for
+/// each agent the table of the nearest file that has one. So a package's file that only gives
+/// Codex a budget keeps the agents the repository names, wherever the package is checked from.
+/// `None` without any file; an error names the file that cannot be used.
+pub fn resolved_config(dir: &Path) -> Result<Option<ProjectConfig>, String> {
+    let mut merged: Option<ProjectConfig> = None;
+    let mut here = Some(dir.to_path_buf());
+    while let Some(d) = here.take() {
+        let Some(path) = find_config(&d) else { break };
+        let config = load_config(&path)?;
+        match merged.as_mut() {
+            None => merged = Some(config),
+            Some(m) => {
+                if m.agents.is_none() && config.agents.is_some() {
+                    m.agents = config.agents;
+                    // Where the agents are named is what `check` says they come from.
+                    m.path = config.path.clone();
+                }
+                for (agent, table) in config.settings {
+                    m.settings.entry(agent).or_insert(table);
+                }
+            }
+        }
+        // On upwards, past this file's directory, unless it is the project root.
+        let holder = path.parent().unwrap_or(&d);
+        if std::fs::symlink_metadata(holder.join(".git")).is_err() {
+            here = holder.parent().map(Path::to_path_buf);
+        }
+    }
+    Ok(merged)
+}
+
 /// A plain file name: what a repository may name as an instruction file, never a path that
 /// leads elsewhere.
 fn is_file_name(n: &str) -> bool {
@@ -260,7 +293,7 @@ impl Targets {
     /// The configuration of `dir` (see [`find_config`]) or, without one, the agents whose files
     /// `names` holds. A configuration that cannot be used is an error.
     pub fn resolve<'a>(dir: &Path, names: impl IntoIterator<Item = &'a str>) -> Result<Self, String> {
-        let config = find_config(dir).map(|p| load_config(&p)).transpose()?;
+        let config = resolved_config(dir)?;
         let (detected, evidence) = detect(names);
         Ok(match config {
             Some(c) if c.agents.is_some() => {

@@ -146,18 +146,26 @@ pub fn check(roots: &[PathBuf], settings: &Settings, explicit: Option<&str>) -> 
                 line: format!("checking for {} ({how})", names.join(", ")),
                 reason: how.to_string(),
             });
-            // The profiles are named, but the repository's settings for them still apply.
-            let targets = crate::session::project::targets_of(root, &settings.root_markers, Some(&walked.names)).ok();
+            // The profiles are named, but the repository's settings for them still apply: a
+            // configuration that cannot be used is an error when an agent is checked for.
+            let targets = crate::session::project::targets_of(root, &settings.root_markers, Some(&walked.names));
+            let agent_named = settings.profiles.iter().any(|p| agents::NAMES.contains(&p.as_str()));
+            let targets = if agent_named { Some(targets?) } else { targets.ok() };
             check::Selection { profiles: settings.profiles.clone(), targets, targeted: false }
         };
         let tree = check::check_walked(root, walked, settings, &selection);
+        // A package's configuration that cannot be used stops `check` as the root's does.
+        if let Some(e) = tree.config_errors.first() {
+            return Err(e.clone());
+        }
+        let cwd = std::env::current_dir().unwrap_or_else(|_| root.clone());
         for c in &tree.configured {
             let names: Vec<&str> = c.agents.iter().map(|a| agents::display_name(a)).collect();
-            let config = shown(&c.config, root);
+            let config = shown(&c.config, &cwd);
             let line = if c.named {
-                format!("checking `{}` for {}: named in {config}", shown(&c.dir, root), names.join(", "))
+                format!("checking `{}` for {}: named in {config}", shown(&c.dir, &cwd), names.join(", "))
             } else {
-                format!("checking `{}` with the settings of {config}", shown(&c.dir, root))
+                format!("checking `{}` with the settings of {config}", shown(&c.dir, &cwd))
             };
             out.checked_for.push(CheckedFor {
                 path: c.dir.clone(),

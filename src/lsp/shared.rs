@@ -281,6 +281,9 @@ impl Shared {
             }
         }
         let tree = Arc::new(crate::session::check::check_tree(&session.folder, &session.settings, &selection));
+        for e in &tree.config_errors {
+            tracing::warn!("{e}; below it the agents of {} are checked", session.folder.display());
+        }
         let inputs = (selection.profiles, selection.targets, session.settings.clone());
         self.trees.put(session.folder.clone(), generation, Arc::new((inputs, tree.clone())));
         tree

@@ -134,6 +134,10 @@ where
                 Ok(None) => {
                     self.buf.reserve(64 * 1024);
                     match self.input.read_buf(&mut self.buf).await {
+                        // A last line without its newline is still a message: end it, once.
+                        Ok(0) if !self.buf.is_empty() && !self.buf.ends_with(b"\n") => {
+                            self.buf.extend_from_slice(b"\n")
+                        }
                         Ok(0) => return Read::Eof,
                         Ok(_) => {}
                         Err(e) => {

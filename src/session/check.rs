@@ -46,6 +46,9 @@ pub struct Tree {
     pub statements: BTreeMap<PathBuf, Vec<Statement>>,
     /// The configurations below the tree's root that decide for the directories below them.
     pub configured: Vec<Configured>,
+    /// Configurations below the tree's root that cannot be used: below them the tree's agents
+    /// are checked (the server logs them; `check` stops, as for the root's own).
+    pub config_errors: Vec<String>,
 }
 
 /// A nearer `instructions-lsp.toml` in a checked tree, and the agents started below it.
@@ -181,12 +184,11 @@ pub fn check_tree(root: &Path, settings: &Settings, selection: &Selection) -> Tr
 pub fn check_walked(root: &Path, walked: Walked, settings: &Settings, selection: &Selection) -> Tree {
     let agent_env = agents::AgentEnv::from_process();
     let own = selection.profiles.iter().any(|p| p == settings.profile.name());
-    let mut warnings = walked.warnings;
-    let runs = Agents::of(root, &walked.configs, selection, &agent_env, &mut warnings);
+    let runs = Agents::of(root, &walked.configs, selection, &agent_env);
     let (mut findings, statements) = check_dirs(&walked.dirs, root, settings, own, &runs);
     findings.extend(walked.unreadable);
     findings.sort_by(|a, b| (&a.path, SpanKey::of(a.span), a.code).cmp(&(&b.path, SpanKey::of(b.span), b.code)));
-    Tree { findings, warnings, statements, configured: runs.configured }
+    Tree { findings, warnings: walked.warnings, statements, configured: runs.configured, config_errors: runs.errors }
 }
 
 /// The agents each start runs with: the tree's selection, and below each nearer
@@ -199,38 +201,41 @@ struct Agents {
     /// The directory of each configuration below the root, with its set.
     below: BTreeMap<PathBuf, usize>,
     configured: Vec<Configured>,
+    /// Configurations below the root that cannot be used.
+    errors: Vec<String>,
 }
 
 impl Agents {
-    fn of(
-        root: &Path,
-        configs: &BTreeMap<PathBuf, PathBuf>,
-        selection: &Selection,
-        env: &agents::AgentEnv,
-        warnings: &mut Vec<String>,
-    ) -> Self {
+    fn of(root: &Path, configs: &BTreeMap<PathBuf, PathBuf>, selection: &Selection, env: &agents::AgentEnv) -> Self {
         let set = |names: &[String], overrides: &dyn Fn(&str) -> agents::Overrides| -> Vec<AgentProfile> {
             names.iter().filter_map(|n| agents::profile(n, env, &overrides(n))).collect()
         };
         let mut sets = vec![set(&selection.profiles, &|n| selection.overrides(n))];
         let mut below = BTreeMap::new();
         let mut configured = Vec::new();
-        for (dir, path) in configs.iter().filter(|(dir, _)| dir.as_path() != root && dir.starts_with(root)) {
-            match crate::chain::targets::load_config(path) {
-                Ok(config) => {
+        let mut errors = Vec::new();
+        for dir in configs.keys().filter(|dir| dir.as_path() != root && dir.starts_with(root)) {
+            // What decides there is what decides when `dir` itself is checked: its file, merged
+            // with those above it up to the project root.
+            match crate::chain::targets::resolved_config(dir) {
+                Ok(Some(config)) => {
                     let (names, named) = match (&config.agents, selection.targeted) {
                         (Some(named), true) => (named.clone(), true),
                         _ => (selection.profiles.clone(), false),
                     };
                     let agents = names.clone();
-                    configured.push(Configured { dir: dir.clone(), config: path.clone(), agents, named });
+                    // Where the agents are named, else the package's own file (its settings).
+                    let own = configs.get(dir).cloned().unwrap_or_else(|| config.path.clone());
+                    let config_path = if named { config.path.clone() } else { own };
+                    configured.push(Configured { dir: dir.clone(), config: config_path, agents, named });
                     below.insert(dir.clone(), sets.len());
                     sets.push(set(&names, &|n| config.overrides(n)));
                 }
-                Err(e) => warnings.push(format!("{e}; below it the agents of the whole tree are checked")),
+                Ok(None) => {}
+                Err(e) => errors.push(e),
             }
         }
-        Self { sets, below, configured }
+        Self { sets, below, configured, errors }
     }
 
     /// The agents started in `dir` run as: those of the nearest configuration on the way up to the
@@ -342,6 +347,14 @@ fn check_dirs(
                 found.extend(lint::content_findings(&f.path, &f.file.text, settings.frame));
             }
             let chain = disc.baseline();
+            // What the chain's cap leaves out is not in the directory's own scan.
+            let capped: Vec<_> = chain
+                .skipped
+                .iter()
+                .filter(|s| s.reason == crate::chain::source::SkipReason::ChainTooLarge)
+                .cloned()
+                .collect();
+            found.extend(lint::skip_findings(&capped, settings, |p| disc.heading(p)));
             let RenderedFiles { files, rendered } = render_files(settings, chain.files, SectionStyle::Initial);
             reached.extend(files.iter().map(|f| f.path.clone()));
             found.extend(lint::chain_findings(&label, &files, &rendered, settings.budget_bytes));

@@ -48,8 +48,5 @@ pub fn overrides(
 /// What the nearest `instructions-lsp.toml` (from `dir` up to the project root) gives `agent`;
 /// nothing when there is none or it cannot be used (those who check it report that).
 pub fn configured_overrides(dir: &Path, agent: &str) -> crate::chain::agents::Overrides {
-    targets::find_config(dir)
-        .and_then(|p| targets::load_config(&p).ok())
-        .map(|c| c.overrides(agent))
-        .unwrap_or_default()
+    targets::resolved_config(dir).ok().flatten().map(|c| c.overrides(agent)).unwrap_or_default()
 }

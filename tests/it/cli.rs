@@ -1285,4 +1285,28 @@ fn a_packages_configuration_holds_when_the_whole_repository_is_checked() {
     assert!(!pkg_codex, "Codex is not started in `pkg`: {report}");
     let o = run(&t, &root, &["check", "--profile", "codex", "."]);
     assert!(cut(&o), "an explicit --profile is what is checked: {}", stdout(&o));
+    // A package file that only gives settings keeps the agents the repository names, from
+    // wherever the package is checked.
+    t.write("r/instructions-lsp.toml", "agents = [\"codex\"]\n");
+    t.write("r/pkg/instructions-lsp.toml", "[codex]\nmax-bytes = 65536\n");
+    for dir in ["pkg", "."] {
+        let o = run(&t, &root, &["check", "--format", "json", dir]);
+        let report: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+        let pkg_agents: Vec<&serde_json::Value> = report["checkedFor"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| c["path"] == "pkg")
+            .map(|c| &c["agents"])
+            .collect();
+        assert_eq!(pkg_agents, [&serde_json::json!(["codex"])], "check {dir}: {report}");
+        assert!(!cut(&o), "check {dir}: the package's budget: {}", stdout(&o));
+    }
+    // A package file that cannot be used stops `check .` as it stops `check pkg`.
+    t.write("r/pkg/instructions-lsp.toml", "agents = [\"claude\"\n");
+    for dir in ["pkg", "."] {
+        let o = run(&t, &root, &["check", dir]);
+        assert_eq!(o.status.code(), Some(2), "check {dir}: {}", stderr(&o));
+        assert!(stderr(&o).contains("pkg/instructions-lsp.toml: TOML parse error"), "check {dir}: {}", stderr(&o));
+    }
 }

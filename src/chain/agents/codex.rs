@@ -90,8 +90,8 @@ fn codex_budget(cwd: &Path, files: Vec<AgentFile>, max_bytes: u64) -> Cut {
         }
         match read_capped(&file.path, remaining) {
             Ok((data, size)) => {
-                let text = String::from_utf8_lossy(&data).into_owned();
                 let included = data.len() as u64;
+                let text = super::read::lossy(data);
                 file.bytes = size;
                 file.status = if text.trim().is_empty() {
                     Status::Empty

@@ -20,7 +20,7 @@ use super::env::{AgentEnv, Overrides};
 use super::profile::{AgentProfile, GlobStyle, GlobalRule, Join, Nested, Pick, Root, RuleFiles};
 use super::read::read_capped;
 use super::view::{AgentFile, Entry, Scope, Status};
-use super::walk::{RULE_GLOBS_MAX, front_matter, is_wildcard, outside, split_outside_braces, yaml_scalar};
+use super::walk::{bounded_globs, front_matter, is_wildcard, outside, split_outside_braces, yaml_scalar};
 
 /// The VS Code settings this profile reads, with their defaults at the mirrored commit.
 pub const SETTINGS: &[&str] = &[USE_INSTRUCTION_FILES, USE_AGENTS_MD, USE_NESTED_AGENTS_MD, INSTRUCTIONS_LOCATIONS];
@@ -301,8 +301,8 @@ pub(super) fn header(path: &Path) -> Header {
 /// `applyTo` as VS Code splits it (`splitGlobAware` at commas outside braces), each pattern
 /// trimmed, empty ones dropped.
 pub(super) fn patterns(apply_to: &str) -> Vec<String> {
-    // The first RULE_GLOBS_MAX count, as for the other agents' rules (VS Code has no bound).
-    split_outside_braces(apply_to).into_iter().take(RULE_GLOBS_MAX).collect()
+    // Bounded as the other agents' rules are (VS Code has no bound).
+    bounded_globs(split_outside_braces(apply_to))
 }
 
 /// The files of the workspace folder `dirs[0]`: the user's instructions files and the

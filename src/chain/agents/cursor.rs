@@ -17,7 +17,7 @@ use super::profile::{AgentProfile, FrontMatter, GlobStyle, GlobalRule, Join, Nes
 use super::read::read_capped;
 use super::view::{AgentFile, Entry, Scope, Status};
 use super::walk::{
-    RULE_GLOBS_MAX, expand_braces, file_key, front_matter, split_outside_braces, yaml_scalar, yaml_strings,
+    bounded_globs, expand_braces, file_key, front_matter, split_outside_braces, yaml_scalar, yaml_strings,
 };
 
 /// The Cursor profile.
@@ -58,13 +58,13 @@ pub(super) fn rule_meta(path: &Path) -> RuleMeta {
     if super::walk::front_matter_problem(&text).is_some() {
         return RuleMeta::default();
     }
-    let globs = yaml_strings(meta, "globs")
-        .iter()
-        .flat_map(|s| split_outside_braces(s))
-        .flat_map(|g| expand_braces(&g))
-        .filter(|g| !g.trim().is_empty())
-        .take(RULE_GLOBS_MAX)
-        .collect();
+    let globs = bounded_globs(
+        yaml_strings(meta, "globs")
+            .iter()
+            .flat_map(|s| split_outside_braces(s))
+            .flat_map(|g| expand_braces(&g))
+            .filter(|g| !g.trim().is_empty()),
+    );
     RuleMeta {
         always: yaml_scalar(meta, "alwaysApply").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")),
         globs,

@@ -30,25 +30,32 @@ pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> Strin
     let agent = display_name(view.profile);
     // Who spent the budget before this file, and how much each: a file that used 145 bytes is
     // not what crowded this one out. Codex's global file does not count against its budget.
-    let spent: Vec<String> = view
-        .files
-        .iter()
-        .take_while(|f| f.path != file.path)
-        .filter(|f| f.status.reaches() && f.included_bytes > 0)
-        .filter(|f| view.global_in_budget || f.scope != super::view::Scope::Global)
-        .map(|f| format!("{} ({} bytes)", name(&f.path), f.included_bytes))
-        .collect();
-    let budget = view.budget.clone().unwrap_or_else(|| "budget".into());
-    let by = if spent.is_empty() { String::new() } else { format!(" spent by {}", spent.join(", ")) };
+    // Worked out only for a cut: the files before this one are looked at for each file, which a
+    // view of hundreds of files (a deep chain, each past the read cap) made quadratic.
+    let spent_by = || {
+        let spent: Vec<String> = view
+            .files
+            .iter()
+            .take_while(|f| f.path != file.path)
+            .filter(|f| f.status.reaches() && f.included_bytes > 0)
+            .filter(|f| view.global_in_budget || f.scope != super::view::Scope::Global)
+            .map(|f| format!("{} ({} bytes)", name(&f.path), f.included_bytes))
+            .collect();
+        let budget = view.budget.clone().unwrap_or_else(|| "budget".into());
+        let by = if spent.is_empty() { String::new() } else { format!(" spent by {}", spent.join(", ")) };
+        format!("{budget}{by}")
+    };
     match file.status {
         Status::Truncated => {
             let line = cut_line(file);
             Some(format!(
-                "{agent} cuts this file at line {line}, after {} of {} bytes ({budget}{by})",
-                file.included_bytes, file.bytes
+                "{agent} cuts this file at line {line}, after {} of {} bytes ({})",
+                file.included_bytes,
+                file.bytes,
+                spent_by()
             ))
         }
-        Status::Omitted => Some(format!("{agent} leaves this file out ({budget}{by})")),
+        Status::Omitted => Some(format!("{agent} leaves this file out ({})", spent_by())),
         // A file that is the one loaded instead (a `CLAUDE.md` linked to `AGENTS.md`) reaches
         // the agent all the same.
         Status::Shadowed if same_file(&file.path, file.by.as_deref()) => None,

@@ -187,7 +187,7 @@ fn read_text(path: &Path) -> io::Result<String> {
     if meta.is_dir() {
         return Err(io::Error::from(io::ErrorKind::IsADirectory));
     }
-    super::read_capped(path, super::READ_CAP).map(|(data, _)| String::from_utf8_lossy(&data).into_owned())
+    super::read_capped(path, super::READ_CAP).map(|(data, _)| super::read::lossy(data))
 }
 
 /// Gemini's tree import: `content` of a file in `base` with every import replaced by the

@@ -137,13 +137,19 @@ pub(super) fn read_into(file: &mut AgentFile, cap: u64) -> Option<String> {
         }
         Ok((data, size)) => {
             file.bytes = size;
-            Some(String::from_utf8_lossy(&data).into_owned())
+            Some(lossy(data))
         }
         Err(e) => {
             file.status = if is_capped(&e) { Status::Capped } else { Status::Unreadable };
             None
         }
     }
+}
+
+/// Bytes as text, invalid sequences replaced (as the agents' JavaScript decoders do): valid
+/// UTF-8, by far the usual case, becomes the string without a copy or a second pass.
+pub fn lossy(data: Vec<u8>) -> String {
+    String::from_utf8(data).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// A whole file as UTF-8 (up to [`READ_CAP`]), as Rust's `read_to_string` reads it.

@@ -190,13 +190,13 @@ fn rule_globs(path: &Path) -> Option<Vec<String>> {
     let (data, _) = read_capped(path, 64 * 1024).ok()?;
     let text = String::from_utf8_lossy(&data);
     let (meta, _) = claude_front_matter(&text)?;
-    let globs: Vec<String> = yaml_strings(meta, "paths")
-        .iter()
-        .flat_map(|s| split_outside_braces(s))
-        .flat_map(|g| expand_braces(&g))
-        .filter(|g| !as_matched(g).is_empty())
-        .take(RULE_GLOBS_MAX)
-        .collect();
+    let globs = bounded_globs(
+        yaml_strings(meta, "paths")
+            .iter()
+            .flat_map(|s| split_outside_braces(s))
+            .flat_map(|g| expand_braces(&g))
+            .filter(|g| !as_matched(g).is_empty()),
+    );
     (!globs.is_empty() && !globs.iter().all(|g| as_matched(g) == "**")).then_some(globs)
 }
 
@@ -256,6 +256,29 @@ pub(super) fn split_outside_braces(s: &str) -> Vec<String> {
 /// The most globs one rule keeps: each touch matches every waiting rule, so a folder of rules
 /// with thousands of globs each would cost seconds per touch. Claude Code keeps up to 1,000.
 pub(super) const RULE_GLOBS_MAX: usize = 100;
+
+/// The most bytes one rule's globs hold together: each view compiles every waiting rule's globs,
+/// and a hundred globs of 6 KiB each (brace groups in front of long names) took a folder of rules
+/// to minutes and hundreds of MB.
+const RULE_GLOB_BYTES_MAX: usize = 16 * 1024;
+
+/// A rule's first globs: at most [`RULE_GLOBS_MAX`] of them and [`RULE_GLOB_BYTES_MAX`] bytes
+/// together; the rest are ignored. The first is always kept (it is at most a rule's 64 KiB or a
+/// brace group's bounded expansion): a rule with globs never becomes one without, which would
+/// load at start.
+pub(super) fn bounded_globs(globs: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut bytes = 0;
+    globs
+        .into_iter()
+        .take(RULE_GLOBS_MAX)
+        .enumerate()
+        .take_while(|(i, g)| {
+            bytes += g.len();
+            *i == 0 || bytes <= RULE_GLOB_BYTES_MAX
+        })
+        .map(|(_, g)| g)
+        .collect()
+}
 
 /// The most globs one pattern's braces expand to: `{a,b}{c,d}…` grows exponentially.
 const BRACE_MAX: usize = 1_000;
@@ -530,6 +553,21 @@ pub(super) fn touch_start(t: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rules_globs_are_bounded_in_count_and_bytes_but_never_all_dropped() {
+        let huge = "x".repeat(RULE_GLOB_BYTES_MAX + 1);
+        assert_eq!(bounded_globs([huge.clone(), "src/**".into()]), [huge], "the first stays, alone");
+        let many: Vec<String> = (0..500).map(|i| format!("src/{i}/**")).collect();
+        assert_eq!(bounded_globs(many.clone()).len(), RULE_GLOBS_MAX);
+        let long: Vec<String> = (0..50).map(|i| format!("{i}{}", "y".repeat(1_000))).collect();
+        let kept = bounded_globs(long);
+        assert!(
+            kept.iter().map(String::len).sum::<usize>() <= RULE_GLOB_BYTES_MAX && kept.len() == 16,
+            "{}",
+            kept.len()
+        );
+    }
 
     #[test]
     fn paths_are_a_string_or_a_list_split_at_commas_with_braces_expanded() {
