@@ -400,15 +400,15 @@ impl<'a> Discovery<'a> {
         (chain, nested)
     }
 
-    /// The directories a touch of `file` reaches (those that exist), each scanned, in order.
+    /// The directories a touch of `file` reaches (those that exist), each scanned, in order,
+    /// loading at most [`CHAIN_READ_CAP`] together (see [`Discovery::scan_dirs`]).
     pub fn nested(&self, file: &Path) -> Vec<(PathBuf, DirScan)> {
-        nested_dirs_while(&self.folder, &paths::normalize(file), |d| d.is_dir())
+        let dirs: Vec<(PathBuf, Scope)> = nested_dirs_while(&self.folder, &paths::normalize(file), |d| d.is_dir())
             .into_iter()
-            .map(|dir| {
-                let scan = self.scan_dir(&dir, Scope::Nested);
-                (dir, scan)
-            })
-            .collect()
+            .map(|dir| (dir, Scope::Nested))
+            .collect();
+        let scans = self.scan_dirs(&dirs);
+        dirs.into_iter().map(|(dir, _)| dir).zip(scans).collect()
     }
 }
 
