@@ -83,14 +83,14 @@ pub struct Chain {
     pub skipped: Vec<SkippedFile>,
 }
 
-/// The nearest ancestor-or-self of `folder` holding one of `markers`; the folder itself when
-/// none does (or when there are no markers).
 /// The most bytes one chain loads (its project and nested files; the user's global file aside):
 /// past it, the broadest files are `chainTooLarge`, judged by their size and never read. Thirty-two
 /// files at the default `maxFileBytes`; a deep tree of large files otherwise costs its whole size
 /// in memory for each folder and each answer.
 pub const CHAIN_READ_CAP: u64 = 32 * 1024 * 1024;
 
+/// The nearest ancestor-or-self of `folder` holding one of `markers`; the folder itself when
+/// none does (or when there are no markers).
 pub fn project_root(folder: &Path, markers: &[String]) -> PathBuf {
     if markers.is_empty() {
         return folder.to_path_buf();
@@ -372,12 +372,12 @@ impl<'a> Discovery<'a> {
     /// The baseline: the global file, then every directory from the project root to the
     /// folder. Files are deduplicated by absolute path; the first occurrence wins.
     pub fn baseline(&self) -> Chain {
-        self.baseline_and(&[]).0
+        self.baseline_and(std::iter::empty()).0
     }
 
     /// The baseline and the scans of the nested directories `reached`, loading at most
     /// [`CHAIN_READ_CAP`] together (see [`Discovery::scan_dirs`]).
-    pub fn baseline_and(&self, reached: &[PathBuf]) -> (Chain, Vec<DirScan>) {
+    pub fn baseline_and<'p>(&self, reached: impl IntoIterator<Item = &'p PathBuf>) -> (Chain, Vec<DirScan>) {
         let mut chain = Chain {
             folder: self.folder.clone(),
             project_root: self.project_root.clone(),
@@ -386,13 +386,14 @@ impl<'a> Discovery<'a> {
         };
         self.global(&mut chain);
         let ancestors = ancestor_dirs(&self.project_root, &self.folder);
+        let project_dirs = ancestors.len();
         let dirs: Vec<(PathBuf, Scope)> = ancestors
             .into_iter()
             .map(|d| (d, Scope::Project))
-            .chain(reached.iter().map(|d| (d.clone(), Scope::Nested)))
+            .chain(reached.into_iter().map(|d| (d.clone(), Scope::Nested)))
             .collect();
         let mut scans = self.scan_dirs(&dirs);
-        let nested = scans.split_off(dirs.len() - reached.len());
+        let nested = scans.split_off(project_dirs);
         for scan in scans {
             append_unique(&mut chain.files, scan.files);
             chain.skipped.extend(scan.skipped);

@@ -223,13 +223,12 @@ impl Agents {
                         (Some(named), true) => (named.clone(), true),
                         _ => (selection.profiles.clone(), false),
                     };
-                    let agents = names.clone();
                     // Where the agents are named, else the package's own file (its settings).
                     let own = configs.get(dir).cloned().unwrap_or_else(|| config.path.clone());
                     let config_path = if named { config.path.clone() } else { own };
-                    configured.push(Configured { dir: dir.clone(), config: config_path, agents, named });
                     below.insert(dir.clone(), sets.len());
                     sets.push(set(&names, &|n| config.overrides(n)));
+                    configured.push(Configured { dir: dir.clone(), config: config_path, agents: names, named });
                 }
                 Ok(None) => {}
                 Err(e) => errors.push(e),

@@ -341,8 +341,7 @@ impl Session {
     /// with every skipped candidate.
     fn desired(&self, cache: &FileCache) -> (Vec<ChainFile>, Vec<SkippedFile>) {
         let disc = self.discovery(cache, None);
-        let reached: Vec<PathBuf> = self.reached.iter().cloned().collect();
-        let (chain, reached) = disc.baseline_and(&reached);
+        let (chain, reached) = disc.baseline_and(&self.reached);
         let mut files = chain.files;
         let mut skipped = chain.skipped;
         for scan in reached {
@@ -523,8 +522,7 @@ impl Session {
     /// nested file given so far, one block per batch that gave nested files.
     pub fn snapshot(&self, cache: &FileCache, buffers: Option<&Buffers>) -> Snapshot {
         let disc = self.discovery(cache, buffers);
-        let reached: Vec<PathBuf> = self.reached.iter().cloned().collect();
-        let (chain, reached) = disc.baseline_and(&reached);
+        let (chain, reached) = disc.baseline_and(&self.reached);
         let baseline = render_files(&self.settings, chain.files.clone(), SectionStyle::Initial);
         let mut nested_skipped = Vec::new();
         let mut current: Vec<ChainFile> = Vec::new();

@@ -16,9 +16,7 @@ use super::env::AgentEnv;
 use super::profile::{AgentProfile, FrontMatter, GlobStyle, GlobalRule, Join, Nested, Pick, Root, RuleFiles};
 use super::read::read_capped;
 use super::view::{AgentFile, Entry, Scope, Status};
-use super::walk::{
-    bounded_globs, expand_braces, file_key, front_matter, split_outside_braces, yaml_scalar, yaml_strings,
-};
+use super::walk::{file_key, front_matter, front_matter_globs, yaml_scalar};
 
 /// The Cursor profile.
 pub(super) fn profile(env: &AgentEnv) -> AgentProfile {
@@ -58,13 +56,7 @@ pub(super) fn rule_meta(path: &Path) -> RuleMeta {
     if super::walk::front_matter_problem(&text).is_some() {
         return RuleMeta::default();
     }
-    let globs = bounded_globs(
-        yaml_strings(meta, "globs")
-            .iter()
-            .flat_map(|s| split_outside_braces(s))
-            .flat_map(|g| expand_braces(&g))
-            .filter(|g| !g.trim().is_empty()),
-    );
+    let globs = front_matter_globs(meta, "globs", |g| !g.trim().is_empty());
     RuleMeta {
         always: yaml_scalar(meta, "alwaysApply").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")),
         globs,

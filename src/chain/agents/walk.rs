@@ -190,13 +190,7 @@ fn rule_globs(path: &Path) -> Option<Vec<String>> {
     let (data, _) = read_capped(path, 64 * 1024).ok()?;
     let text = String::from_utf8_lossy(&data);
     let (meta, _) = claude_front_matter(&text)?;
-    let globs = bounded_globs(
-        yaml_strings(meta, "paths")
-            .iter()
-            .flat_map(|s| split_outside_braces(s))
-            .flat_map(|g| expand_braces(&g))
-            .filter(|g| !as_matched(g).is_empty()),
-    );
+    let globs = front_matter_globs(meta, "paths", |g| !as_matched(g).is_empty());
     (!globs.is_empty() && !globs.iter().all(|g| as_matched(g) == "**")).then_some(globs)
 }
 
@@ -204,6 +198,19 @@ fn rule_globs(path: &Path) -> Option<Vec<String>> {
 /// gitignore-style match takes with all below it).
 fn as_matched(glob: &str) -> &str {
     glob.strip_suffix("/**").unwrap_or(glob)
+}
+
+/// A rule's globs under the front matter key `key` (Claude Code's `paths`, Cursor's `globs`):
+/// each string split at commas outside braces, braces expanded, those `keep` takes, bounded as
+/// [`bounded_globs`] says.
+pub(super) fn front_matter_globs(meta: &str, key: &str, keep: impl Fn(&str) -> bool) -> Vec<String> {
+    bounded_globs(
+        yaml_strings(meta, key)
+            .iter()
+            .flat_map(|s| split_outside_braces(s))
+            .flat_map(|g| expand_braces(&g))
+            .filter(|g| keep(g)),
+    )
 }
 
 /// The strings of the top-level YAML key `key`: a scalar, a flow list `[a, "b"]` or a block list
@@ -255,7 +262,7 @@ pub(super) fn split_outside_braces(s: &str) -> Vec<String> {
 
 /// The most globs one rule keeps: each touch matches every waiting rule, so a folder of rules
 /// with thousands of globs each would cost seconds per touch. Claude Code keeps up to 1,000.
-pub(super) const RULE_GLOBS_MAX: usize = 100;
+const RULE_GLOBS_MAX: usize = 100;
 
 /// The most bytes one rule's globs hold together: each view compiles every waiting rule's globs,
 /// and a hundred globs of 6 KiB each (brace groups in front of long names) took a folder of rules
@@ -572,11 +579,7 @@ mod tests {
     #[test]
     fn paths_are_a_string_or_a_list_split_at_commas_with_braces_expanded() {
         let globs = |meta: &str| -> Vec<String> {
-            let mut g: Vec<String> = yaml_strings(meta, "paths")
-                .iter()
-                .flat_map(|s| split_outside_braces(s))
-                .flat_map(|g| expand_braces(&g))
-                .collect();
+            let mut g = front_matter_globs(meta, "paths", |_| true);
             g.sort();
             g
         };
