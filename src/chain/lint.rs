@@ -53,12 +53,66 @@ pub enum Code {
     /// A rule an agent never attaches as written: a glob that matches no file, front matter
     /// that does not parse, a Cursor rule with nothing that attaches it.
     AgentRule,
+    /// A pattern of a rule that attaches by its other patterns matches no file.
+    DeadPattern,
+    /// An agent gets this file's text twice (through a link, or a copy).
+    AttachedTwice,
     /// An agent started in a subdirectory does not load this file, which an instruction file
     /// imports from outside that directory (Claude Code in non-interactive runs).
     ImportOutside,
 }
 
 impl Code {
+    /// Every code, in the order of the diagnostics table (docs/protocol.md).
+    pub const ALL: &'static [Code] = &[
+        Self::Shadowed,
+        Self::Omitted,
+        Self::Truncated,
+        Self::TooLarge,
+        Self::InvalidUtf8,
+        Self::Symlink,
+        Self::FrameEscape,
+        Self::Empty,
+        Self::Duplicate,
+        Self::AgentCut,
+        Self::AgentIgnored,
+        Self::AgentRule,
+        Self::DeadPattern,
+        Self::AttachedTwice,
+        Self::NotRead,
+        Self::ImportOutside,
+        Self::UnreadableDirectory,
+        Self::LinkOutside,
+    ];
+
+    /// What the code means, in one sentence (the diagnostics table's "when").
+    pub fn summary(self) -> &'static str {
+        match self {
+            Self::Shadowed => "An earlier candidate wins in this directory, so this file is never read.",
+            Self::Omitted => "The file is dropped whole from a block by the budget.",
+            Self::Truncated => "The budget cuts the file: agents never see the rest.",
+            Self::TooLarge => "The file is over the size a chain loads.",
+            Self::InvalidUtf8 => "The file is not valid UTF-8.",
+            Self::Symlink => "A link skipped by the symlinks policy.",
+            Self::FrameEscape => "A literal closing tag or marker that rendering escapes.",
+            Self::Empty => "The file is empty or white space only.",
+            Self::Duplicate => "The same text as another file on the same chain.",
+            Self::AgentCut => "An agent cuts the file, leaves it out, or finds it too large.",
+            Self::AgentIgnored => "An agent ignores the file: it loads another name instead.",
+            Self::AgentRule => {
+                "A rule the agent never attaches as written (globs that match nothing, bad front matter)."
+            }
+            Self::DeadPattern => "One pattern of a rule matches no file of the repository.",
+            Self::AttachedTwice => "An agent gets this file's text twice (a link, a copy).",
+            Self::NotRead => "No agent the repository is written for reads this file by any route.",
+            Self::ImportOutside => {
+                "An agent started in a subdirectory does not load this file, which an instruction file imports from outside it."
+            }
+            Self::UnreadableDirectory => "A directory of the tree cannot be read, so what it holds is not checked.",
+            Self::LinkOutside => "An agent would follow this link out of the project.",
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Self::Shadowed => "shadowed",
@@ -77,6 +131,8 @@ impl Code {
             Self::NotRead => "notRead",
             Self::AgentRule => "agentRule",
             Self::ImportOutside => "importOutside",
+            Self::DeadPattern => "deadPattern",
+            Self::AttachedTwice => "attachedTwice",
         }
     }
 
@@ -91,8 +147,9 @@ impl Code {
             | Self::UnreadableDirectory
             | Self::NotRead
             | Self::AgentRule
+            | Self::AttachedTwice
             | Self::ImportOutside => Severity::Warning,
-            Self::AgentIgnored => Severity::Information,
+            Self::AgentIgnored | Self::DeadPattern => Severity::Information,
             Self::TooLarge | Self::InvalidUtf8 => Severity::Error,
             Self::FrameEscape => Severity::Information,
             Self::Empty | Self::Duplicate => Severity::Hint,
@@ -356,6 +413,16 @@ pub fn line_col(text: &[u8], offset: usize) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_code_is_listed_once_with_a_sentence() {
+        let names: std::collections::BTreeSet<&str> = Code::ALL.iter().map(|c| c.name()).collect();
+        // As many as the diagnostics table of docs/protocol.md has rows.
+        let table = include_str!("../../docs/protocol.md");
+        let rows = table.lines().filter(|l| l.starts_with("| `") && l.contains("` | ")).count();
+        assert_eq!((names.len(), Code::ALL.len()), (rows, rows));
+        assert!(Code::ALL.iter().all(|c| c.summary().ends_with('.')));
+    }
 
     #[test]
     fn line_col_counts_characters() {

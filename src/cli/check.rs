@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::{CheckArgs, EXIT_USAGE, FailOn, Format, SettingsArgs, settings_from_args};
+use super::{CheckArgs, EXIT_USAGE, FailOn, Format, settings_from_args, tree_settings_args};
 use crate::chain::agents;
 use crate::chain::lint::{self, Finding, Severity};
 use crate::chain::settings::{Env, Settings};
@@ -28,12 +28,7 @@ pub struct Located {
 
 pub fn run(args: &CheckArgs) -> ExitCode {
     // `--profile codex` (an agent): check what that agent gets, as `profiles=["codex"]` does.
-    let agent = args.settings.profile.as_deref().filter(|p| agents::NAMES.contains(p));
-    let mut settings_args = SettingsArgs { profile: args.settings.profile.clone(), set: args.settings.set.clone() };
-    if let Some(name) = agent {
-        settings_args.profile = None;
-        settings_args.set.push(format!("profiles=[\"{name}\"]"));
-    }
+    let (settings_args, agent) = tree_settings_args(&args.settings);
     let settings = match settings_from_args(&settings_args, &Env::from_process()) {
         Ok(s) => s,
         Err(message) => {
@@ -70,6 +65,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         Format::Text => text(&located),
         Format::Json => json_output(&located, &checked.warnings, &checked.checked_for, &cwd),
         Format::Github => github(&located),
+        Format::Sarif => sarif(&located, &cwd),
     };
     let mut out = std::io::stdout().lock();
     if out.write_all(output.as_bytes()).and_then(|()| out.flush()).is_err() {
@@ -290,4 +286,99 @@ fn github(located: &[Located]) -> String {
         );
     }
     out
+}
+
+/// The URI base the SARIF results are relative to: the directory `check` ran in (the
+/// repository's root in CI).
+const SRCROOT: &str = "%SRCROOT%";
+
+/// A relative path as a URI reference: every byte but unreserved characters and `/`
+/// percent-encoded.
+fn uri_reference(path: &str) -> String {
+    let mut out = String::new();
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+/// SARIF 2.1.0, for code-scanning dashboards: one run, the finding codes as its rules.
+fn sarif(located: &[Located], cwd: &Path) -> String {
+    let level = |s: Severity| match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Information | Severity::Hint => "note",
+    };
+    let help = concat!(env!("CARGO_PKG_REPOSITORY"), "/blob/main/docs/protocol.md#diagnostics");
+    let rules: Vec<_> = lint::Code::ALL
+        .iter()
+        .map(|c| {
+            json!({
+                "id": c.name(),
+                "shortDescription": {"text": c.summary()},
+                "helpUri": help,
+                "defaultConfiguration": {"level": level(c.severity())},
+            })
+        })
+        .collect();
+    let location = |path: &str| json!({"uri": uri_reference(path), "uriBaseId": SRCROOT});
+    let results: Vec<_> = located
+        .iter()
+        .map(|l| {
+            let mut result = json!({
+                "ruleId": l.finding.code.name(),
+                "ruleIndex": lint::Code::ALL.iter().position(|c| *c == l.finding.code).unwrap_or(0),
+                "level": level(l.finding.severity()),
+                "message": {"text": l.finding.message},
+                "locations": [{
+                    "physicalLocation": {
+                        "artifactLocation": location(&l.display),
+                        "region": {
+                            "startLine": l.line,
+                            "startColumn": l.column,
+                            "endLine": l.end_line,
+                            "endColumn": l.end_column,
+                        },
+                    },
+                }],
+            });
+            if let Some(agent) = l.finding.agent {
+                result["properties"] = json!({"agent": agent});
+            }
+            if let Some(r) = &l.finding.related {
+                result["relatedLocations"] = json!([{
+                    "id": 1,
+                    "physicalLocation": {"artifactLocation": location(&shown(&r.path, cwd))},
+                    "message": {"text": r.message},
+                }]);
+            }
+            result
+        })
+        .collect();
+    let mut root = crate::paths::path_to_uri(cwd);
+    if !root.ends_with('/') {
+        root.push('/');
+    }
+    let doc = json!({
+        "$schema": "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {
+                "driver": {
+                    "name": "instructions-lsp",
+                    "version": env!("CARGO_PKG_VERSION"),
+                    "informationUri": env!("CARGO_PKG_REPOSITORY"),
+                    "rules": rules,
+                },
+            },
+            "originalUriBaseIds": {SRCROOT: {"uri": root}},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    });
+    serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
 }

@@ -64,6 +64,10 @@ pub struct Row {
     /// The budget, in words, when the profile has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<String>,
+    /// The parts are one request's attachments, whatever was read (VS Code's), not what the
+    /// agent gets at start and then per read.
+    #[serde(skip)]
+    pub one_request: bool,
 }
 
 pub fn run(args: &CompareArgs) -> ExitCode {
@@ -185,6 +189,7 @@ fn engine_row(
             Ok(b) if b > 0 => format!("{} budget per block", agents::size_words(b)),
             _ => "every block disabled".into(),
         }),
+        one_request: false,
     };
     for block in std::iter::once(&snap.baseline).chain(&snap.nested) {
         let (files, r) = (&block.files, &block.rendered);
@@ -291,6 +296,7 @@ fn agent_row(
         }
     });
     Row {
+        one_request: profile.one_request,
         profile: view.profile.into(),
         name: agents::display_name(view.profile).into(),
         mirrors: view.mirrors.into(),
@@ -340,7 +346,13 @@ fn text(rows: &[Row], touched: bool) -> String {
                 r.bytes,
                 r.parts.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(" + "),
                 // Without reads, the parts are the separate messages the agent adds at start.
-                if touched { "at start, then what the reads add" } else { "separate messages at start" }
+                if r.one_request {
+                    "one request: its files, then its list"
+                } else if touched {
+                    "at start, then what the reads add"
+                } else {
+                    "separate messages at start"
+                }
             ),
         };
         let size = match &r.budget {
@@ -399,6 +411,7 @@ mod tests {
             manual: vec![],
             note: None,
             budget: Some("32 KiB shared budget".into()),
+            one_request: false,
         };
         let t = text(&[row], true);
         assert!(t.starts_with(

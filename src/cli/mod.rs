@@ -2,6 +2,7 @@
 
 mod check;
 mod compare;
+mod diff;
 mod effective;
 
 use std::path::PathBuf;
@@ -11,9 +12,30 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::chain::settings::{Env, Settings};
 use crate::session::options::{self, agent_overrides};
 
-pub use check::run as check;
-pub use compare::run as compare;
-pub use effective::run as effective;
+/// `instructions-lsp check`.
+pub fn check(args: &CheckArgs) -> std::process::ExitCode {
+    one_run(|| check::run(args))
+}
+
+/// `instructions-lsp compare`.
+pub fn compare(args: &CompareArgs) -> std::process::ExitCode {
+    one_run(|| compare::run(args))
+}
+
+/// `instructions-lsp effective`.
+pub fn effective(args: &EffectiveArgs) -> std::process::ExitCode {
+    one_run(|| effective::run(args))
+}
+
+/// `instructions-lsp diff`.
+pub fn diff(args: &DiffArgs) -> std::process::ExitCode {
+    one_run(|| diff::run(args))
+}
+
+/// A command's views share one listing of each repository (the process answers once).
+fn one_run<T>(f: impl FnOnce() -> T) -> T {
+    crate::chain::agents::with_repo_cache(&std::sync::Arc::default(), f)
+}
 
 /// Exit code for usage and I/O errors.
 pub const EXIT_USAGE: u8 = 2;
@@ -46,6 +68,9 @@ pub enum Command {
     /// Compare what each agent the repository is written for loads in PATH (--profile P or --all
     /// for others).
     Compare(CompareArgs),
+    /// Show what a change does to each agent's view between two git revisions (BASE and HEAD,
+    /// or the working tree): files that enter or leave, bytes, cuts, findings.
+    Diff(DiffArgs),
     /// Serve the Model Context Protocol on stdio, for agents: tools that give the instructions
     /// of the directories the agent works in, once each (see docs/mcp.md).
     Mcp(McpArgs),
@@ -167,6 +192,8 @@ pub enum Format {
     Text,
     Json,
     Github,
+    /// SARIF 2.1.0, for code-scanning dashboards.
+    Sarif,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -176,13 +203,49 @@ pub enum FailOn {
     Never,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DiffFormat {
+    Text,
+    Json,
+    Markdown,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DiffFailOn {
+    /// A warning or an error finding the base revision does not have.
+    NewWarning,
+    /// An error finding the base revision does not have.
+    NewError,
+    /// Exit 0 whatever the findings.
+    Never,
+}
+
+#[derive(Args, Debug)]
+pub struct DiffArgs {
+    /// The revision the change starts from (a branch, a tag, a commit, `HEAD~1`).
+    pub base: String,
+    /// The revision to compare with it; without it, the working tree.
+    pub head: Option<String>,
+    /// How to print: text, a JSON document, or Markdown for a pull request.
+    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
+    pub format: DiffFormat,
+    /// Print JSON (the same as `--format json`).
+    #[arg(long)]
+    pub json: bool,
+    /// When the exit code is 1: a new warning (or error) finding, a new error, or never.
+    #[arg(long, value_enum, default_value_t = DiffFailOn::Never)]
+    pub fail_on: DiffFailOn,
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+}
+
 #[derive(Args, Debug)]
 pub struct CheckArgs {
     /// Trees to check.
     #[arg(default_value = ".")]
     pub paths: Vec<PathBuf>,
     /// How to print findings: `path:line:col: severity[code]: message` lines, a JSON document,
-    /// or GitHub Actions annotations.
+    /// GitHub Actions annotations, or SARIF 2.1.0.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// The lowest severity that makes the exit code 1.
@@ -209,7 +272,15 @@ pub fn touches(files: &[PathBuf], folder: &std::path::Path) -> Result<Vec<PathBu
     let mut out = Vec::new();
     for f in files {
         let abs = crate::paths::absolute(f).map_err(|e| format!("--touch {}: {e}", f.display()))?;
-        if !abs.starts_with(folder) {
+        // The repository holding `folder`: Copilot's workspace, where every attached file counts.
+        let repository = folder.ancestors().find(|d| d.join(".git").exists());
+        if !abs.starts_with(folder) && repository.is_some_and(|r| abs.starts_with(r)) {
+            eprintln!(
+                "warning: --touch {}: outside {}, so it reaches no instruction file for an agent working there; Copilot (VS Code), whose workspace is the repository, counts it",
+                f.display(),
+                folder.display()
+            );
+        } else if !abs.starts_with(folder) {
             eprintln!(
                 "warning: --touch {}: outside {}, so it reaches no instruction file",
                 f.display(),
@@ -224,6 +295,19 @@ pub fn touches(files: &[PathBuf], folder: &std::path::Path) -> Result<Vec<PathBu
         out.push(abs);
     }
     Ok(out)
+}
+
+/// The settings flags of a command that checks trees (`check`, `diff`): `--profile codex` (an
+/// agent) checks what that agent gets, as `--set 'profiles=["codex"]'` does; with the agent's
+/// name when `--profile` named one.
+pub fn tree_settings_args(args: &SettingsArgs) -> (SettingsArgs, Option<&str>) {
+    let agent = args.profile.as_deref().filter(|p| crate::chain::agents::NAMES.contains(p));
+    let mut out = SettingsArgs { profile: args.profile.clone(), set: args.set.clone() };
+    if let Some(name) = agent {
+        out.profile = None;
+        out.set.push(format!("profiles=[\"{name}\"]"));
+    }
+    (out, agent)
 }
 
 /// Builds settings from `--profile` and `--set`; every problem is a usage error.

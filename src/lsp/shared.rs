@@ -41,6 +41,12 @@ pub struct Shared {
     /// Directories remembered answers read beyond the sessions' own: watched too, and a change
     /// in one is an event.
     pub(super) read_dirs: Mutex<std::collections::BTreeSet<PathBuf>>,
+    /// The repositories' listings the agents' searches use (see [`agents::RepoIndex`]), by base:
+    /// kept only once every directory of theirs is watched, and forgotten when a file is made
+    /// or removed in one (see [`Shared::forget_outdated_listings`]).
+    pub(super) listings: Mutex<std::collections::HashMap<PathBuf, Arc<agents::RepoIndex>>>,
+    /// The directories of the listings, watched for files made or removed.
+    pub(super) listing_dirs: Mutex<std::collections::BTreeSet<PathBuf>>,
     /// `read_dirs` grew since the watches were last set (see [`Shared::rewatch`]).
     pub(super) rewatch: AtomicBool,
     /// Bumped by every change on disk the server hears of (and by settings): the checked trees
@@ -114,6 +120,10 @@ pub const MEMO_ENTRIES_MAX: usize = 256;
 /// computed each time instead.
 const READ_DIRS_MAX: usize = 16_384;
 
+/// The most directories the repositories' listings may add to the watched ones; past it a
+/// listing is made again for each request instead.
+const LISTING_DIRS_MAX: usize = 65_536;
+
 impl Shared {
     /// Everything empty, for a server of `client` with the environment `env`.
     pub fn new(client: Client, env: crate::chain::settings::Env) -> Self {
@@ -131,6 +141,8 @@ impl Shared {
             views: Memo::default(),
             profile_memo: Memo::default(),
             read_dirs: Mutex::new(std::collections::BTreeSet::new()),
+            listings: Mutex::new(std::collections::HashMap::new()),
+            listing_dirs: Mutex::new(std::collections::BTreeSet::new()),
             rewatch: AtomicBool::new(false),
             disk_generation: std::sync::atomic::AtomicU64::new(0),
             trees: Memo::default(),
@@ -160,7 +172,64 @@ impl Shared {
     pub(super) fn watched_dirs(&self) -> std::collections::BTreeSet<PathBuf> {
         let mut dirs = self.state().watched_dirs();
         dirs.extend(self.read_dirs.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned());
+        dirs.extend(self.listing_dirs.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned());
         dirs
+    }
+
+    /// A cache for the views of one request: the listings kept, and room for new ones.
+    pub(super) fn repo_scope(&self) -> Arc<agents::RepoCache> {
+        let cache = agents::RepoCache::default();
+        for index in self.listings.lock().unwrap_or_else(|e| e.into_inner()).values() {
+            cache.insert_shared(index.clone());
+        }
+        Arc::new(cache)
+    }
+
+    /// After a request computed with `cache` from watcher `epoch`: a new listing is kept when
+    /// every directory of it was watched all along (nothing made or removed since could have
+    /// gone unheard), else its directories are watched, so that the next one can be kept.
+    pub(super) fn settle_listings(&self, cache: &agents::RepoCache, epoch: Option<u64>) {
+        for index in cache.indexes() {
+            let kept = self.listings.lock().unwrap_or_else(|e| e.into_inner()).get(index.base()).cloned();
+            if kept.is_some_and(|k| Arc::ptr_eq(&k, &index)) {
+                continue;
+            }
+            let watched = {
+                let watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
+                watcher
+                    .as_ref()
+                    .filter(|w| w.is_complete())
+                    .is_some_and(|w| epoch == Some(w.epoch()) && index.dirs().iter().all(|d| w.watches(d)))
+            };
+            if watched {
+                self.listings.lock().unwrap_or_else(|e| e.into_inner()).insert(index.base().to_path_buf(), index);
+                continue;
+            }
+            let mut dirs = self.listing_dirs.lock().unwrap_or_else(|e| e.into_inner());
+            let before = dirs.len();
+            if before + index.dirs().len() <= LISTING_DIRS_MAX {
+                dirs.extend(index.dirs().iter().cloned());
+            }
+            if dirs.len() != before {
+                self.rewatch.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// Whether the listing of the repository at `base` in `cache` is one kept (see
+    /// [`Shared::settle_listings`]): a view that searched it may be remembered.
+    pub(super) fn listing_kept(&self, cache: &agents::RepoCache, base: &Path) -> bool {
+        let kept = self.listings.lock().unwrap_or_else(|e| e.into_inner()).get(base).cloned();
+        matches!((kept, cache.get(base)), (Some(k), Some(i)) if Arc::ptr_eq(&k, &i))
+    }
+
+    /// Forgets the listings a file made or removed at one of `changed` makes wrong; true when
+    /// one was.
+    pub(super) fn forget_outdated_listings(&self, changed: &[PathBuf]) -> bool {
+        let mut listings = self.listings.lock().unwrap_or_else(|e| e.into_inner());
+        let before = listings.len();
+        listings.retain(|_, index| !changed.iter().any(|p| index.is_outdated_by(p)));
+        listings.len() != before
     }
 
     /// The watcher's epoch when it sees every directory it was asked to; `None` when answers
@@ -178,25 +247,25 @@ impl Shared {
         if self.generation.load(Ordering::SeqCst) != generation {
             return false;
         }
-        {
+        let watched = {
             let watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
             let Some(w) = watcher.as_ref().filter(|w| w.is_complete()) else { return false };
-            if w.epoch() == epoch && dirs.iter().all(|d| w.watches(d)) {
-                return true;
-            }
-        }
-        let grew = {
+            w.epoch() == epoch && dirs.iter().all(|d| w.watches(d))
+        };
+        // Recorded even when watched already (for a session, say): a change in one of them is
+        // what forgets the answer (see [`Shared::read_by_memo`]).
+        let (recorded, grew) = {
             let mut read = self.read_dirs.lock().unwrap_or_else(|e| e.into_inner());
             let before = read.len();
             if before + dirs.len() <= READ_DIRS_MAX {
                 read.extend(dirs.iter().cloned());
             }
-            read.len() != before
+            (dirs.iter().all(|d| read.contains(d)), read.len() != before)
         };
         if grew {
             self.rewatch.store(true, Ordering::SeqCst);
         }
-        false
+        watched && recorded
     }
 
     /// Watches what remembered answers asked for since the last time: once per request or
@@ -280,7 +349,13 @@ impl Shared {
                 return tree.clone();
             }
         }
-        let tree = Arc::new(crate::session::check::check_tree(&session.folder, &session.settings, &selection));
+        let epoch = self.watch_epoch();
+        let repo = self.repo_scope();
+        let tree = agents::with_repo_cache(&repo, || {
+            crate::session::check::check_tree(&session.folder, &session.settings, &selection)
+        });
+        let tree = Arc::new(tree);
+        self.settle_listings(&repo, epoch);
         for e in &tree.config_errors {
             tracing::warn!("{e}; below it the agents of {} are checked", session.folder.display());
         }
@@ -336,9 +411,13 @@ impl Views for Shared {
             return Some(answer);
         }
         let profile = agents::profile(name, &self.agent_env, overrides)?;
-        let view = agents::load(&profile, folder, touched);
+        let repo = self.repo_scope();
+        let view = agents::with_repo_cache(&repo, || agents::load(&profile, folder, touched));
         let findings = agents::view_findings(&view, folder);
-        let dirs = epoch.and_then(|_| agents::dirs_read(&profile, &view, touched));
+        self.settle_listings(&repo, epoch);
+        // A view that searched the repository holds as long as the listing it searched.
+        let listed = view.repository.as_ref().is_none_or(|base| self.listing_kept(&repo, base));
+        let dirs = epoch.filter(|_| listed).and_then(|_| agents::dirs_read(&profile, &view, touched));
         let memo = Arc::new(AgentAnswer { view, findings, dirs });
         if let (Some(epoch), Some(dirs)) = (epoch, &memo.dirs)
             && self.may_remember(generation, epoch, dirs)
@@ -489,9 +568,11 @@ impl Shared {
                 .filter(|(_, s)| changed.iter().any(|p| s.is_relevant(p)))
                 .map(|(f, _)| f.clone())
                 .collect();
+            let relisted = self.forget_outdated_listings(&changed);
             if folders.is_empty() {
-                // No session's chain, but maybe a remembered agent view's (a rules file, an import).
-                if self.read_by_memo(&changed, st.sessions.values()) {
+                // No session's chain, but maybe a remembered agent view's (a rules file, an import),
+                // or the listing of a repository whose rules were searched.
+                if relisted || self.read_by_memo(&changed, st.sessions.values()) {
                     self.disk_changed();
                     for p in &changed {
                         self.cache.invalidate(p);

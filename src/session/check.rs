@@ -97,6 +97,17 @@ pub struct Walked {
     configs: BTreeMap<PathBuf, PathBuf>,
     unreadable: Vec<Finding>,
     warnings: Vec<String>,
+    /// The repository's files as the agents' searches list them (see [`agents::RepoIndex`]),
+    /// when the tree is a whole repository: its views search this listing instead of walking
+    /// the tree again.
+    repo: Option<agents::RepoIndex>,
+}
+
+impl Walked {
+    /// Forgets the listing of the repository the walk made: files were added to the tree since.
+    pub fn forget_listing(&mut self) {
+        self.repo = None;
+    }
 }
 
 /// The names whose directories are checked: the engine's candidates and every agent's.
@@ -120,7 +131,9 @@ pub fn walk(root: &Path, settings: &Settings) -> Walked {
         configs: BTreeMap::new(),
         unreadable: Vec::new(),
         warnings: Vec::new(),
+        repo: None,
     };
+    let mut listing = agents::RepoListing::of(root);
     let walker = ignore::WalkBuilder::new(root)
         .hidden(false)
         .require_git(false)
@@ -129,6 +142,9 @@ pub fn walk(root: &Path, settings: &Settings) -> Walked {
     for entry in walker {
         match entry {
             Ok(e) => {
+                if let Some(l) = listing.as_mut() {
+                    l.add(&e);
+                }
                 let Some(name) = e.file_name().to_str() else { continue };
                 let detected = !crate::chain::targets::detect([name]).0.is_empty();
                 if detected && crate::chain::targets::counts(root, e.path(), name) {
@@ -172,6 +188,7 @@ pub fn walk(root: &Path, settings: &Settings) -> Walked {
             },
         }
     }
+    w.repo = listing.map(agents::RepoListing::finish);
     w
 }
 
@@ -182,13 +199,48 @@ pub fn check_tree(root: &Path, settings: &Settings, selection: &Selection) -> Tr
 
 /// Checks a walked tree for `selection`.
 pub fn check_walked(root: &Path, walked: Walked, settings: &Settings, selection: &Selection) -> Tree {
-    let agent_env = agents::AgentEnv::from_process();
     let own = selection.profiles.iter().any(|p| p == settings.profile.name());
-    let runs = Agents::of(root, &walked.configs, selection, &agent_env);
-    let (mut findings, statements) = check_dirs(&walked.dirs, root, settings, own, &runs);
+    let starts = starts(root, &walked, settings, selection);
+    // Every view of the tree searches one listing of the repository.
+    let repo = agents::RepoCache::current().unwrap_or_default();
+    if let Some(index) = walked.repo {
+        repo.insert(index);
+    }
+    let (mut findings, statements) = agents::with_repo_cache(&repo, || check_dirs(root, settings, own, &starts));
     findings.extend(walked.unreadable);
     findings.sort_by(|a, b| (&a.path, SpanKey::of(a.span), a.code).cmp(&(&b.path, SpanKey::of(b.span), b.code)));
+    let runs = starts.runs;
     Tree { findings, warnings: walked.warnings, statements, configured: runs.configured, config_errors: runs.errors }
+}
+
+/// Where agents start in a walked tree, and which agents: every directory that holds an
+/// instruction file (one inside an agent's configuration folder stands for the directory that
+/// holds the folder), each with the agents of its nearest configuration.
+pub struct Starts {
+    /// The tree's project root (the tree's root when the project is outside it).
+    pub project: PathBuf,
+    pub dirs: BTreeSet<PathBuf>,
+    runs: Agents,
+}
+
+impl Starts {
+    /// The agents started in `dir` (any directory of the tree) run as.
+    pub fn agents_at(&self, dir: &Path) -> &[AgentProfile] {
+        self.runs.at(dir)
+    }
+}
+
+/// The places of a walked tree where `check` starts agents (see [`Starts`]).
+pub fn starts(root: &Path, walked: &Walked, settings: &Settings, selection: &Selection) -> Starts {
+    let runs = Agents::of(root, &walked.configs, selection, &agents::AgentEnv::from_process());
+    let project = crate::chain::discover::project_root(root, &settings.root_markers);
+    let project = if root.starts_with(&project) { project } else { root.to_path_buf() };
+    // A directory in a configuration folder stands for the directory that holds the folder:
+    // `.github/instructions` is read by an agent started beside `.github`.
+    // Measured from the project root, so that checking `.claude/skills/x` itself starts no agent
+    // inside `.claude` either.
+    let dirs = walked.dirs.iter().map(|d| start_of(&project, d)).collect();
+    Starts { project, dirs, runs }
 }
 
 /// The agents each start runs with: the tree's selection, and below each nearer
@@ -272,6 +324,8 @@ struct Seen {
     on_read: Option<PathBuf>,
     /// How the agent treats it when nothing has loaded it yet (a rule waiting for a read, …).
     how: Option<String>,
+    /// How a rule loaded at start attaches (a wildcard pattern), in words.
+    attaches: Option<String>,
     /// Findings, with the labels of the directories that made each.
     findings: Vec<(Finding, Vec<String>)>,
 }
@@ -286,20 +340,25 @@ impl Seen {
 }
 
 /// The order in which one file's findings for one agent are kept: the first one present wins.
-const PRIORITY: &[Code] =
-    &[Code::AgentCut, Code::ImportOutside, Code::LinkOutside, Code::AgentRule, Code::AgentIgnored];
+const PRIORITY: &[Code] = &[
+    Code::AgentCut,
+    Code::ImportOutside,
+    Code::LinkOutside,
+    Code::AgentRule,
+    Code::AttachedTwice,
+    Code::DeadPattern,
+    Code::AgentIgnored,
+];
 
 /// The findings and the statements of every directory's chain in one tree.
 fn check_dirs(
-    dirs: &BTreeSet<PathBuf>,
     root: &Path,
     settings: &Settings,
     own: bool,
-    runs: &Agents,
+    starts: &Starts,
 ) -> (Vec<Finding>, BTreeMap<PathBuf, Vec<Statement>>) {
     let cache = FileCache::new();
-    let project = crate::chain::discover::project_root(root, &settings.root_markers);
-    let project = if root.starts_with(&project) { project } else { root.to_path_buf() };
+    let project = starts.project.clone();
     // What agents started in the tree do with the project's files above it counts too (Codex
     // started in `pkg` cuts the root's AGENTS.md); files outside the project (the user's
     // global files) are not the repository's business.
@@ -326,12 +385,7 @@ fn check_dirs(
     let mut read_ids: BTreeMap<(&'static str, (u64, u64)), PathBuf> = BTreeMap::new();
     // Files the engine's profile gets, from some directory.
     let mut reached: BTreeSet<PathBuf> = BTreeSet::new();
-    // A directory in a configuration folder stands for the directory that holds the folder:
-    // `.github/instructions` is read by an agent started beside `.github`.
-    // Measured from the project root, so that checking `.claude/skills/x` itself starts no agent
-    // inside `.claude` either.
-    let starts: BTreeSet<PathBuf> = dirs.iter().map(|d| start_of(&project, d)).collect();
-    for dir in &starts {
+    for dir in &starts.dirs {
         let dir = dir.as_path();
         let disc = Discovery::new(settings, &cache, None, dir);
         let label = match disc.heading(dir) {
@@ -362,7 +416,7 @@ fn check_dirs(
                 grouped.entry(key).or_insert_with(|| (f, Vec::new())).1.push(label.clone());
             }
         }
-        for p in runs.at(dir) {
+        for p in starts.agents_at(dir) {
             let view = agents::load(p, dir, &[]);
             // What an agent started here misses is worth saying only where it is started.
             let started = dir == root || starts_here(p, dir);
@@ -373,6 +427,7 @@ fn check_dirs(
                 let entry = seen.entry((placed(&f.path), p.name)).or_default();
                 if f.status.reaches() {
                     entry.at_start = true;
+                    entry.attaches = entry.attaches.take().or_else(|| agents::attach_words(&view, f));
                     if dir == root {
                         entry.from_root = true;
                     } else if entry.started_in.is_none() {
@@ -443,7 +498,7 @@ fn check_dirs(
             (Some((f, _)), _) => f.message.clone(),
             (None, _) if s.at_start => match s.started_in.as_deref().filter(|_| !s.from_root) {
                 Some(dir) => format!("{name} loads this file when started in `{}`", shown_dir(dir)),
-                None => format!("{name} loads this file"),
+                None => s.attaches.clone().unwrap_or_else(|| format!("{name} loads this file")),
             },
             (None, Some(dir)) => {
                 format!(
@@ -503,7 +558,7 @@ fn also_in(f: &mut Finding, directories: usize) {
 fn merge(mut same: Vec<(Finding, Vec<String>)>) -> (Finding, Vec<String>) {
     let (mut first, mut labels) = same.remove(0);
     for (f, more) in same {
-        if first.code == Code::AgentRule {
+        if matches!(first.code, Code::AgentRule | Code::DeadPattern) {
             if !first.message.contains(&f.message) {
                 let _ = write!(first.message, "; {}", f.message);
             }

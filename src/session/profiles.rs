@@ -45,6 +45,8 @@ pub trait Views {
 pub struct Fresh<'a> {
     pub cache: &'a FileCache,
     pub agent_env: &'a agents::AgentEnv,
+    /// One listing of each repository for all the views of the answer.
+    pub repo: Arc<agents::RepoCache>,
 }
 
 impl Views for Fresh<'_> {
@@ -61,7 +63,7 @@ impl Views for Fresh<'_> {
         _watch: bool,
     ) -> Option<Arc<AgentAnswer>> {
         let profile = agents::profile(name, self.agent_env, overrides)?;
-        let view = agents::load(&profile, folder, touched);
+        let view = agents::with_repo_cache(&self.repo, || agents::load(&profile, folder, touched));
         let findings = agents::view_findings(&view, folder);
         Some(Arc::new(AgentAnswer { view, findings, dirs: None }))
     }

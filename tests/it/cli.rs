@@ -391,6 +391,64 @@ fn check_reports_every_diagnostic_with_positions_and_exit_codes() {
     assert_eq!(stdout(&o), "");
 }
 
+/// `check --format sarif` as code-scanning dashboards read it: valid against the SARIF 2.1.0
+/// schema (validated with the `jsonschema` package of the MCP client's venv), one rule per code,
+/// results with their levels and regions, paths from the directory `check` ran in.
+#[test]
+fn check_prints_sarif_that_the_schema_accepts() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "- keep the change small, rule\n".repeat(1200));
+    t.write("r/CLAUDE.md", "claude rules\n");
+    t.write("r/my pkg/AGENTS.md", "package rules\n");
+    let o = run(&t, &t.root(), &["check", "--format", "sarif"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let sarif: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(sarif["version"], "2.1.0");
+    let run0 = &sarif["runs"][0];
+    assert_eq!(run0["tool"]["driver"]["name"], "instructions-lsp");
+    assert_eq!(run0["tool"]["driver"]["version"], env!("CARGO_PKG_VERSION"));
+    let rules: Vec<&str> =
+        run0["tool"]["driver"]["rules"].as_array().expect("rules").iter().filter_map(|r| r["id"].as_str()).collect();
+    assert!(rules.contains(&"agentCut") && rules.contains(&"agentIgnored"), "{rules:?}");
+    let results = run0["results"].as_array().expect("results");
+    let cut = results.iter().find(|r| r["ruleId"] == "agentCut" && r["properties"]["agent"] == "codex").expect("cut");
+    assert_eq!(cut["level"], "warning");
+    assert_eq!(rules[cut["ruleIndex"].as_u64().expect("index") as usize], "agentCut");
+    let place = &cut["locations"][0]["physicalLocation"];
+    assert_eq!(place["artifactLocation"]["uri"], "AGENTS.md");
+    assert_eq!(place["artifactLocation"]["uriBaseId"], "%SRCROOT%");
+    assert!(place["region"]["startLine"].as_u64().is_some_and(|l| l > 1), "{place}");
+    let ignored = results.iter().find(|r| r["ruleId"] == "agentIgnored").expect("ignored");
+    assert_eq!(ignored["level"], "note");
+    let uris: Vec<&str> = results
+        .iter()
+        .filter_map(|r| r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].as_str())
+        .collect();
+    assert!(uris.contains(&"my%20pkg/AGENTS.md"), "{uris:?}");
+    // From a subdirectory, paths are from there, as in every format of `check`.
+    let o = run(&t, &t.path("r/my pkg"), &["check", "--format", "sarif", "--fail-on", "never"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("\"uri\": \"../AGENTS.md\""), "{}", stdout(&o));
+
+    let Some(python) = crate::common::installed("MCP_PYTHON", "scripts/install-mcp-client.sh", "jsonschema") else {
+        return;
+    };
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for document in [stdout(&run(&t, &t.root(), &["check", "--format", "sarif"])), stdout(&o)] {
+        let mut child = Command::new(python.as_path())
+            .arg(repo.join("tests/support/validate_json_schema.py"))
+            .arg(repo.join("tests/fixtures/sarif-schema-2.1.0.json"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("run the validator");
+        use std::io::Write as _;
+        child.stdin.take().expect("stdin").write_all(document.as_bytes()).expect("write");
+        let v = child.wait_with_output().expect("validator");
+        assert!(v.status.success(), "not valid SARIF 2.1.0:\n{}", String::from_utf8_lossy(&v.stdout));
+    }
+}
+
 #[test]
 fn codex_spends_its_shared_budget_root_first_and_compare_shows_it() {
     let t = Tree::new();

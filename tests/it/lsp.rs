@@ -592,48 +592,100 @@ async fn a_rules_file_edited_on_disk_changes_the_remembered_claude_answer() {
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn a_warm_answer_for_every_profile_opens_no_file() {
-    use notify::event::AccessKind;
-    use notify::{EventKind, RecursiveMode, Watcher};
     let t = Tree::new();
     t.write("r/CLAUDE.md", "claude rules");
     t.write("r/GEMINI.md", "gemini rules");
     t.write("r/.claude/rules/x.md", "a rule");
     t.write("home/.gemini/GEMINI.md", "global gemini rules");
     let mut c = Client::start(&t.home(), &[&t.root()], json!({})).await;
+    // Only the agents read these (the engine's profiles read neither `GEMINI.md` nor rules).
+    let agents_only = [t.path("r/GEMINI.md"), t.path("r/.claude/rules/x.md"), t.path("home/.gemini/GEMINI.md")];
+    let last = until_answers_open_nothing(&mut c, &agents_only, |all| {
+        assert!(text_of(all, "gemini").contains("global gemini rules"), "{all:#}");
+        assert!(text_of(all, "claude").contains("a rule"), "{all:#}");
+    })
+    .await;
+    assert_eq!(last, None, "warm answers for every profile still open the agents' files");
+    c.finish().await;
+}
+
+/// Asks for every profile until three answers in a row, and the time after each, open none of
+/// `files`; `None` then, else the files the last answer opened. The server starts watching,
+/// pulls settings and runs diagnostics passes (which read the files) in the background; without
+/// memory every answer opens them.
+#[cfg(target_os = "linux")]
+async fn until_answers_open_nothing(
+    c: &mut Client,
+    files: &[std::path::PathBuf],
+    check: impl Fn(&Value),
+) -> Option<Vec<std::path::PathBuf>> {
+    use notify::event::AccessKind;
+    use notify::{EventKind, RecursiveMode, Watcher};
     let (tx, rx) = std::sync::mpsc::channel();
     let mut w = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
         let _ = tx.send(e);
     })
     .expect("watcher");
-    for dir in ["r", "r/.claude/rules", "home/.gemini"] {
-        w.watch(&t.path(dir), RecursiveMode::NonRecursive).expect("watch");
+    let dirs: std::collections::BTreeSet<_> = files.iter().filter_map(|f| f.parent()).collect();
+    for dir in dirs {
+        w.watch(dir, RecursiveMode::NonRecursive).expect("watch");
     }
-    // Only the agents read these (the engine's profiles read neither `GEMINI.md` nor rules).
-    let agents_only = [t.path("r/GEMINI.md"), t.path("r/.claude/rules/x.md"), t.path("home/.gemini/GEMINI.md")];
     let opened = || -> Vec<std::path::PathBuf> {
         rx.try_iter()
             .flatten()
             .filter(|e| matches!(e.kind, EventKind::Access(AccessKind::Open(_))))
             .flat_map(|e| e.paths)
-            .filter(|p| agents_only.contains(p))
+            .filter(|p| files.contains(p))
             .collect()
     };
-    // The server starts watching, pulls settings and runs diagnostics passes (which read the
-    // files) in the background: ask until three answers in a row, and the time after each,
-    // open nothing. Without memory every answer opens them.
     let (mut quiet, mut last) = (0, Vec::new());
     for _ in 0..100 {
-        let all = c.effective(json!({"profile": "all"})).await;
-        assert!(text_of(&all, "gemini").contains("global gemini rules"), "{all:#}");
-        assert!(text_of(&all, "claude").contains("a rule"), "{all:#}");
+        check(&c.effective(json!({"profile": "all"})).await);
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         last = opened();
         quiet = if last.is_empty() { quiet + 1 } else { 0 };
         if quiet == 3 {
-            break;
+            return None;
         }
     }
-    assert_eq!(quiet, 3, "warm answers for every profile still open the agents' files: {last:?}");
+    Some(last)
+}
+
+/// Copilot's and Cursor's views are remembered too, their rules' patterns searched once in the
+/// repository's listing: warm answers open no rule; and a file made in a new folder of the
+/// repository is heard, so that a pattern that matched nothing now matches it.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn editor_agents_views_are_remembered_until_a_file_is_made_in_the_repository() {
+    let t = Tree::new();
+    t.mkdir("r/.git");
+    t.write("r/AGENTS.md", "root rules");
+    t.write("r/src/app.ts", "x");
+    let mdc =
+        t.write("r/.cursor/rules/ts.mdc", "---\ndescription: ts\nglobs: src/**/*.ts, web/**/*.vue\n---\nts rule\n");
+    t.write("r/.github/copilot-instructions.md", "copilot rules");
+    let py = t.write("r/.github/instructions/py.instructions.md", "---\napplyTo: \"**/*.py\"\n---\npy rule\n");
+    let mut c = Client::start(&t.home(), &[&t.root()], json!({"profiles": ["copilot", "cursor"]})).await;
+    let last = until_answers_open_nothing(&mut c, &[mdc.clone(), py.clone()], |all| {
+        assert!(text_of(all, "copilot").contains("copilot rules"), "{all:#}");
+    })
+    .await;
+    assert_eq!(last, None, "warm answers with Copilot and Cursor rules still open them");
+    let dead = c.diagnostic(&mdc, "deadPattern").await;
+    assert!(dead["message"].as_str().is_some_and(|m| m.contains("`web/**/*.vue`")), "{dead}");
+    let never = c.diagnostic(&py, "agentRule").await;
+    assert!(never["message"].as_str().is_some_and(|m| m.contains("`**/*.py` matches no file")), "{never}");
+    // New folders, each holding a file a pattern matches.
+    t.write("r/web/deep/page.vue", "x");
+    t.write("r/tools/gen/run.py", "x");
+    c.diagnostics_until(&mdc, "the pattern that now matches a file no longer dead", |d| {
+        !d.iter().any(|d| d["code"] == "deadPattern")
+    })
+    .await;
+    c.diagnostics_until(&py, "the rule that now matches a file no longer said to match none", |d| {
+        !d.iter().any(|d| d["code"] == "agentRule")
+    })
+    .await;
     c.finish().await;
 }
 

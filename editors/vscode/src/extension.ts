@@ -21,9 +21,13 @@ import {
   agentsStatusTooltip,
   AllProfiles,
   contextText,
+  diffMarks,
+  DiffMarks,
+  DiffResult,
   Effective,
   folderNode,
   isCut,
+  markFolder,
   Node,
   statusText,
   statusTooltip,
@@ -86,6 +90,8 @@ function isCandidate(doc: vscode.TextDocument): boolean {
 }
 
 let client: LanguageClient | undefined;
+/** The binary the client runs; `diff` runs the same one. */
+let serverPath: string | undefined;
 let output: vscode.OutputChannel;
 let notifyMissing: ReturnType<typeof onceNotifier>;
 
@@ -119,6 +125,7 @@ async function startClient(context: vscode.ExtensionContext): Promise<LanguageCl
     return undefined;
   }
   output.appendLine(`Using ${resolved.version} at ${resolved.path}`);
+  serverPath = resolved.path;
   const serverOptions: ServerOptions = {
     command: resolved.path,
     args: ["--log-level", cfg.get<string>("logLevel", "info")],
@@ -176,6 +183,7 @@ class GuidanceTree implements vscode.TreeDataProvider<Node> {
       truncated: new vscode.ThemeIcon("warning", new vscode.ThemeColor("list.warningForeground")),
       omitted: new vscode.ThemeIcon("circle-slash", new vscode.ThemeColor("list.warningForeground")),
       skipped: new vscode.ThemeIcon("eye-closed"),
+      changed: new vscode.ThemeIcon("diff-modified", new vscode.ThemeColor("gitDecoration.modifiedResourceForeground")),
       info: new vscode.ThemeIcon("info"),
     };
     if (node.icon) item.iconPath = icons[node.icon];
@@ -203,13 +211,14 @@ class GuidanceTree implements vscode.TreeDataProvider<Node> {
         const all = await client.sendRequest<AllProfiles>("instructions/effective", { uri, profile: "targets" });
         this.results.set(folder.uri.toString(), { e, all });
         const activeFile = inFolder ? active?.toString() : undefined;
+        const marks = diffs.marks.get(folder.uri.toString());
         if (all.view === "agents") {
-          nodes.push(agentsFolderNode(folder.name, e, all, activeFile));
+          nodes.push(agentsFolderNode(folder.name, e, all, activeFile, marks));
         } else {
           // `profile` chosen: the engine's blocks first, the agents compared below.
           const node = folderNode(folder.name, e, activeFile);
-          node.children!.push(agentsNode(e.folder, all));
-          nodes.push(node);
+          node.children!.push(agentsNode(e.folder, all, marks));
+          nodes.push(markFolder(node, marks));
         }
       } catch (err) {
         nodes.push({ id: folder.uri.toString(), label: folder.name, description: `error: ${String(err)}`, icon: "info" });
@@ -250,6 +259,87 @@ class Status {
 }
 
 let status: Status;
+
+/** Runs a program (git, the server binary) with `args` in `cwd`: its stdout, or an error with its stderr. */
+function run(file: string, args: string[], cwd: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(file, args, { cwd, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) reject(new Error((stderr || err.message).trim()));
+      else resolve(stdout);
+    });
+  });
+}
+
+/** The folder's path from the root of its git repository ("" at the root), or an error. */
+function gitPrefix(cwd: string): Promise<string> {
+  return run("git", ["rev-parse", "--show-prefix"], cwd).then((s) => s.trim());
+}
+
+/**
+ * What changed since HEAD, per folder: `instructions-lsp diff HEAD --json` (the CLI computes it;
+ * the sidebar only marks its rows). Run after a change, debounced, for the folders that are in a
+ * git repository; a folder that is not, or a failure, has no marks and no popup.
+ */
+class Diffs {
+  marks = new Map<string, DiffMarks>();
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  private again = false;
+  /** The last failure logged per folder, so that one that repeats is logged once. */
+  private failed = new Map<string, string>();
+
+  constructor(private onChange: () => void) {}
+
+  schedule(delay = 1000) {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.update(), delay);
+  }
+
+  private async update() {
+    this.timer = undefined;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = true;
+    try {
+      const next = new Map<string, DiffMarks>();
+      // An untrusted repository's git config may name programs to run: no git there.
+      const folders = vscode.workspace.isTrusted ? (vscode.workspace.workspaceFolders ?? []) : [];
+      for (const folder of folders) {
+        if (folder.uri.scheme !== "file" || !serverPath) continue;
+        const cwd = folder.uri.fsPath;
+        let prefix: string;
+        try {
+          prefix = await gitPrefix(cwd);
+        } catch {
+          continue; // Not a git repository, or no git: nothing to compare with.
+        }
+        try {
+          const d = JSON.parse(await run(serverPath, ["diff", "HEAD", "--json"], cwd)) as DiffResult;
+          next.set(folder.uri.toString(), diffMarks(d, prefix));
+          this.failed.delete(cwd);
+        } catch (err) {
+          const message = `diff HEAD in ${cwd}: ${err instanceof Error ? err.message : String(err)}`;
+          if (this.failed.get(cwd) !== message) output.appendLine(message);
+          this.failed.set(cwd, message);
+        }
+      }
+      const key = (m: Map<string, DiffMarks>) => JSON.stringify([...m].map(([k, v]) => [k, v.folder, [...v.agents]]));
+      const changed = key(next) !== key(this.marks);
+      this.marks = next;
+      if (changed) this.onChange();
+    } finally {
+      this.running = false;
+      if (this.again) {
+        this.again = false;
+        this.schedule(0);
+      }
+    }
+  }
+}
+
+let diffs: Diffs;
 
 /** The folder (or active file) a command is about. */
 function commandTarget(): string | undefined {
@@ -300,6 +390,7 @@ export async function activate(context: vscode.ExtensionContext) {
   );
   status = new Status();
   const tree = new GuidanceTree();
+  diffs = new Diffs(() => tree.refresh());
   const docs = new ReadOnlyDocs();
   context.subscriptions.push(output, status.item);
   context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider("instructions", docs));
@@ -308,9 +399,15 @@ export async function activate(context: vscode.ExtensionContext) {
   const connect = async () => {
     client = await startClient(context);
     if (!client) return;
-    context.subscriptions.push(client.onNotification("instructions/didChange", () => tree.refresh()));
+    context.subscriptions.push(
+      client.onNotification("instructions/didChange", () => {
+        tree.refresh();
+        diffs.schedule();
+      }),
+    );
     for (const doc of vscode.workspace.textDocuments) touch(doc, "read");
     tree.refresh();
+    diffs.schedule(0);
   };
 
   const show = async (name: string, text: string, language: string) => {
@@ -378,7 +475,41 @@ export async function activate(context: vscode.ExtensionContext) {
       const t = await client.sendRequest("instructions/transitions", { uri: target, since: 0 });
       await show("Transitions.json", JSON.stringify(t, null, 2), "json");
     }),
-    vscode.commands.registerCommand("instructions.refresh", () => tree.refresh()),
+    vscode.commands.registerCommand("instructions.refresh", () => {
+      tree.refresh();
+      diffs.schedule(0);
+    }),
+    // What changed since HEAD for each agent, in the words of `instructions-lsp diff HEAD`.
+    vscode.commands.registerCommand("instructions.showDiff", async () => {
+      const target = commandTarget();
+      const folder = target ? vscode.workspace.getWorkspaceFolder(vscode.Uri.parse(target)) : undefined;
+      if (!folder || folder.uri.scheme !== "file") {
+        void vscode.window.showWarningMessage("Agent Instructions: open a folder that is in a git repository to see what changed since HEAD.");
+        return;
+      }
+      if (!serverPath) {
+        void vscode.window.showErrorMessage("Agent Instructions: no instructions-lsp binary (see the Agent Instructions log).");
+        return;
+      }
+      if (!vscode.workspace.isTrusted) {
+        void vscode.window.showWarningMessage("Agent Instructions: trust this workspace to compare it with HEAD (it runs git).");
+        return;
+      }
+      try {
+        await gitPrefix(folder.uri.fsPath);
+      } catch (err) {
+        const why = err instanceof Error ? err.message : String(err);
+        void vscode.window.showWarningMessage(`Agent Instructions: ${folder.name} is not in a git repository, or git cannot run: ${why}`);
+        return;
+      }
+      try {
+        const text = await run(serverPath, ["diff", "HEAD", "--format", "markdown"], folder.uri.fsPath);
+        await show(`Changes Since HEAD (${folder.name}).md`, text, "markdown");
+      } catch (err) {
+        void vscode.window.showErrorMessage(`Agent Instructions: diff HEAD: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      diffs.schedule(0);
+    }),
     vscode.commands.registerCommand("instructions.restartServer", async () => {
       if (client) {
         await client.stop();
@@ -414,11 +545,15 @@ export async function activate(context: vscode.ExtensionContext) {
     vscode.workspace.onDidSaveTextDocument((doc) => {
       touch(doc, "write");
       tree.refresh();
+      diffs.schedule();
     }),
     vscode.window.onDidChangeActiveTextEditor(() => tree.refresh()),
     // Trust unlocks the workspace's restricted settings: the server must start over with them.
     vscode.workspace.onDidGrantWorkspaceTrust(() => void vscode.commands.executeCommand("instructions.restartServer")),
-    vscode.workspace.onDidChangeWorkspaceFolders(() => tree.refresh()),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => {
+      tree.refresh();
+      diffs.schedule();
+    }),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       // The document selector and the binary are fixed when the client starts.
       const restart = ["instructions.server.path", "instructions.logLevel", "instructions.instructionFileCandidates", "instructions.localInstructionFileCandidates", "instructions.profile"];

@@ -38,7 +38,7 @@ export interface Effective {
   skipped: Skipped[];
 }
 
-export type Icon = "loaded" | "truncated" | "omitted" | "skipped" | "info";
+export type Icon = "loaded" | "truncated" | "omitted" | "skipped" | "info" | "changed";
 
 export interface Node {
   id: string;
@@ -227,7 +227,7 @@ function profileIcon(status: string): Icon {
 }
 
 /** One profile's row: what reaches that agent, what it cuts; its files below. */
-function profileNode(base: string, p: ProfileResult, collapsed: boolean): Node {
+function profileNode(base: string, p: ProfileResult, collapsed: boolean, marks?: DiffMarks): Node {
   const reaching = p.files.filter((f) => REACHES.has(f.status));
   const cut = p.files.filter((f) => CUT.has(f.status)).map((f) => f.path);
   const files_ = `${reaching.length} file${reaching.length === 1 ? "" : "s"}`;
@@ -244,7 +244,7 @@ function profileNode(base: string, p: ProfileResult, collapsed: boolean): Node {
       cutBytes: f.status === "truncated" ? f.includedBytes : undefined,
     };
   });
-  return {
+  const node: Node = {
     id: `${base}#agents#${p.profile}`,
     label: collapsed ? p.profile : (p.name ?? p.profile),
     description,
@@ -253,11 +253,12 @@ function profileNode(base: string, p: ProfileResult, collapsed: boolean): Node {
     collapsed,
     children: files.length ? files : [note(`${base}#agents#${p.profile}#none`, "Loads nothing here")],
   };
+  return marks ? marked(node, marks.base, marks.agents.get(p.profile)) : node;
 }
 
 /** The "Agents" group: a row per profile (what reaches that agent, what it cuts), its files below. */
-export function agentsNode(base: string, all: AllProfiles): Node {
-  const rows = all.profiles.map((p) => profileNode(base, p, true));
+export function agentsNode(base: string, all: AllProfiles, marks?: DiffMarks): Node {
+  const rows = all.profiles.map((p) => profileNode(base, p, true, marks));
   return {
     id: `${base}#agents`,
     label: "Agents",
@@ -272,16 +273,16 @@ export function agentsNode(base: string, all: AllProfiles): Node {
  * what each loads, cuts, ignores or keeps waiting; then, collapsed, the blocks this server hands
  * an agent that asks it (the engine's session: Baseline, Reached, For this file, Not loaded).
  */
-export function agentsFolderNode(name: string, e: Effective, all: AllProfiles, activeFile?: string): Node {
+export function agentsFolderNode(name: string, e: Effective, all: AllProfiles, activeFile?: string, marks?: DiffMarks): Node {
   const engine = folderNode(name, e, activeFile);
   const names = all.profiles.map((p) => p.name ?? p.profile);
-  return {
+  const node: Node = {
     id: e.folder,
     label: name,
     description: `for ${names.join(", ")}`,
     tooltip: all.selectedBecause,
     children: [
-      ...all.profiles.map((p) => profileNode(e.folder, p, false)),
+      ...all.profiles.map((p) => profileNode(e.folder, p, false, marks)),
       {
         id: `${e.folder}#served`,
         label: "Served blocks",
@@ -292,6 +293,18 @@ export function agentsFolderNode(name: string, e: Effective, all: AllProfiles, a
       },
     ],
   };
+  return markFolder(node, marks);
+}
+
+/**
+ * A folder's row marked when anything changed since the revision: an agent's view (the agents'
+ * rows carry the details) or what the folder's lines say.
+ */
+export function markFolder(node: Node, marks?: DiffMarks): Node {
+  if (!hasMarks(marks)) return node;
+  const agents = [...marks.agents.keys()];
+  const lines = [...(agents.length ? [`the view of ${agents.join(", ")} changes`] : []), ...marks.folder];
+  return { ...marked(node, marks.base, lines), icon: undefined };
 }
 
 /** True when any of the agents omits or truncates a file. */
@@ -323,4 +336,141 @@ export function agentsContextText(all: AllProfiles, e: Effective): string {
   const served = contextText(e);
   if (served) parts.push(`<!-- Served blocks: what this server hands an agent that asks it -->\n\n${served}`);
   return parts.join("\n\n");
+}
+
+/**
+ * The answer of `instructions-lsp diff BASE --json` (docs/cli.md#diff), as far as the sidebar
+ * shows it. The comparison is the CLI's; this only puts its results on the tree's rows.
+ */
+export interface DiffState {
+  status: string;
+  bytes?: number;
+  includedBytes?: number;
+  by?: string;
+  budget?: string;
+}
+
+export interface DiffChange {
+  kind: "leaves" | "enters" | "resized" | "treated" | "text";
+  file?: { path: string; own: boolean };
+  before?: DiffState | null;
+  after?: DiffState | null;
+}
+
+export interface DiffFinding {
+  path: string;
+  line: number;
+  column: number;
+  severity: string;
+  code: string;
+  agent: string | null;
+  message: string;
+}
+
+export interface DiffResult {
+  base: string;
+  head: string;
+  agents: string[];
+  files: { path: string; before: number | null; after: number | null }[];
+  groups: { agent: string; dirs: { dir: string; before: number; after: number }[]; changes: DiffChange[] }[];
+  addedDirs: string[];
+  removedDirs: string[];
+  newFindings: DiffFinding[];
+  goneFindings: DiffFinding[];
+  changedFindings: DiffFinding[];
+}
+
+/** What the sidebar marks: per agent (profile id), the lines of its tooltip; and the folder's. */
+export interface DiffMarks {
+  /** The revision compared with ("HEAD"). */
+  base: string;
+  agents: Map<string, string[]>;
+  /** Lines for the folder's row: new findings, places where agents start that come or go. */
+  folder: string[];
+}
+
+function stateWords(s: DiffState | null | undefined): string {
+  if (!s) return "not there";
+  const size =
+    s.status === "truncated" && s.includedBytes !== undefined && s.bytes !== undefined
+      ? ` at ${s.includedBytes} of ${s.bytes} bytes`
+      : s.bytes !== undefined
+        ? `, ${s.bytes} bytes`
+        : "";
+  return `${s.status}${size}${s.by ? ` (${s.by})` : ""}${s.budget ? ` (${s.budget})` : ""}`;
+}
+
+/** A change in a few words; `dirs`: where the agent starts (a file marked `own` lies in each). */
+function changeWords(c: DiffChange, dirs: string[]): string {
+  const own = (path: string) => (dirs.length === 1 ? (dirs[0] === "." ? path : `${dirs[0]}/${path}`) : `their own ${path}`);
+  const file = c.file ? (c.file.own ? own(c.file.path) : c.file.path) : "";
+  const cutNow = c.after?.status === "truncated" && c.before?.status !== "truncated";
+  switch (c.kind) {
+    case "enters":
+      return `${file} enters: ${stateWords(c.after)}${c.before ? ` (before: ${stateWords(c.before)})` : ""}`;
+    case "leaves":
+      return `${file} leaves: ${c.after ? stateWords(c.after) : "gone"} (before: ${stateWords(c.before)})`;
+    case "resized":
+      return `${file}${cutNow ? " is cut now" : ""}: ${stateWords(c.after)} (before: ${stateWords(c.before)})`;
+    case "treated":
+      return `${file}: ${stateWords(c.after)} (before: ${stateWords(c.before)})`;
+    default:
+      return "other text in the same files";
+  }
+}
+
+function findingWords(f: DiffFinding): string {
+  return `new finding: ${f.path}:${f.line}: ${f.severity}[${f.code}]: ${f.message}`;
+}
+
+/** Whether `dir` (from the repository's root) lies in the folder at `prefix` ("" = the root, else "pkg/"). */
+function inFolder(dir: string, prefix: string): boolean {
+  if (prefix === "") return true;
+  const p = prefix.replace(/\/+$/, "");
+  return dir === p || dir.startsWith(p + "/");
+}
+
+/**
+ * The marks of a folder from the diff of its repository: an agent is marked when its view
+ * changes in a directory of the folder (`prefix`: the folder's path from the repository's root,
+ * as `git rev-parse --show-prefix` prints it) or a new finding is its own.
+ */
+export function diffMarks(d: DiffResult, prefix = ""): DiffMarks {
+  const agents = new Map<string, string[]>();
+  const add = (agent: string, line: string) => {
+    const lines = agents.get(agent) ?? [];
+    lines.push(line);
+    agents.set(agent, lines);
+  };
+  for (const g of d.groups) {
+    const dirs = g.dirs.map((x) => x.dir).filter((dir) => inFolder(dir, prefix));
+    if (dirs.length === 0) continue;
+    const where = dirs.length > 3 ? `${dirs.length} directories (${dirs.slice(0, 3).join(", ")}, …)` : dirs.join(", ");
+    add(g.agent, `in ${where}: ${g.changes.map((c) => changeWords(c, dirs)).join("; ")}`);
+  }
+  const newFindings = d.newFindings.filter((f) => inFolder(f.path, prefix));
+  for (const f of newFindings) if (f.agent) add(f.agent, findingWords(f));
+  const folder = [
+    ...newFindings.map(findingWords),
+    ...d.addedDirs.filter((x) => inFolder(x, prefix)).map((x) => `agents start in ${x} now`),
+    ...d.removedDirs.filter((x) => inFolder(x, prefix)).map((x) => `agents no longer start in ${x}`),
+  ];
+  return { base: d.base, agents, folder };
+}
+
+/** Whether the marks say anything. */
+export function hasMarks(m: DiffMarks | undefined): m is DiffMarks {
+  return !!m && (m.agents.size > 0 || m.folder.length > 0);
+}
+
+/** A row of an agent or folder with its marks: the description says so, the tooltip lists them. */
+function marked(node: Node, base: string, lines: string[] | undefined): Node {
+  if (!lines || lines.length === 0) return node;
+  const label = `changed since ${base}`;
+  return {
+    ...node,
+    description: node.description ? `${node.description} · ${label}` : label,
+    tooltip: `${node.tooltip ? `${node.tooltip}\n\n` : ""}Changed since ${base} (Agent Instructions: Show Changes Since HEAD):\n${lines.map((l) => `- ${l}`).join("\n")}`,
+    icon: "changed",
+  };
 }

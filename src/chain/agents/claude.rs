@@ -84,11 +84,11 @@ fn hide_fallbacks(files: &mut [AgentFile], from: usize, drop_blank: bool) {
             }
             let own = [base.join("CLAUDE.md"), base.join(".claude/CLAUDE.md")]
                 .into_iter()
-                .find(|p| p.is_file())
+                .find(|p| super::repo::stat(p).is_some_and(|m| m.is_file))
                 .or_else(|| {
                     let local = base.join("CLAUDE.local.md");
                     let probe = AgentFile::new(local.clone(), f.scope, Status::Loaded);
-                    (local.is_file() && has_text(&probe)).then_some(local)
+                    (super::repo::stat(&local).is_some_and(|m| m.is_file) && has_text(&probe)).then_some(local)
                 });
             if let Some(own) = own {
                 f.status = Status::Shadowed;

@@ -1,7 +1,6 @@
 //! Codex: its profile, and how it cuts: one byte budget shared root-first, with no marker that
 //! anything was cut ([`Budget::SharedRootFirst`]), and its `<INSTRUCTIONS>` message.
 
-use std::fs;
 use std::path::Path;
 
 use super::codex_config;
@@ -82,7 +81,7 @@ fn codex_budget(cwd: &Path, files: Vec<AgentFile>, max_bytes: u64) -> Cut {
             out.push(file);
             continue;
         }
-        file.bytes = fs::metadata(&file.path).map(|m| m.len()).unwrap_or(0);
+        file.bytes = super::repo::stat(&file.path).map_or(0, |m| m.len);
         if remaining == 0 {
             file.status = Status::Omitted;
             out.push(file);
@@ -132,6 +131,7 @@ fn codex_budget(cwd: &Path, files: Vec<AgentFile>, max_bytes: u64) -> Cut {
 mod tests {
     use super::*;
     use crate::chain::agents::load;
+    use std::fs;
 
     #[test]
     fn codex_spends_one_budget_root_first_and_says_nothing() {

@@ -1,14 +1,20 @@
-//! GitHub Copilot in VS Code: VS Code's own chat instruction handling (the chat prompt-files
-//! code of `microsoft/vscode`: `computeAutomaticInstructions.ts`, `promptFilesLocator.ts`,
-//! `promptsServiceImpl.ts`, `config/config.ts`, `config/promptFileLocations.ts`), mirrored from
-//! reading the source, since Copilot Chat cannot run offline.
+//! GitHub Copilot in VS Code: VS Code's own chat instruction handling, mirrored from the
+//! released workbench of VS Code 1.139.1 (`microsoft/vscode@53c2f3253bcf`, as shipped by
+//! code-server 4.139.1; `computeAutomaticInstructions.ts`, `promptFilesLocator.ts`,
+//! `promptsServiceImpl.ts`, `promptFileParser.ts`, `config/config.ts`) and checked against that
+//! workbench by the project's VS Code test (a chat participant records what VS Code attaches).
 //!
-//! What one request gets, in VS Code's order: the instruction files whose `applyTo` matches an
-//! attached (here: touched) file, or whose `applyTo` is `**`, `**/*` or `*`; then
-//! `.github/copilot-instructions.md` (`github.copilot.chat.codeGeneration.useInstructionFiles`);
-//! then the root `AGENTS.md` (`chat.useAgentsMdFile`); then one text listing every instruction
-//! file (and, with `chat.useNestedAgentsMdFiles`, every `AGENTS.md` of the workspace) for the
-//! model to read when it judges one relevant.
+//! What one request gets, in VS Code's order, computed over all its attached (here: touched)
+//! files at once, anywhere in the workspace folder (the repository): the instructions files
+//! whose pattern matches an attached file or is `**`, `**/*` or `*`
+//! (`chat.includeApplyingInstructions`), in the order VS Code lists them (the user's folders, then
+//! `.github/instructions`, `.claude/rules` and the other configured folders, searched five
+//! folders deep); with `chat.includeReferencedInstructions`, the files they link to; then
+//! `copilot-instructions.md`, then `AGENTS.md`, `CLAUDE.md`, `CLAUDE.local.md` and
+//! `.claude/CLAUDE.md` sorted by URI; then one text listing every instructions file (and, with
+//! `chat.useNestedAgentsMdFiles`, every `AGENTS.md` of the workspace) for the model to read when
+//! it judges one relevant. Code-server does not run Copilot Chat itself: the text of each
+//! attachment here is ours, the files and their order are VS Code's.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs;
@@ -16,45 +22,71 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::copilot_files::{
+    AgentKind, AgentSwitches, agent_files, header, instruction_files, nested_agents_md, patterns, prompt_kind,
+    references, stray_files,
+};
 use super::env::{AgentEnv, Overrides};
 use super::profile::{AgentProfile, GlobStyle, GlobalRule, Join, Nested, Pick, Root, RuleFiles};
 use super::read::read_capped;
-use super::view::{AgentFile, Entry, Scope, Status};
-use super::walk::{bounded_globs, front_matter, is_wildcard, outside, split_outside_braces, yaml_scalar};
+use super::view::{AgentFile, Entry, RuleProblem, RuleProblemKind, Scope, Status};
+use super::walk::{is_wildcard, outside};
 
-/// The VS Code settings this profile reads, with their defaults at the mirrored commit.
-pub const SETTINGS: &[&str] = &[USE_INSTRUCTION_FILES, USE_AGENTS_MD, USE_NESTED_AGENTS_MD, INSTRUCTIONS_LOCATIONS];
+/// The VS Code settings this profile reads, with their defaults at the mirrored release.
+pub const SETTINGS: &[&str] = &[
+    USE_INSTRUCTION_FILES,
+    USE_AGENTS_MD,
+    USE_NESTED_AGENTS_MD,
+    USE_CLAUDE_MD,
+    INCLUDE_APPLYING,
+    INCLUDE_REFERENCED,
+    INSTRUCTIONS_LOCATIONS,
+];
 const USE_INSTRUCTION_FILES: &str = "github.copilot.chat.codeGeneration.useInstructionFiles";
 const USE_AGENTS_MD: &str = "chat.useAgentsMdFile";
 const USE_NESTED_AGENTS_MD: &str = "chat.useNestedAgentsMdFiles";
+const USE_CLAUDE_MD: &str = "chat.useClaudeMdFile";
+const INCLUDE_APPLYING: &str = "chat.includeApplyingInstructions";
+const INCLUDE_REFERENCED: &str = "chat.includeReferencedInstructions";
 const INSTRUCTIONS_LOCATIONS: &str = "chat.instructionsFilesLocations";
 /// The most `chat.instructionsFilesLocations` entries searched (VS Code has no bound; ours keeps a
 /// repository's settings from making every answer search a folder thousands of times).
 pub const LOCATIONS_MAX: usize = 100;
-/// The instructions folder VS Code looks in unless `chat.instructionsFilesLocations` turns it off.
-const DEFAULT_LOCATION: &str = ".github/instructions";
 
-/// The labels that say why a file is attached (VS Code's reasons, `instruction.file.reason.*`).
-const REASON_ALL: &str = "Automatically attached as pattern is **";
-const REASON_COPILOT: &str =
-    "Automatically attached as setting github.copilot.chat.codeGeneration.useInstructionFiles is enabled";
-const REASON_AGENTS: &str = "Automatically attached as setting chat.useAgentsMdFile is enabled";
-/// A file VS Code only lists for the model (no label of VS Code's: it is never attached).
+/// Why a file is attached, in VS Code's words where it has some (`instruction.file.reason.*`,
+/// `always added` for the files attached to every request). They tell the kinds of file apart.
+const REASON_ALL: &str = "automatically attached as pattern is **";
+/// An instructions file whose pattern waits for an attached file that matches it.
+const RULE: &str = "automatically attached as its pattern matches an attached file";
+/// An instructions file VS Code only lists for the model: no pattern, or applying instructions off.
 const LISTED: &str = "listed";
+/// `copilot-instructions.md`, and the other files attached to every request.
+const COPILOT: &str = "always added (copilot-instructions.md)";
+const ALWAYS: &str = "always added";
+/// The workspace's own `AGENTS.md` when nested ones are listed too: attached, and listed first.
+const ALWAYS_LISTED: &str = "always added (and listed with the nested AGENTS.md)";
+/// A nested `AGENTS.md` VS Code lists.
+const NESTED: &str = "listed (nested AGENTS.md)";
+/// A file an attached instructions file links to (`chat.includeReferencedInstructions`).
+const REFERENCED: &str = "referenced";
 
 /// The Copilot profile for `env`; `o.editor` holds VS Code settings that win over the
 /// workspace's `.vscode/settings.json`.
 pub(super) fn profile(env: &AgentEnv, o: &Overrides) -> AgentProfile {
     AgentProfile {
         name: "copilot",
-        mirrors: "VS Code chat, microsoft/vscode@e06a3cee (release tag not verified)",
+        mirrors: "VS Code 1.139.1 chat (microsoft/vscode@53c2f3253bcf, the workbench of code-server 4.139.1)",
         global_rule: GlobalRule::ByPick,
-        // The user's prompts folder of VS Code's default profile.
+        // The prompts folder of VS Code's default profile (its user data).
         global: vec![vec![prompts_home(env)]],
         pick: Pick::Own(pick),
         root: Root::GitOrCwd { check_fs_root: false },
         nested: Nested::None,
         join: Join::Own(join),
+        one_request: true,
+        after_touches: Some(add_references),
+        problems: Some(problems),
+        deps: Some(dirs_read),
         rule_files: Some(RuleFiles { suffix: ".instructions.md", globs_key: "applyTo" }),
         glob_style: GlobStyle::VsCode,
         // VS Code attaches a file whatever it holds.
@@ -112,11 +144,15 @@ impl Settings {
         }
     }
 
-    /// `chat.instructionsFilesLocations` as VS Code's `promptSourceFolders` reads it: an object
-    /// of paths to booleans; the default folder unless set to `false`, then every other path set
-    /// to `true`. Not an object: no folder at all.
+    /// `chat.instructionsFilesLocations` as VS Code's `promptSourceFolders` reads it: an object of
+    /// paths to booleans, merged over its default (every default folder on); the default folders
+    /// not set to `false`, in their order, then every other path set to `true`. Not an object: no
+    /// folder at all. At most [`LOCATIONS_MAX`] of them.
     fn locations(&self) -> Vec<String> {
-        let Some(value) = self.values.get(INSTRUCTIONS_LOCATIONS) else { return vec![DEFAULT_LOCATION.into()] };
+        let defaults = super::copilot_files::DEFAULT_LOCATIONS;
+        let Some(value) = self.values.get(INSTRUCTIONS_LOCATIONS) else {
+            return defaults.iter().map(|d| d.to_string()).collect();
+        };
         let Value::Object(map) = value else { return Vec::new() };
         let as_bool = |v: &Value| match v {
             Value::Bool(b) => Some(*b),
@@ -129,13 +165,327 @@ impl Settings {
             .filter_map(|(k, v)| Some((k.trim().to_string(), as_bool(v)?)))
             .filter(|(k, _)| !k.is_empty())
             .collect();
-        let mut out = Vec::new();
-        if !clean.iter().any(|(k, on)| k == DEFAULT_LOCATION && !on) {
-            out.push(DEFAULT_LOCATION.to_string());
-        }
-        out.extend(clean.into_iter().filter(|(k, on)| *on && k != DEFAULT_LOCATION).map(|(k, _)| k));
+        let off = |d: &str| clean.iter().any(|(k, on)| k == d && !on);
+        let mut out: Vec<String> = defaults.iter().filter(|d| !off(d)).map(|d| d.to_string()).collect();
+        out.extend(clean.into_iter().filter(|(k, on)| *on && !defaults.contains(&k.as_str())).map(|(k, _)| k));
+        out.truncate(LOCATIONS_MAX);
         out
     }
+}
+
+/// The files of one request in the workspace folder `dirs[0]`: every instructions file (attached
+/// at start for a wildcard pattern, waiting for an attached file for another, only listed
+/// without one or with applying instructions off), then the files attached to every request,
+/// then, with `chat.useNestedAgentsMdFiles`, every other `AGENTS.md`, listed.
+fn pick(profile: &AgentProfile, dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile> {
+    let Some(root) = dirs.first().filter(|_| scope != Scope::Nested) else { return Vec::new() };
+    let settings = Settings::read(root, &profile.editor_settings);
+    let home = profile.home.as_deref();
+    let prompts = profile.global.iter().flatten().next().cloned().unwrap_or_default();
+    let applying = settings.flag(INCLUDE_APPLYING, true);
+    let size = |p: &Path| fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    let mut out: Vec<AgentFile> = Vec::new();
+    for (path, scope) in instruction_files(root, home, &prompts, &settings.locations()) {
+        // The repository's settings may name any folder; what lies outside it is not read.
+        if let Some(real) = outside(&path, root).filter(|_| scope == Scope::Project) {
+            out.push(AgentFile::new(path, scope, Status::LinkedOutside).by(&real));
+            continue;
+        }
+        let pats = header(&path).pattern.as_deref().map(patterns).unwrap_or_default();
+        let bytes = size(&path);
+        let mut f = if !applying || pats.is_empty() {
+            let mut f = AgentFile::new(path, scope, Status::OnRequest).size(bytes, 0);
+            f.label = Some(LISTED);
+            f
+        } else if pats.iter().any(|p| is_wildcard(p)) {
+            let mut f = AgentFile::new(path, scope, Status::Loaded);
+            f.label = Some(REASON_ALL);
+            f
+        } else {
+            let mut f = AgentFile::new(path, scope, Status::Waiting).size(bytes, 0);
+            f.label = Some(RULE);
+            f
+        };
+        f.globs = pats;
+        out.push(f);
+    }
+    let use_agents_md = settings.flag(USE_AGENTS_MD, true);
+    let switches = AgentSwitches {
+        agents_md: use_agents_md,
+        claude_md: settings.flag(USE_CLAUDE_MD, true),
+        copilot_instructions: settings.flag(USE_INSTRUCTION_FILES, true),
+    };
+    let nested = use_agents_md && settings.flag(USE_NESTED_AGENTS_MD, false);
+    for (path, kind, scope) in agent_files(root, home, &switches) {
+        let mut f = AgentFile::new(path, scope, Status::Loaded);
+        let root_agents = kind == AgentKind::AgentsMd && f.path.parent() == Some(root.as_path());
+        f.label = Some(match kind {
+            AgentKind::CopilotInstructions => COPILOT,
+            _ if nested && root_agents => ALWAYS_LISTED,
+            _ => ALWAYS,
+        });
+        out.push(f);
+    }
+    if nested {
+        for path in nested_agents_md(root) {
+            // One attached at the root is listed from its own entry.
+            if out.iter().any(|f| f.path == path) {
+                continue;
+            }
+            let bytes = size(&path);
+            let mut f = AgentFile::new(path, Scope::Nested, Status::OnRequest).size(bytes, 0);
+            f.label = Some(NESTED);
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// With `chat.includeReferencedInstructions`: the files the attached instructions files link to
+/// (`_addReferencedInstructions`), after them, and those `copilot-instructions.md` links to,
+/// after it: a file in the workspace folder, or one of VS Code's own kinds anywhere (whose links
+/// are followed in turn), each once.
+fn add_references(profile: &AgentProfile, root: &Path, files: &mut Vec<AgentFile>) {
+    let settings = Settings::read(root, &profile.editor_settings);
+    if !settings.flag(INCLUDE_REFERENCED, false) {
+        return;
+    }
+    let home = profile.home.as_deref();
+    let mut known: HashSet<PathBuf> = files.iter().filter(|f| f.status.reaches()).map(|f| f.path.clone()).collect();
+    let follow = |from: &[&AgentFile], known: &mut HashSet<PathBuf>| {
+        let mut stack: Vec<(PathBuf, u32)> = from.iter().map(|f| (f.path.clone(), f.batch)).collect();
+        let mut found = Vec::new();
+        while let Some((path, batch)) = stack.pop() {
+            for target in references(&path, home) {
+                let inside = target.starts_with(root);
+                if known.contains(&target) || !(prompt_kind(&target).is_some() || inside) || !target.is_file() {
+                    continue;
+                }
+                known.insert(target.clone());
+                if prompt_kind(&target).is_some() {
+                    stack.push((target.clone(), batch));
+                }
+                let status = if outside(&target, root).is_some() { Status::LinkedOutside } else { Status::Loaded };
+                let mut f = AgentFile::new(target, Scope::Import, status).by(&path);
+                (f.label, f.batch) = (Some(REFERENCED), batch);
+                found.push(f);
+            }
+        }
+        found
+    };
+    let is_rule = |f: &AgentFile| matches!(f.label, Some(REASON_ALL) | Some(RULE));
+    let applying: Vec<&AgentFile> = files.iter().filter(|f| is_rule(f) && f.status.reaches()).collect();
+    let after_rules = files.iter().rposition(|f| is_rule(f) || f.label == Some(LISTED)).map_or(0, |i| i + 1);
+    let first = follow(&applying, &mut known);
+    let copilot: Vec<&AgentFile> = files.iter().filter(|f| f.label == Some(COPILOT)).collect();
+    let after_copilot = files.iter().rposition(|f| f.label == Some(COPILOT));
+    let second = follow(&copilot, &mut known);
+    if let Some(i) = after_copilot {
+        files.splice(i + 1..i + 1, second);
+    }
+    files.splice(after_rules..after_rules, first);
+}
+
+/// VS Code's request, as parts: each attached file in VS Code's order (in an `<attachment>` of
+/// ours, with VS Code's reason), then VS Code's `<instructions>` list.
+fn join(_profile: &AgentProfile, entries: &[Entry]) -> Vec<String> {
+    let attach = |e: &Entry| {
+        let reason = match e.file.label {
+            Some(RULE) => {
+                let pattern = header(&e.file.path).pattern.unwrap_or_default();
+                format!("automatically attached as pattern {pattern} matches an attached file")
+            }
+            Some(REFERENCED) => {
+                let by = e.file.by.as_deref().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned());
+                format!("Referenced by {}", by.unwrap_or_default())
+            }
+            Some(COPILOT) | Some(ALWAYS_LISTED) => ALWAYS.to_string(),
+            Some(label) => label.to_string(),
+            None => ALWAYS.to_string(),
+        };
+        let path = e.file.path.display().to_string();
+        format!(
+            "<attachment filePath=\"{}\" reason=\"{}\">\n{}\n</attachment>",
+            attribute(&path),
+            attribute(&reason),
+            e.text
+        )
+    };
+    let mut parts: Vec<String> = entries.iter().filter(|e| e.file.status.reaches()).map(attach).collect();
+    parts.extend(instructions_list(entries));
+    parts
+}
+
+/// A value inside our `<attachment>`'s quotes: what `escape` escapes, and quotes and line breaks
+/// (a file's name may hold them).
+fn attribute(s: &str) -> String {
+    escape(s).replace('"', "&quot;").replace('\n', "&#10;").replace('\r', "&#13;")
+}
+
+/// `<`, `>` and `&` escaped, as VS Code escapes what it puts in its list.
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// VS Code's `<instructions>` list (`_getCustomizationsIndex`, with the read tool enabled, as in
+/// agent mode): every instructions file, attached or not, with its path, description and
+/// pattern, then, with `chat.useNestedAgentsMdFiles`, every `AGENTS.md` of the workspace with
+/// its folder. `None` when there is nothing to list.
+fn instructions_list(entries: &[Entry]) -> Option<String> {
+    let mut lines: Vec<String> = [
+        "<instructions>",
+        "Here is a list of instruction files that contain rules for working with this codebase.",
+        "These files are important for understanding the codebase structure, conventions, and best practices.",
+        "When an instruction file applies to your task (based on its description or applyTo pattern), follow the rules specified in it.",
+        "If the file content is not already included in the context, use the #tool:readFile tool to read it before proceeding. Use the exact value from the <file> element as-is with the tool; do not add or remove prefixes or otherwise modify it.",
+        "Only load instruction files when they are relevant to the current task. Do not eagerly load all instructions upfront.",
+        "When modifying or creating files, check for instructions whose applyTo pattern matches the file path and follow them.",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut any = false;
+    let instruction = |e: &&Entry| matches!(e.file.label, Some(REASON_ALL) | Some(RULE) | Some(LISTED));
+    for e in entries.iter().filter(instruction).filter(|e| e.file.status != Status::LinkedOutside) {
+        let h = header(&e.file.path);
+        lines.push("<instruction>".into());
+        lines.push(format!("<file>{}</file>", e.file.path.display()));
+        if let Some(d) = &h.description {
+            lines.push(format!("<description>{}</description>", escape(d)));
+        }
+        if let Some(p) = &h.pattern {
+            lines.push(format!("<applyTo>{}</applyTo>", escape(p)));
+        }
+        lines.push("</instruction>".into());
+        any = true;
+    }
+    // The workspace's own `AGENTS.md` first (its folder is the workspace folder), then the others.
+    let attached_root = entries.iter().find(|e| e.file.label == Some(ALWAYS_LISTED));
+    let nested: Vec<&Entry> = entries.iter().filter(|e| e.file.label == Some(NESTED)).collect();
+    let root = match attached_root {
+        Some(e) => e.file.path.parent(),
+        None => nested.first().and_then(|e| e.file.path.ancestors().find(|d| d.join(".git").exists())),
+    };
+    for e in attached_root.into_iter().chain(nested) {
+        let folder = e
+            .file
+            .path
+            .parent()
+            .and_then(|d| d.strip_prefix(root?).ok())
+            .map(crate::paths::slash_join)
+            .unwrap_or_default();
+        let description = if folder.trim().is_empty() {
+            "Instructions for the workspace".to_string()
+        } else {
+            format!("Instructions for folder '{folder}'")
+        };
+        lines.push("<instruction>".into());
+        lines.push(format!("<file>{}</file>", e.file.path.display()));
+        lines.push(format!("<description>{}</description>", escape(&description)));
+        lines.push("</instruction>".into());
+        any = true;
+    }
+    if !any {
+        return None;
+    }
+    lines.extend(["</instructions>".to_string(), String::new(), String::new()]);
+    Some(lines.join("\n"))
+}
+
+/// What authors of Copilot's files would want to know (`base` is the workspace folder): an
+/// instructions file VS Code never finds, so that neither Copilot nor the model can read it, and
+/// a text attached twice.
+fn problems(profile: &AgentProfile, files: &[AgentFile], base: &Path) -> Vec<RuleProblem> {
+    let agent = super::explain::display_name(profile.name);
+    let show = |p: &Path| p.strip_prefix(base).map_or_else(|_| p.display().to_string(), crate::paths::slash_join);
+    let known: HashSet<&Path> = files.iter().map(|f| f.path.as_path()).collect();
+    let mut out = Vec::new();
+    for (path, why) in stray_files(base) {
+        if known.contains(path.as_path()) {
+            continue;
+        }
+        out.push(RuleProblem::new(
+            path,
+            RuleProblemKind::Never,
+            format!("{agent} never finds this file, so neither it nor the model can read it: {why}"),
+        ));
+    }
+    // The same text attached twice: files of one size, then their bytes.
+    let attached: Vec<&AgentFile> = files.iter().filter(|f| f.status.reaches() && f.bytes > 0).collect();
+    let mut texts: Vec<(&AgentFile, Vec<u8>)> = Vec::new();
+    for f in attached {
+        if !attached_size_twin(files, f) {
+            continue;
+        }
+        let Ok((data, _)) = read_capped(&f.path, f.bytes) else { continue };
+        if let Some((first, _)) = texts.iter().find(|(t, d)| t.bytes == f.bytes && *d == data) {
+            let mut p = RuleProblem::new(
+                f.path.clone(),
+                RuleProblemKind::AttachedTwice,
+                format!(
+                    "{agent} attaches this file's text twice: its {} bytes are the same as `{}`, which it attaches too",
+                    f.bytes,
+                    show(&first.path)
+                ),
+            );
+            p.other = Some(first.path.clone());
+            out.push(p);
+            continue;
+        }
+        texts.push((f, data));
+    }
+    out
+}
+
+/// Whether another attached file of `files` has the size of `f` (only then are texts compared).
+fn attached_size_twin(files: &[AgentFile], f: &AgentFile) -> bool {
+    files.iter().any(|g| g.status.reaches() && g.bytes == f.bytes && g.path != f.path)
+}
+
+/// The directories a Copilot view read, so that it can be remembered while they are watched: the
+/// workspace folder and its ancestors, its `.vscode`, `.github` and `.claude` folders, every
+/// instructions folder with the folders below it, the user's folders, and the folder of every
+/// file listed. `None` when the view looked further: a glob location, the nested `AGENTS.md`
+/// search, followed links, or a rule's patterns checked against every file of the repository.
+fn dirs_read(
+    profile: &AgentProfile,
+    view: &super::view::AgentView,
+    _: &[PathBuf],
+) -> Option<std::collections::BTreeSet<PathBuf>> {
+    use super::deps::{below, existing, listed_dirs};
+    let root = view.cwd.ancestors().find(|d| super::walk::has_git(d)).unwrap_or(&view.cwd).to_path_buf();
+    let settings = Settings::read(&root, &profile.editor_settings);
+    let locations = settings.locations();
+    // What the repository's listing answered (patterns, nested `AGENTS.md`) holds while no file
+    // is made or removed in it: the caller watches that apart (`view.repository`).
+    if settings.flag(INCLUDE_REFERENCED, false) || locations.iter().any(|l| l.contains(['*', '?', '[', '{'])) {
+        return None;
+    }
+    let home = profile.home.as_deref();
+    let mut out: std::collections::BTreeSet<PathBuf> = view.cwd.ancestors().map(Path::to_path_buf).collect();
+    out.extend(root.ancestors().map(Path::to_path_buf));
+    let mut trees: Vec<PathBuf> = profile.global.iter().flatten().cloned().collect();
+    for l in &locations {
+        match (l.strip_prefix("~/"), home) {
+            (Some(rest), Some(home)) => trees.push(home.join(rest)),
+            (Some(_), None) => {}
+            (None, _) => trees.push(root.join(l)),
+        }
+    }
+    let mut folders = vec![root.join(".vscode"), root.join(".github"), root.join(".claude")];
+    if let Some(home) = home {
+        folders.extend([home.join(".copilot"), home.join(".claude")]);
+    }
+    for dir in folders.iter().chain(&trees) {
+        out.insert(existing(dir));
+    }
+    listed_dirs(view, &mut out);
+    let mut seen = HashSet::new();
+    for dir in trees.iter().chain(&folders[1..3]) {
+        if dir.is_dir() && !below(dir, 0, &mut seen, &mut out) {
+            return None;
+        }
+    }
+    Some(out)
 }
 
 /// JSON with comments as plain JSON: `//` and `/* */` comments and trailing commas removed,
@@ -211,304 +561,6 @@ fn strip_jsonc(text: &str) -> String {
     cleaned
 }
 
-/// An instructions file's name (`getPromptFileType`): `*.instructions.md`, or a
-/// `copilot-instructions.md` found in an instructions folder.
-fn is_instructions(path: &Path) -> bool {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.ends_with(".instructions.md") || n == "copilot-instructions.md")
-}
-
-/// Whether a location holds a glob (`isValidGlob`: `*`, `?`, or paired brackets or braces).
-fn has_glob(s: &str) -> bool {
-    s.contains(['*', '?']) || (s.contains('[') && s.contains(']')) || (s.contains('{') && s.contains('}'))
-}
-
-/// The most entries one glob location's search looks at.
-const SEARCH_ENTRIES: usize = 20_000;
-
-/// The files of one instructions location: its files (not sub-folders) when it names a folder,
-/// itself when it names a file; with a glob, the files below its first glob-free parent whose
-/// path from there matches the rest (`firstNonGlobParentAndPattern`, then a file search).
-fn location_files(root: &Path, location: &str) -> Vec<PathBuf> {
-    let full = if Path::new(location).is_absolute() { PathBuf::from(location) } else { root.join(location) };
-    let text = crate::paths::slash_join(&full);
-    let segments: Vec<&str> = text.split('/').collect();
-    let Some(i) = segments.iter().position(|s| has_glob(s)) else {
-        return match fs::metadata(&full) {
-            Ok(m) if m.is_file() => vec![full],
-            Ok(m) if m.is_dir() => {
-                let mut files: Vec<PathBuf> = fs::read_dir(&full)
-                    .map(|d| d.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect())
-                    .unwrap_or_default();
-                files.sort();
-                files
-            }
-            _ => Vec::new(),
-        };
-    };
-    let parent = PathBuf::from(segments[..i].join("/"));
-    // A search outside the workspace folder (`../**`, `/**`) is not made.
-    if outside(&parent, root).is_some() {
-        return Vec::new();
-    }
-    let pattern = segments[i..].join("/");
-    if pattern == "*" || pattern.is_empty() {
-        return location_files(root, &crate::paths::slash_join(&parent));
-    }
-    let Ok(glob) = globset::GlobBuilder::new(&pattern).literal_separator(true).build() else { return Vec::new() };
-    let matcher = glob.compile_matcher();
-    let mut out: Vec<PathBuf> = ignore::WalkBuilder::new(&parent)
-        .hidden(false)
-        .require_git(false)
-        .build()
-        .take(SEARCH_ENTRIES)
-        .flatten()
-        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-        .filter(|e| e.path().strip_prefix(&parent).is_ok_and(|rel| matcher.is_match(rel)))
-        .map(|e| e.into_path())
-        .collect();
-    out.sort();
-    out
-}
-
-/// What an instructions file's front matter says: `applyTo` and `description`, and whether it
-/// has front matter at all (VS Code lists a file's path only when it has).
-#[derive(Default)]
-pub(super) struct Header {
-    pub(super) present: bool,
-    pub(super) apply_to: Option<String>,
-    pub(super) description: Option<String>,
-}
-
-pub(super) fn header(path: &Path) -> Header {
-    let Ok((data, _)) = read_capped(path, 64 * 1024) else { return Header::default() };
-    let text = String::from_utf8_lossy(&data);
-    let Some((meta, _)) = front_matter(&text) else { return Header::default() };
-    let bad = super::walk::front_matter_problem(&text).is_some();
-    if bad {
-        // VS Code's YAML parser gives no attributes for front matter it cannot read.
-        return Header { present: true, ..Header::default() };
-    }
-    let nonempty = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
-    Header {
-        present: true,
-        apply_to: nonempty(yaml_scalar(meta, "applyTo")),
-        description: nonempty(yaml_scalar(meta, "description")),
-    }
-}
-
-/// `applyTo` as VS Code splits it (`splitGlobAware` at commas outside braces), each pattern
-/// trimmed, empty ones dropped.
-pub(super) fn patterns(apply_to: &str) -> Vec<String> {
-    // Bounded as the other agents' rules are (VS Code has no bound).
-    bounded_globs(split_outside_braces(apply_to))
-}
-
-/// The files of the workspace folder `dirs[0]`: the user's instructions files and the
-/// workspace's, each attached at start (a wildcard `applyTo`), waiting for a touch (other
-/// `applyTo` patterns) or only listed (none); then `.github/copilot-instructions.md` and the
-/// root `AGENTS.md` as their settings say; then, with `chat.useNestedAgentsMdFiles`, every other
-/// `AGENTS.md`, listed.
-fn pick(profile: &AgentProfile, dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile> {
-    let Some(root) = dirs.first().filter(|_| scope != Scope::Nested) else { return Vec::new() };
-    let settings = Settings::read(root, &profile.editor_settings);
-    let mut out: Vec<AgentFile> = Vec::new();
-    let mut instructions: Vec<(PathBuf, Scope)> = Vec::new();
-    for home in profile.global.iter().flatten() {
-        let files = location_files(home, &crate::paths::slash_join(home));
-        instructions.extend(files.into_iter().map(|p| (p, Scope::Global)));
-    }
-    // Each folder searched once, however it is spelled (`a`, `a/`, `./a`), and at most
-    // LOCATIONS_MAX of them: a repository's settings may list thousands.
-    let mut searched = HashSet::new();
-    for location in settings.locations().into_iter().take(LOCATIONS_MAX) {
-        if searched.insert(crate::paths::normalize(&root.join(&location))) {
-            instructions.extend(location_files(root, &location).into_iter().map(|p| (p, Scope::Project)));
-        }
-    }
-    let mut listed: HashSet<PathBuf> = HashSet::new();
-    for (path, scope) in instructions {
-        if !is_instructions(&path) || !listed.insert(path.clone()) {
-            continue;
-        }
-        // The repository's settings may name any folder; what lies outside it is not read.
-        if let Some(real) = outside(&path, root).filter(|_| scope == Scope::Project) {
-            out.push(AgentFile::new(path, scope, Status::LinkedOutside).by(&real));
-            continue;
-        }
-        let h = header(&path);
-        let pats: Vec<String> = h.apply_to.as_deref().map(patterns).unwrap_or_default();
-        let mut f = if pats.iter().any(|p| is_wildcard(p)) {
-            let mut f = AgentFile::new(path, scope, Status::Loaded);
-            f.label = Some(REASON_ALL);
-            f
-        } else if !pats.is_empty() {
-            let bytes = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-            AgentFile::new(path, scope, Status::Waiting).size(bytes, 0)
-        } else {
-            let bytes = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-            let mut f = AgentFile::new(path, scope, Status::OnRequest).size(bytes, 0);
-            f.label = Some(LISTED);
-            f
-        };
-        f.globs = pats;
-        out.push(f);
-    }
-    if settings.flag(USE_INSTRUCTION_FILES, true) {
-        let path = root.join(".github/copilot-instructions.md");
-        if path.is_file() {
-            let mut f = AgentFile::new(path, Scope::Project, Status::Loaded);
-            f.label = Some(REASON_COPILOT);
-            out.push(f);
-        }
-    }
-    let use_agents_md = settings.flag(USE_AGENTS_MD, true);
-    let root_agents = fs::read_dir(root).ok().and_then(|d| {
-        d.flatten()
-            .find(|e| e.file_name().to_string_lossy().eq_ignore_ascii_case("agents.md") && e.path().is_file())
-            .map(|e| e.path())
-    });
-    if let Some(path) = root_agents.filter(|_| use_agents_md) {
-        let mut f = AgentFile::new(path, Scope::Project, Status::Loaded);
-        f.label = Some(REASON_AGENTS);
-        out.push(f);
-    }
-    if settings.flag(USE_NESTED_AGENTS_MD, false) {
-        for path in nested_agents_md(root) {
-            // The root `AGENTS.md`, when attached, is listed from its entry.
-            if out.iter().any(|f| f.path == path) {
-                continue;
-            }
-            let bytes = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-            let mut f = AgentFile::new(path, Scope::Nested, Status::OnRequest).size(bytes, 0);
-            f.label = Some(LISTED);
-            out.push(f);
-        }
-    }
-    out
-}
-
-/// Every `AGENTS.md` of the workspace (`**/AGENTS.md`, the file search honouring `.gitignore`),
-/// root first, then by path.
-fn nested_agents_md(root: &Path) -> Vec<PathBuf> {
-    let mut found: Vec<PathBuf> = ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .require_git(false)
-        .filter_entry(|e| e.file_name() != ".git" && e.file_name() != "node_modules")
-        .build()
-        .take(SEARCH_ENTRIES)
-        .flatten()
-        .filter(|e| e.file_type().is_some_and(|t| t.is_file()) && e.file_name() == "AGENTS.md")
-        .map(|e| e.into_path())
-        .collect();
-    found.sort_by_key(|p| (p.components().count(), p.clone()));
-    found
-}
-
-/// VS Code's request, as parts: the files attached at start (each in an `<attachment>` of ours,
-/// with VS Code's reason), VS Code's `<instructions>` list, then the files each touch attaches.
-fn join(profile: &AgentProfile, entries: &[Entry]) -> Vec<String> {
-    let attach = |e: &Entry| {
-        let reason = match e.file.label {
-            Some(r) if r != LISTED => r.to_string(),
-            _ => match header(&e.file.path).apply_to {
-                Some(a) => format!("Automatically attached as pattern {a} matches a touched file"),
-                None => REASON_ALL.to_string(),
-            },
-        };
-        format!("<attachment filePath=\"{}\" reason=\"{reason}\">\n{}\n</attachment>", e.file.path.display(), e.text)
-    };
-    let mut parts: Vec<String> =
-        entries.iter().filter(|e| e.file.batch == 0 && e.file.status.reaches()).map(attach).collect();
-    if let Some(list) = instructions_list(profile, entries) {
-        parts.push(list);
-    }
-    let mut batches: BTreeMap<u32, Vec<String>> = BTreeMap::new();
-    for e in entries.iter().filter(|e| e.file.batch > 0 && e.file.status.reaches()) {
-        batches.entry(e.file.batch).or_default().push(attach(e));
-    }
-    parts.extend(batches.into_values().flatten());
-    parts
-}
-
-/// VS Code's `<instructions>` list (`_getInstructionsWithPatternsList`, with the read tool
-/// enabled, as in agent mode): every instructions file, attached or not, with its description,
-/// path and `applyTo` (the path only when it has front matter, as VS Code does), then, with
-/// `chat.useNestedAgentsMdFiles`, every `AGENTS.md` of the workspace. `None` when there is
-/// nothing to list.
-fn instructions_list(profile: &AgentProfile, entries: &[Entry]) -> Option<String> {
-    let mut lines: Vec<String> = [
-        "<instructions>",
-        "Here is a list of instruction files that contain rules for modifying or creating new code.",
-        "These files are important for ensuring that the code is modified or created correctly.",
-        "Please make sure to follow the rules specified in these files when working with the codebase.",
-        "If the file is not already available as attachment, use the #tool:readFile tool to acquire it.",
-        "Make sure to acquire the instructions before making any changes to the code.",
-    ]
-    .map(String::from)
-    .to_vec();
-    let mut any = false;
-    let is_agents_md = |e: &&Entry| e.file.path.file_name().is_some_and(|n| n.eq_ignore_ascii_case("agents.md"));
-    let listed = |e: &&Entry| is_instructions(&e.file.path) && e.file.label != Some(REASON_COPILOT);
-    for e in entries.iter().filter(listed).filter(|e| e.file.status != Status::LinkedOutside) {
-        let h = header(&e.file.path);
-        lines.push("<instruction>".into());
-        if h.present {
-            if let Some(d) = &h.description {
-                lines.push(format!("<description>{d}</description>"));
-            }
-            lines.push(format!("<file>{}</file>", e.file.path.display()));
-            if let Some(a) = &h.apply_to {
-                lines.push(format!("<applyTo>{a}</applyTo>"));
-            }
-        }
-        lines.push("</instruction>".into());
-        any = true;
-    }
-    // The root `AGENTS.md` is attached; it is listed too when nested ones are searched for.
-    let attached_root = entries.iter().filter(is_agents_md).find(|e| e.file.label == Some(REASON_AGENTS));
-    let root = attached_root.and_then(|e| e.file.path.parent().map(Path::to_path_buf));
-    let nested_on =
-        root.as_deref().is_some_and(|r| Settings::read(r, &profile.editor_settings).flag(USE_NESTED_AGENTS_MD, false));
-    let listed: Vec<&Entry> = entries
-        .iter()
-        .filter(is_agents_md)
-        .filter(|e| e.file.status == Status::OnRequest || (nested_on && e.file.label == Some(REASON_AGENTS)))
-        .collect();
-    // The workspace folder: the root `AGENTS.md`'s, else the nearest holding `.git`.
-    let root = root.or_else(|| {
-        let first = listed.first()?;
-        first.file.path.ancestors().find(|d| d.join(".git").exists()).map(Path::to_path_buf)
-    });
-    let mut listed = listed;
-    listed.sort_by_key(|e| (e.file.path.components().count(), e.file.path.clone()));
-    for e in listed {
-        let folder = e
-            .file
-            .path
-            .parent()
-            .and_then(|d| d.strip_prefix(root.as_deref()?).ok())
-            .map(crate::paths::slash_join)
-            .unwrap_or_default();
-        let description = if folder.trim().is_empty() {
-            "Instructions for the workspace".to_string()
-        } else {
-            format!("Instructions for folder '{folder}'")
-        };
-        lines.push("<instruction>".into());
-        lines.push(format!("<description>{description}</description>"));
-        lines.push(format!("<file>{}</file>", e.file.path.display()));
-        lines.push("</instruction>".into());
-        any = true;
-    }
-    if !any {
-        return None;
-    }
-    lines.extend(["</instructions>".to_string(), String::new(), String::new()]);
-    Some(lines.join("\n"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -525,8 +577,12 @@ mod tests {
     #[test]
     fn locations_keep_the_default_folder_unless_it_is_turned_off() {
         let s = |v: Value| Settings { values: [(INSTRUCTIONS_LOCATIONS.to_string(), v)].into_iter().collect() };
-        assert_eq!(s(serde_json::json!({"docs/ai": true})).locations(), [DEFAULT_LOCATION, "docs/ai"]);
-        assert_eq!(s(serde_json::json!({".github/instructions": false, "a": "true", "b": false})).locations(), ["a"]);
+        let defaults = super::super::copilot_files::DEFAULT_LOCATIONS;
+        let mut with_extra: Vec<&str> = defaults.to_vec();
+        with_extra.push("docs/ai");
+        assert_eq!(s(serde_json::json!({"docs/ai": true})).locations(), with_extra);
+        let off = serde_json::json!({".github/instructions": false, ".claude/rules": "false", "a": "true", "b": false});
+        assert_eq!(s(off).locations(), ["~/.copilot/instructions", "~/.claude/rules", "a"]);
         assert!(s(serde_json::json!(["x"])).locations().is_empty());
     }
 }

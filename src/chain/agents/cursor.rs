@@ -8,7 +8,7 @@
 //! `AGENTS.md` of the directories between, as nested rules attach when files of their
 //! directory are referenced.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -32,6 +32,7 @@ pub(super) fn profile(env: &AgentEnv) -> AgentProfile {
         glob_style: GlobStyle::Gitignore,
         // A rule's front matter is its metadata, not its text.
         front_matter: FrontMatter::Strip,
+        deps: Some(dirs_read),
         ..AgentProfile::base(env.home.clone())
     }
 }
@@ -41,7 +42,7 @@ const RULES_WALK_ENTRIES: usize = 10_000;
 const RULES_MAX_DEPTH: usize = 16;
 
 /// What a rule's front matter says.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(super) struct RuleMeta {
     pub(super) always: bool,
     pub(super) globs: Vec<String>,
@@ -50,6 +51,10 @@ pub(super) struct RuleMeta {
 
 /// The front matter of an `.mdc` rule; none when it does not parse.
 pub(super) fn rule_meta(path: &Path) -> RuleMeta {
+    super::repo::remembered("cursor rule", path, || read_rule_meta(path))
+}
+
+fn read_rule_meta(path: &Path) -> RuleMeta {
     let Ok((data, _)) = read_capped(path, 64 * 1024) else { return RuleMeta::default() };
     let text = String::from_utf8_lossy(&data);
     let Some((meta, _)) = front_matter(&text) else { return RuleMeta::default() };
@@ -137,4 +142,24 @@ fn join(_: &AgentProfile, entries: &[Entry]) -> Vec<String> {
         .filter(|e| e.file.status.reaches() && !e.text.is_empty())
         .map(|e| format!("Rule from {}:\n{}", e.file.path.display(), e.text.trim()))
         .collect()
+}
+
+/// The directories a Cursor view read (see `deps.rs`): those of the walk from the working
+/// directory and to each touch, with each one's `.cursor` folder and every folder below its
+/// rules folder, and the folders of the files listed. What its rules' patterns match in the
+/// repository is the repository's listing, watched apart (`view.repository`).
+fn dirs_read(_: &AgentProfile, view: &super::view::AgentView, touched: &[PathBuf]) -> Option<BTreeSet<PathBuf>> {
+    use super::deps::{below, existing, listed_dirs, walked_dirs};
+    let mut out = BTreeSet::new();
+    let mut seen = HashSet::new();
+    for dir in walked_dirs(view, touched) {
+        out.insert(existing(&dir.join(".cursor")));
+        let rules = dir.join(".cursor/rules");
+        if rules.is_dir() && !below(&rules, 0, &mut seen, &mut out) {
+            return None;
+        }
+        out.insert(dir);
+    }
+    listed_dirs(view, &mut out);
+    Some(out)
 }

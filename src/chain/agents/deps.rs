@@ -24,18 +24,15 @@ const RULES_MAX_DEPTH: usize = 16;
 /// creation shows. `None` when a rules folder is too large to list every directory: the view
 /// then cannot be remembered safely.
 pub fn dirs_read(profile: &AgentProfile, view: &AgentView, touched: &[PathBuf]) -> Option<BTreeSet<PathBuf>> {
-    // An agent's own pick searches where it likes (Copilot: the workspace's nested `AGENTS.md`,
-    // glob locations), and rule findings look at every file of the repository: no set of
-    // directories is enough.
+    // An agent whose pick searches its own way knows what it read (Copilot).
+    if let Some(own) = profile.deps {
+        return own(profile, view, touched);
+    }
+    // Otherwise an agent's own pick searches where it likes: no set of directories is enough.
     if matches!(profile.pick, Pick::Own(_)) || profile.rule_files.is_some() {
         return None;
     }
-    let cwd = &view.cwd;
-    let mut walk: Vec<PathBuf> = cwd.ancestors().map(Path::to_path_buf).collect();
-    for t in touched {
-        let t = super::read::real_path(t).unwrap_or_else(|_| t.clone());
-        walk.extend(t.ancestors().skip(1).take_while(|d| d.starts_with(cwd)).map(Path::to_path_buf));
-    }
+    let walk = walked_dirs(view, touched);
     let mut out = BTreeSet::new();
     let mut rules = Vec::new();
     for dir in &walk {
@@ -66,13 +63,7 @@ pub fn dirs_read(profile: &AgentProfile, view: &AgentView, touched: &[PathBuf]) 
         // A global path that is a folder is a rules folder (Claude Code's `~/.claude/rules`).
         rules.push(path.clone());
     }
-    for f in &view.files {
-        for p in std::iter::once(&f.path).chain(f.by.as_ref()) {
-            if let Some(parent) = p.parent() {
-                out.insert(existing(parent));
-            }
-        }
-    }
+    listed_dirs(view, &mut out);
     let mut seen = HashSet::new();
     for dir in rules {
         if dir.is_dir() && !below(&dir, 0, &mut seen, &mut out) {
@@ -82,14 +73,37 @@ pub fn dirs_read(profile: &AgentProfile, view: &AgentView, touched: &[PathBuf]) 
     Some(out)
 }
 
+/// The directories a walk from the working directory of `view` reads: every ancestor (a root
+/// marker or `.git` made above moves the walk) and the directories between it and each touch.
+pub(super) fn walked_dirs(view: &AgentView, touched: &[PathBuf]) -> Vec<PathBuf> {
+    let cwd = &view.cwd;
+    let mut walk: Vec<PathBuf> = cwd.ancestors().map(Path::to_path_buf).collect();
+    for t in touched {
+        let t = super::read::real_path(t).unwrap_or_else(|_| t.clone());
+        walk.extend(t.ancestors().skip(1).take_while(|d| d.starts_with(cwd)).map(Path::to_path_buf));
+    }
+    walk
+}
+
+/// The folder of every file `view` lists, and of the files that shadow or import them.
+pub(super) fn listed_dirs(view: &AgentView, out: &mut BTreeSet<PathBuf>) {
+    for f in &view.files {
+        for p in std::iter::once(&f.path).chain(f.by.as_ref()) {
+            if let Some(parent) = p.parent() {
+                out.insert(existing(parent));
+            }
+        }
+    }
+}
+
 /// `dir` when it exists, else its nearest existing ancestor.
-fn existing(dir: &Path) -> PathBuf {
+pub(super) fn existing(dir: &Path) -> PathBuf {
     dir.ancestors().find(|d| d.is_dir()).unwrap_or(dir).to_path_buf()
 }
 
 /// Adds `dir` and every directory below it (links followed, each directory once); false past
 /// [`RULES_DIRS_MAX`].
-fn below(dir: &Path, depth: usize, seen: &mut HashSet<(u64, u64)>, out: &mut BTreeSet<PathBuf>) -> bool {
+pub(super) fn below(dir: &Path, depth: usize, seen: &mut HashSet<(u64, u64)>, out: &mut BTreeSet<PathBuf>) -> bool {
     let Some(key) = file_key(dir) else { return true };
     if !seen.insert(key) {
         return true;

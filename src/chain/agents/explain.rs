@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::view::{AgentFile, AgentView, Status};
+use super::view::{AgentFile, AgentView, RuleProblemKind, Status};
 use super::walk::has_git;
 use super::{imports, read};
 
@@ -105,7 +105,15 @@ pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> Strin
             size_words(read::VIEW_READ_CAP)
         )),
         Status::Waiting => {
-            Some(format!("{agent} loads this rule when a file matching {} is read", globs_words(&file.globs)))
+            let when = format!("{agent} loads this rule when a file matching {} is read", globs_words(&file.globs));
+            Some(match view.rule_reach.iter().find(|r| r.path == file.path) {
+                Some(r) => match (&r.example, r.matching) {
+                    (Some(e), 1) => format!("{when}: one file of the repository matches, `{}`", name(e)),
+                    (Some(e), n) => format!("{when}: {n} files of the repository match, such as `{}`", name(e)),
+                    (None, _) => format!("{when}: no file of the repository matches yet"),
+                },
+                None => when,
+            })
         }
         Status::OnRequest => Some(format!(
             "{agent} does not attach this file on its own: it tells the model the file exists and the model reads it when it judges it relevant"
@@ -162,15 +170,35 @@ pub fn view_findings(view: &AgentView, cwd: &Path) -> Vec<crate::chain::lint::Fi
             agent: Some(view.profile),
         });
     }
-    out.extend(view.rule_problems.iter().map(|(path, message)| Finding {
-        path: path.clone(),
-        code: Code::AgentRule,
+    out.extend(view.rule_problems.iter().map(|p| Finding {
+        path: p.path.clone(),
+        code: match p.kind {
+            RuleProblemKind::Never => Code::AgentRule,
+            RuleProblemKind::DeadPattern => Code::DeadPattern,
+            RuleProblemKind::AttachedTwice => Code::AttachedTwice,
+        },
         span: Span::FirstLine,
-        message: message.clone(),
-        related: None,
+        message: p.message.clone(),
+        related: p.other.as_ref().map(|o| Related {
+            path: o.clone(),
+            message: format!("{} attaches the same text from this file", display_name(view.profile)),
+        }),
         agent: Some(view.profile),
     }));
     out
+}
+
+/// How a rule that loads at start by its patterns attaches, in words (for hovers): a wildcard
+/// pattern attaches it whatever is read. `None` for any other file.
+pub fn attach_words(view: &AgentView, file: &AgentFile) -> Option<String> {
+    let wildcard: Vec<String> = file.globs.iter().filter(|g| super::walk::is_wildcard(g)).cloned().collect();
+    (file.status.reaches() && file.batch == 0 && !wildcard.is_empty()).then(|| {
+        format!(
+            "{} loads this rule at start, whatever is read: its pattern {} matches every file",
+            display_name(view.profile),
+            globs_words(&wildcard)
+        )
+    })
 }
 
 /// Globs in words: `src/api/**` or `*.ts`, one of `a`, `b` and `c`.

@@ -3,7 +3,6 @@
 //! What an agent does its own way is a function value of its profile, called here unnamed.
 
 use std::collections::HashSet;
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::explain::size_words;
@@ -19,7 +18,10 @@ use super::{comments, imports};
 /// What the agent of `profile` loads working in `cwd`, after reading the `touched` files.
 /// Every read is charged to one budget of [`read::VIEW_READ_CAP`] bytes.
 pub fn load(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentView {
-    read::with_budget(read::VIEW_READ_CAP, || load_within_budget(profile, cwd, touched))
+    let (mut view, repository) =
+        super::repo::searched(|| read::with_budget(read::VIEW_READ_CAP, || load_within_budget(profile, cwd, touched)));
+    view.repository = repository;
+    view
 }
 
 fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentView {
@@ -101,31 +103,37 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
     // the directories on their way.
     if matches!(profile.nested, Nested::Walk { .. }) || files.iter().any(|f| f.status == Status::Waiting) {
         // Each waiting rule's globs, compiled once for all touches.
-        let compiled: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<RuleMatcher>>> = Default::default();
+        let compiled: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<std::sync::Arc<RuleMatcher>>>> =
+            Default::default();
         for (n, t) in touched.iter().enumerate() {
             let t = super::read::real_path(t).unwrap_or_else(|_| t.clone());
-            if !t.starts_with(&cwd) || t == cwd {
+            let reach = if profile.one_request { &root } else { &cwd };
+            if !t.starts_with(reach) || t == *reach {
                 continue;
             }
             let batch = u32::try_from(n + 1).unwrap_or(u32::MAX);
             let wakes = |f: &AgentFile| {
                 f.status == Status::Waiting && {
                     let mut cache = compiled.borrow_mut();
-                    let m =
-                        cache.entry(f.path.clone()).or_insert_with(|| RuleMatcher::new(profile.glob_style, &f.globs));
+                    let m = cache
+                        .entry(f.path.clone())
+                        .or_insert_with(|| super::repo::matcher(profile.glob_style, &f.globs));
                     m.as_ref().is_some_and(|m| m.matches(&rule_base(&f.path, f.scope, &cwd), &t))
                 }
             };
             // Claude Code's order for one read: the user's own rules that match, the files of
             // the directories between (each folder's waiting rules after its others), then the
             // matching rules of the directories loaded at start.
-            wake(&mut files, batch, |f| f.scope == Scope::Global && wakes(f));
+            let wake = |files: &mut Vec<AgentFile>, batch: u32, which: &dyn Fn(&AgentFile) -> bool| {
+                wake(files, batch, profile.one_request, which)
+            };
+            wake(&mut files, batch, &|f| f.scope == Scope::Global && wakes(f));
             let Nested::Walk { pick, upto_root, deepest_first } = profile.nested else {
-                wake(&mut files, batch, |f| f.scope == Scope::Project && wakes(f));
+                wake(&mut files, batch, &|f| f.scope == Scope::Project && wakes(f));
                 continue;
             };
             let Some(start) = touch_start(&t) else {
-                wake(&mut files, batch, |f| f.scope == Scope::Project && wakes(f));
+                wake(&mut files, batch, &|f| f.scope == Scope::Project && wakes(f));
                 continue;
             };
             let stop = if upto_root { &root } else { &cwd };
@@ -166,8 +174,12 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
                 f.status = Status::Loaded;
             }
             hide_fallbacks(profile, &mut files, first_new);
-            wake(&mut files, batch, |f| f.scope == Scope::Project && wakes(f));
+            wake(&mut files, batch, &|f| f.scope == Scope::Project && wakes(f));
         }
+    }
+
+    if let Some(after) = profile.after_touches {
+        after(profile, &root, &mut files);
     }
 
     let budget_words = match profile.budget {
@@ -187,10 +199,10 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
     // A file that loses to another is never read, but its size is what a reader of the view
     // wants to see (not "0 of 0 bytes").
     for f in files.iter_mut().filter(|f| f.status == Status::Shadowed && f.bytes == 0) {
-        f.bytes = fs::metadata(&f.path).map_or(0, |m| m.len());
+        f.bytes = super::repo::stat(&f.path).map_or(0, |m| m.len);
     }
     let global_in_budget = matches!(profile.budget, Budget::Block { .. });
-    let rule_problems = super::rules::problems(profile, &files, &base);
+    let (rule_problems, rule_reach) = super::rules::problems(profile, &files, &base);
     AgentView {
         profile: profile.name,
         mirrors: profile.mirrors,
@@ -204,13 +216,21 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
             _ => "the project root",
         },
         rule_problems,
+        rule_reach,
+        repository: None,
         cwd: cwd.clone(),
     }
 }
 
 /// Loads the waiting files `wakes` picks, in order, as files touch `batch` reached: they move to
-/// the end, after what earlier touches loaded.
-fn wake(files: &mut Vec<AgentFile>, batch: u32, wakes: impl Fn(&AgentFile) -> bool) {
+/// the end, after what earlier touches loaded, unless they keep their place (`in_place`).
+fn wake(files: &mut Vec<AgentFile>, batch: u32, in_place: bool, wakes: &dyn Fn(&AgentFile) -> bool) {
+    if in_place {
+        for f in files.iter_mut().filter(|f| wakes(f)) {
+            (f.status, f.batch) = (Status::Loaded, batch);
+        }
+        return;
+    }
     let (mut woken, rest): (Vec<_>, Vec<_>) = std::mem::take(files).into_iter().partition(|f| wakes(f));
     *files = rest;
     for f in &mut woken {

@@ -38,8 +38,9 @@
 //! - `claude.rs`: Claude Code's profile (its layers), fallback files, its reminders.
 //! - `gemini.rs`: Gemini CLI's profile and its context sections.
 //! - `opencode.rs`: opencode's profile and its instruction entries.
-//! - `copilot.rs`: GitHub Copilot in VS Code: VS Code's instructions files, `applyTo`, its
-//!   settings (`.vscode/settings.json`), its attachments and `<instructions>` list.
+//! - `copilot.rs`: GitHub Copilot in VS Code: its settings (`.vscode/settings.json`), what one
+//!   request attaches and in what order, its `<instructions>` list; `copilot_files.rs`: where VS
+//!   Code finds those files and what it reads in them (patterns, links).
 //! - `cursor.rs`: Cursor's `.mdc` rules, `AGENTS.md` and `.cursorrules`, from its documentation.
 //! - `dshnext.rs`: dsh-next's profile and its block (load-all, trimmed duplicates, budget fit).
 //!
@@ -50,6 +51,7 @@ mod codex;
 mod codex_config;
 mod comments;
 mod copilot;
+mod copilot_files;
 mod cursor;
 mod deps;
 mod dshnext;
@@ -61,6 +63,7 @@ mod load;
 mod opencode;
 mod profile;
 pub mod read;
+mod repo;
 mod rules;
 mod view;
 mod walk;
@@ -70,7 +73,7 @@ pub use copilot::SETTINGS as COPILOT_SETTINGS;
 pub use deps::dirs_read;
 pub use env::{AgentEnv, CONFIG_FOLDERS, FILE_NAMES, Overrides, is_agent_path};
 pub use explain::{
-    cut_line, display_name, explain, globs_words, loaded_elsewhere, not_read, size_words, view_findings,
+    attach_words, cut_line, display_name, explain, globs_words, loaded_elsewhere, not_read, size_words, view_findings,
 };
 pub use load::load;
 pub use profile::{
@@ -78,6 +81,7 @@ pub use profile::{
     Probe, Root, RuleFiles,
 };
 pub use read::{READ_CAP, js_trim, read_capped};
+pub use repo::{RepoCache, RepoIndex, RepoListing, with_cache as with_repo_cache};
 pub use view::{AgentFile, AgentView, Role, Scope, Status};
 pub use walk::{file_key, front_matter};
 

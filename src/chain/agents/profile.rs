@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::view::{AgentFile, Entry, Role, Scope};
+use super::view::{AgentFile, Entry, Role, RuleProblem, Scope};
 
 /// How a candidate file counts as present.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,7 +44,7 @@ pub enum Pick {
 pub type PickFn = fn(profile: &AgentProfile, dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile>;
 
 /// How a rule's globs meet a touched file.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum GlobStyle {
     /// As gitignore lines, relative to the directory holding the rule's `.claude` or `.cursor`
     /// (Claude Code; Cursor, whose matching is undocumented).
@@ -179,6 +179,10 @@ pub enum Join {
     Own(JoinFn),
 }
 
+/// What an agent adds once the touches are in, before anything is read (Copilot's referenced
+/// files): `root` is the first directory of the walk.
+pub type AfterTouchesFn = fn(profile: &AgentProfile, root: &std::path::Path, files: &mut Vec<AgentFile>);
+
 /// An agent's own join: the parts of its context, from the files read, in order.
 pub type JoinFn = fn(profile: &AgentProfile, entries: &[Entry]) -> Vec<String>;
 
@@ -262,7 +266,30 @@ pub struct AgentProfile {
     pub fallbacks: Option<Fallbacks>,
     /// The agent's glob-attached rule files, checked for what keeps them from attaching.
     pub rule_files: Option<RuleFiles>,
+    /// The touches are the attached files of one request over the whole project (VS Code's): a
+    /// touch anywhere below the root counts, not only below the working directory, and a rule it
+    /// wakes keeps its place in the list instead of moving after what loaded before.
+    pub one_request: bool,
+    /// See [`AfterTouchesFn`].
+    pub after_touches: Option<AfterTouchesFn>,
+    /// What else is wrong with the agent's rules, as only it knows (Copilot: files VS Code never
+    /// finds, a text attached twice), besides what `rules.rs` checks for every agent with
+    /// [`RuleFiles`]; `base` is the project's directory.
+    pub problems: Option<ProblemsFn>,
+    /// The directories a view of an agent with its own pick read (see `deps.rs`), `None` when no
+    /// set of directories is enough to remember it.
+    pub deps: Option<DepsFn>,
 }
+
+/// See [`AgentProfile::problems`].
+pub type ProblemsFn = fn(profile: &AgentProfile, files: &[AgentFile], base: &std::path::Path) -> Vec<RuleProblem>;
+
+/// See [`AgentProfile::deps`].
+pub type DepsFn = fn(
+    profile: &AgentProfile,
+    view: &super::view::AgentView,
+    touched: &[std::path::PathBuf],
+) -> Option<std::collections::BTreeSet<std::path::PathBuf>>;
 
 impl AgentProfile {
     /// The rules most profiles share, for the struct-update syntax: nothing global, no layers,
@@ -293,6 +320,10 @@ impl AgentProfile {
             editor_settings: Default::default(),
             fallbacks: None,
             rule_files: None,
+            one_request: false,
+            after_touches: None,
+            problems: None,
+            deps: None,
         }
     }
 }

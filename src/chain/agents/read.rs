@@ -54,9 +54,19 @@ pub fn with_budget<T>(cap: u64, f: impl FnOnce() -> T) -> T {
 /// deep made 2.5 million of them in one `check`). Outside a view, `fs::canonicalize` itself.
 pub fn real_path(path: &Path) -> io::Result<PathBuf> {
     if REAL.with(|r| r.borrow().is_none()) {
-        return fs::canonicalize(path);
+        // Outside a view, but maybe inside a run whose views share what they work out.
+        if let Some(real) = super::repo::real_before(path) {
+            return Ok(real);
+        }
+        let real = fs::canonicalize(path)?;
+        super::repo::keep_real(path, &real);
+        return Ok(real);
     }
     if let Some(real) = REAL.with(|r| r.borrow().as_ref().and_then(|m| m.get(path).cloned())) {
+        return Ok(real);
+    }
+    // Worked out by another view of the same run.
+    if let Some(real) = super::repo::real_before(path) {
         return Ok(real);
     }
     let simple = path.is_absolute()
@@ -75,6 +85,7 @@ pub fn real_path(path: &Path) -> io::Result<PathBuf> {
             m.insert(path.to_path_buf(), real.clone());
         }
     });
+    super::repo::keep_real(path, &real);
     Ok(real)
 }
 
@@ -92,6 +103,21 @@ pub fn is_special(real: &Path) -> bool {
 /// Reads at most `limit` bytes and the file's full size. Never blocks: a FIFO, a device or a
 /// special file is an error, as is a directory. Charges what it reads to the view's budget.
 pub fn read_capped(path: &Path, limit: u64) -> io::Result<(Vec<u8>, u64)> {
+    // Read before in this scope (another view of the same run): the same bytes, charged again.
+    if let Some(before) = super::repo::read_before(path, limit) {
+        let want = before.size.min(limit);
+        let remaining = REMAINING.with(Cell::get);
+        if let Some(left) = remaining
+            && want > left
+        {
+            return Err(io::Error::other(CAPPED));
+        }
+        let data = before.data[..usize::try_from(want).unwrap_or(usize::MAX).min(before.data.len())].to_vec();
+        if let Some(left) = remaining {
+            REMAINING.with(|r| r.set(Some(left.saturating_sub(data.len() as u64))));
+        }
+        return Ok((data, before.size));
+    }
     let meta = fs::metadata(path)?;
     if meta.is_dir() {
         return Err(io::Error::from(io::ErrorKind::IsADirectory));
@@ -114,6 +140,7 @@ pub fn read_capped(path: &Path, limit: u64) -> io::Result<(Vec<u8>, u64)> {
     if let Some(left) = remaining {
         REMAINING.with(|r| r.set(Some(left.saturating_sub(data.len() as u64))));
     }
+    super::repo::keep_read(path, super::repo::Read { data: data.clone(), size, limit });
     Ok((data, size))
 }
 
@@ -121,11 +148,11 @@ pub fn read_capped(path: &Path, limit: u64) -> io::Result<(Vec<u8>, u64)> {
 /// `unreadable`) when it is larger than `cap` or cannot be read.
 pub(super) fn read_into(file: &mut AgentFile, cap: u64) -> Option<String> {
     // A file known to be too large is not read at all.
-    if let Ok(meta) = fs::metadata(&file.path)
-        && meta.is_file()
-        && meta.len() > cap
+    if let Some(meta) = super::repo::stat(&file.path)
+        && meta.is_file
+        && meta.len > cap
     {
-        file.bytes = meta.len();
+        file.bytes = meta.len;
         file.status = Status::Oversized;
         return None;
     }

@@ -185,8 +185,51 @@ pub struct AgentView {
     #[serde(skip)]
     pub import_boundary: &'static str,
     /// Problems with rules the agent reads as written but never attaches as meant (a glob that
-    /// matches no file, front matter that does not parse, a rule nothing attaches), as
-    /// `(file, message)`; findings of their own (`agentRule`).
+    /// matches no file, front matter that does not parse, a rule nothing attaches, a file the
+    /// agent never finds, a text attached twice); findings of their own.
     #[serde(skip)]
-    pub rule_problems: Vec<(PathBuf, String)>,
+    pub rule_problems: Vec<RuleProblem>,
+    /// For each rule waiting for a touch: how many files of the repository its patterns match,
+    /// and the first of them (for hovers: "for which files").
+    #[serde(skip)]
+    pub rule_reach: Vec<RuleReach>,
+    /// The repository whose listing the view searched (its rules' patterns, Copilot's nested
+    /// `AGENTS.md`), by its base: the view holds while no file is made or removed in it.
+    #[serde(skip)]
+    pub repository: Option<PathBuf>,
+}
+
+/// How many files of the repository a waiting rule's patterns match.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleReach {
+    pub path: PathBuf,
+    pub matching: usize,
+    pub example: Option<PathBuf>,
+}
+
+/// One problem of an agent's rules, for one file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleProblem {
+    pub path: PathBuf,
+    pub kind: RuleProblemKind,
+    pub message: String,
+    /// The other file a problem is about (the file a text repeats).
+    pub other: Option<PathBuf>,
+}
+
+/// How much a [`RuleProblem`] matters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuleProblemKind {
+    /// The rule (or file) never reaches the agent as meant (`agentRule`, a warning).
+    Never,
+    /// The rule attaches, but one of its patterns matches no file (`deadPattern`, information).
+    DeadPattern,
+    /// The agent gets the same text twice (`attachedTwice`, a warning).
+    AttachedTwice,
+}
+
+impl RuleProblem {
+    pub fn new(path: PathBuf, kind: RuleProblemKind, message: String) -> Self {
+        Self { path, kind, message, other: None }
+    }
 }

@@ -8,25 +8,26 @@ use std::path::{Path, PathBuf};
 
 use super::profile::{AgentProfile, FrontMatter, GlobStyle, LayerKind, Pick, Probe, Root};
 use super::read::read_capped;
+use super::repo::{lstat_file_or_link as stat_l, stat};
 use super::view::{AgentFile, Scope, Status};
 
 pub(super) fn present(probe: Probe, path: &Path) -> bool {
     match probe {
-        Probe::Lstat => fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file() || m.file_type().is_symlink()),
-        Probe::Exists => fs::metadata(path).is_ok(),
-        Probe::StatFile => fs::metadata(path).is_ok_and(|m| m.is_file()),
-        Probe::Readable => match fs::metadata(path) {
-            Ok(m) if m.is_dir() => fs::read_dir(path).is_ok(),
-            Ok(m) if m.is_file() => crate::chain::source::open_regular(path).is_ok(),
+        Probe::Lstat => stat_l(path).unwrap_or(false),
+        Probe::Exists => stat(path).is_some(),
+        Probe::StatFile => stat(path).is_some_and(|m| m.is_file),
+        Probe::Readable => match stat(path) {
+            Some(m) if m.is_dir => fs::read_dir(path).is_ok(),
+            Some(m) if m.is_file => crate::chain::source::open_regular(path).is_ok(),
             // A FIFO or a device passes `access(R_OK)`; it is never opened here, and fails to read.
-            Ok(_) => true,
-            Err(_) => false,
+            Some(_) => true,
+            None => false,
         },
     }
 }
 
 pub(super) fn has_git(dir: &Path) -> bool {
-    fs::metadata(dir.join(".git")).is_ok()
+    stat(&dir.join(".git")).is_some()
 }
 
 /// The directories of the walk, root first.
@@ -40,7 +41,7 @@ pub(super) fn walk_dirs(root: &Root, cwd: &Path) -> Vec<PathBuf> {
             stop.map_or_else(|| vec![cwd.to_path_buf()], upto)
         }
         Root::Markers(markers) => {
-            let stop = ancestors.iter().position(|d| markers.iter().any(|m| fs::metadata(d.join(m)).is_ok()));
+            let stop = ancestors.iter().position(|d| markers.iter().any(|m| stat(&d.join(m)).is_some()));
             stop.map_or_else(|| vec![cwd.to_path_buf()], upto)
         }
         Root::GitOrFsRoot => upto(ancestors.iter().position(|d| has_git(d)).unwrap_or(last)),
@@ -83,7 +84,7 @@ pub(super) fn pick_files(profile: &AgentProfile, pick: Pick, dirs: &[PathBuf], s
                     }
                     match (&winner, pick) {
                         (Some(w), Pick::First(_)) => {
-                            let bytes = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+                            let bytes = stat(&path).map_or(0, |m| m.len);
                             out.push(AgentFile::new(path, scope, Status::Shadowed).by(w).size(bytes, 0));
                         }
                         _ => {
@@ -102,7 +103,7 @@ pub(super) fn pick_files(profile: &AgentProfile, pick: Pick, dirs: &[PathBuf], s
                 match won.last() {
                     Some(last) => {
                         for path in found {
-                            let bytes = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+                            let bytes = stat(&path).map_or(0, |m| m.len);
                             // What it loses to, in words: the winner beside it if there is one
                             // (a `CLAUDE.md` next to an `AGENTS.md`), else the nearest winner.
                             let w = won.iter().find(|w| w.parent() == path.parent()).unwrap_or(last);
@@ -135,7 +136,7 @@ pub(super) fn rule_files(dir: &Path, scope: Scope) -> Vec<AgentFile> {
     let (always, waiting): (Vec<_>, Vec<_>) = rules_files(dir).into_iter().partition(|(_, g)| g.is_none());
     let mut out: Vec<AgentFile> = always.into_iter().map(|(p, _)| AgentFile::new(p, scope, Status::Loaded)).collect();
     for (p, globs) in waiting {
-        let bytes = fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+        let bytes = stat(&p).map_or(0, |m| m.len);
         let mut f = AgentFile::new(p, scope, Status::Waiting).size(bytes, 0);
         f.globs = globs.unwrap_or_default();
         out.push(f);
@@ -196,7 +197,7 @@ fn rule_globs(path: &Path) -> Option<Vec<String>> {
 
 /// A glob as Claude Code matches it: without a trailing `/**` (`src/**` is `src`, which the
 /// gitignore-style match takes with all below it).
-fn as_matched(glob: &str) -> &str {
+pub(super) fn as_matched(glob: &str) -> &str {
     glob.strip_suffix("/**").unwrap_or(glob)
 }
 
@@ -506,8 +507,7 @@ pub(super) fn yaml_scalar(meta: &str, key: &str) -> Option<String> {
 pub fn file_key(path: &Path) -> Option<(u64, u64)> {
     #[cfg(unix)]
     {
-        use std::os::unix::fs::MetadataExt;
-        fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+        stat(path).map(|m| m.key)
     }
     #[cfg(not(unix))]
     {
@@ -550,11 +550,29 @@ pub(super) fn outside(path: &Path, base: &Path) -> Option<PathBuf> {
     (!real.starts_with(&base)).then_some(real)
 }
 
+/// The entries of the repository below `base`, as the agents' file searches see it:
+/// `.gitignore` honoured, hidden files kept, `.git` and `node_modules` skipped; unbounded (the
+/// caller takes what it can afford).
+pub(super) fn project_entries(base: &Path) -> impl Iterator<Item = ignore::DirEntry> {
+    ignore::WalkBuilder::new(base)
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(|e| e.file_name() != ".git" && e.file_name() != "node_modules")
+        .build()
+        .flatten()
+}
+
+/// Whether a walk's entry is a file, or a link to one (an attached path may be a link).
+pub(super) fn is_file_entry(e: &ignore::DirEntry) -> bool {
+    e.file_type().is_some_and(|t| t.is_file() || (t.is_symlink() && e.path().is_file()))
+}
+
 /// Where the walk of a touch starts: the touched directory, or the touched file's directory,
 /// or the nearest of their ancestors that exists, so a made-up path costs nothing.
 pub(super) fn touch_start(t: &Path) -> Option<PathBuf> {
-    let start = if t.is_dir() { t } else { t.parent()? };
-    start.ancestors().find(|d| d.is_dir()).map(Path::to_path_buf)
+    let is_dir = |d: &Path| stat(d).is_some_and(|m| m.is_dir);
+    let start = if is_dir(t) { t } else { t.parent()? };
+    start.ancestors().find(|d| is_dir(d)).map(Path::to_path_buf)
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@ local state = {
   opts = nil,
   clients = {}, -- root -> client id
   status = {}, -- root -> { text = '12.3/64 KiB', cut = bool }
+  generation = {}, -- root -> the number of the newest status request
   augroup = nil,
 }
 
@@ -152,7 +153,14 @@ function M.refresh(root)
     return
   end
   local uri = vim.uri_from_fname(root)
+  -- Answers may come back out of order: only the newest request's answer is shown, so a slow
+  -- answer to an older request never puts back a status the session has moved past.
+  local generation = (state.generation[root] or 0) + 1
+  state.generation[root] = generation
   local function show(status)
+    if state.generation[root] ~= generation then
+      return
+    end
     state.status[root] = status
     vim.schedule(function()
       vim.cmd('redrawstatus!')

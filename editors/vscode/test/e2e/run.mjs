@@ -1,47 +1,26 @@
 // End to end in a real VS Code: code-server (installed offline by scripts/install-code-server.sh) with the
 // packaged .vsix installed, a two-folder workspace, driven by playwright-core in Debian's
 // headless Chromium. Screenshots go to .artifacts/vscode/ (ignored by git).
-import { execFileSync, spawn } from "child_process";
+import { execFileSync } from "child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "fs";
-import { createServer } from "net";
 import { tmpdir } from "os";
-import { dirname, join } from "path";
-import { fileURLToPath } from "url";
-import { chromium } from "playwright-core";
+import { join } from "path";
+import {
+  TIMEOUT,
+  installCodeServer,
+  launchChromium,
+  root,
+  startCodeServer as start,
+  stopCodeServer,
+  userSettings,
+  waitFor,
+} from "./code-server.mjs";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "../../../..");
 const artifacts = join(root, ".artifacts/vscode");
 const vsix = join(root, "vsix/instructions-lsp-linux-x64.vsix");
-const TIMEOUT = 60_000;
 
 function log(msg) {
   console.log(`[e2e] ${msg}`);
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-    srv.on("error", reject);
-  });
-}
-
-async function waitFor(what, fn, timeout = TIMEOUT) {
-  const deadline = Date.now() + timeout;
-  let last;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ""}`);
 }
 
 let shot = async () => {};
@@ -60,12 +39,7 @@ async function check(name, fn) {
 }
 
 // 1. The real VS Code, installed offline.
-const csDir = join(root, ".cache/code-server");
-const codeServer = execFileSync("bash", [join(root, "scripts/install-code-server.sh"), csDir], { stdio: ["ignore", "pipe", "inherit"] })
-  .toString()
-  .trim()
-  .split("\n")
-  .pop();
+const codeServer = installCodeServer();
 if (!existsSync(vsix)) execFileSync("npm", ["run", "vsix"], { cwd: root, stdio: "inherit" });
 
 // 2. A fresh profile, the extension installed from the .vsix, and the fixture workspace.
@@ -73,23 +47,15 @@ const tmp = mkdtempSync(join(tmpdir(), "instructions-e2e-"));
 const [userDir, extDir, home, ws] = ["user", "ext", "home", "ws"].map((d) => join(tmp, d));
 for (const d of [userDir, extDir, home, ws]) mkdirSync(d, { recursive: true });
 cpSync(join(root, "editors/vscode/test/fixture"), ws, { recursive: true });
-for (const f of ["alpha", "beta"]) mkdirSync(join(ws, f, ".git"));
+// alpha is a git repository with its files committed (the sidebar marks what differs from
+// HEAD); beta only looks like one to the server's root markers.
+mkdirSync(join(ws, "beta", ".git"));
+const git = (...args) => execFileSync("git", ["-c", "user.name=e2e", "-c", "user.email=e2e@example.com", ...args], { cwd: join(ws, "alpha"), stdio: "pipe" });
+git("init", "-q");
+git("add", "-A");
+git("commit", "-qm", "the fixture");
 const workspaceFile = join(ws, "fixture.code-workspace");
 writeFileSync(workspaceFile, JSON.stringify({ folders: [{ path: "alpha" }, { path: "beta" }] }, null, 2));
-/** A fresh user profile in `dir` with the settings of a quiet, offline VS Code, plus `extra`. */
-function userSettings(dir, extra) {
-  mkdirSync(join(dir, "User"), { recursive: true });
-  const quiet = {
-    "workbench.startupEditor": "none",
-    "workbench.tips.enabled": false,
-    "extensions.autoUpdate": false,
-    "extensions.autoCheckUpdates": false,
-    "telemetry.telemetryLevel": "off",
-    "window.restoreWindows": "none",
-    "instructions.stateDir": null,
-  };
-  writeFileSync(join(dir, "User/settings.json"), JSON.stringify({ ...quiet, ...extra }));
-}
 userSettings(userDir, { "security.workspace.trust.enabled": false, "editor.hover.delay": 50 });
 const env = { ...process.env, HOME: home, INSTRUCTIONS_LSP_PATH: "" };
 delete env.INSTRUCTIONS_LSP_PATH;
@@ -99,35 +65,7 @@ if (installed.length !== 1) throw new Error(`the extension did not install: ${re
 log(`installed ${installed[0]}`);
 
 // 3. code-server on loopback (one launch per scenario), and Chromium.
-async function startCodeServer(name, user, extraArgs) {
-  const port = await freePort();
-  const cfg = join(tmp, `${name}.yaml`);
-  writeFileSync(cfg, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
-  const server = spawn(
-    codeServer,
-    ["--config", cfg, "--user-data-dir", user, "--extensions-dir", extDir, "--disable-telemetry", "--disable-update-check",
-      "--disable-getting-started-override", ...extraArgs],
-    // Its own process group, so that the extension host and our server stop with it.
-    { env, stdio: ["ignore", "pipe", "pipe"], detached: true },
-  );
-  const cs = { server, port, log: "" };
-  server.stdout.on("data", (d) => (cs.log += d));
-  server.stderr.on("data", (d) => (cs.log += d));
-  await waitFor("code-server to listen", async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok);
-  return cs;
-}
-
-// Waits for code-server to exit: its extension host and our server still write logs and state
-// into tmp while they shut down.
-async function stopCodeServer({ server }) {
-  const exited = new Promise((resolve) => server.once("exit", resolve));
-  try {
-    process.kill(-server.pid, "SIGTERM");
-  } catch {
-    server.kill();
-  }
-  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10000))]);
-}
+const startCodeServer = (name, user, args) => start({ codeServer, tmp, name, user, ext: extDir, env, args });
 
 /** Opens the Active Guidance view; returns a reader of its rows as "label description". */
 async function openGuidance(page) {
@@ -151,10 +89,21 @@ async function openGuidance(page) {
   return { view, rows };
 }
 
-const browser = await chromium.launch({
-  executablePath: "/usr/bin/chromium",
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-});
+/** Runs "Agent Instructions: COMMAND" from the palette; returns the text of the document it opens in TAB once `has` it. */
+async function commandDocument(page, command, tab, what, has) {
+  await page.keyboard.press("F1");
+  await page.keyboard.type(`Agent Instructions: ${command}`);
+  await page.keyboard.press("Enter");
+  await page.locator(`.tab.active:has-text("${tab}")`).waitFor({ timeout: TIMEOUT });
+  const lines = page.locator(".part.editor .monaco-editor .view-lines");
+  // Monaco renders the visible lines only, and spaces as no-break spaces.
+  return waitFor(what, async () => {
+    const t = (await lines.first().innerText()).replace(/\u00a0/g, " ");
+    return has(t) ? t : null;
+  });
+}
+
+const browser = await launchChromium();
 mkdirSync(artifacts, { recursive: true });
 
 const trusted = await startCodeServer("trusted", userDir, ["--disable-workspace-trust", workspaceFile]);
@@ -263,6 +212,33 @@ try {
     await shot("after-write");
   });
 
+  await check("an agent whose view changed since HEAD is marked, and Show Changes Since HEAD opens the CLI's summary", async () => {
+    // alpha/AGENTS.md differs from HEAD now: Codex and opencode read it, Claude Code reads CLAUDE.md.
+    const mark = "changed since HEAD";
+    const texts = await waitFor("the marks", async () => {
+      const r = await rows();
+      return r.some((t) => /^Codex 1 file · .* · changed since HEAD$/.test(t)) ? r : null;
+    });
+    log(`marked tree: ${JSON.stringify(texts)}`);
+    const beta = texts.findIndex((t) => t.startsWith("beta"));
+    const alphaRows = texts.slice(0, beta);
+    const row = (s) => alphaRows.find((t) => t.startsWith(s)) ?? "";
+    if (!row("alpha for Codex, Claude Code, opencode").endsWith(mark)) throw new Error(`alpha's row: ${JSON.stringify(alphaRows)}`);
+    if (!row("opencode 1 file").endsWith(mark)) throw new Error(`opencode: ${JSON.stringify(alphaRows)}`);
+    if (row("Claude Code 1 file").includes(mark)) throw new Error(`Claude Code does not read AGENTS.md: ${JSON.stringify(alphaRows)}`);
+    // beta is in no git repository: nothing to compare with, no marks.
+    if (texts.slice(beta).some((t) => t.includes(mark))) throw new Error(`beta: ${JSON.stringify(texts.slice(beta))}`);
+    await shot("changed-since-head");
+    const text = await commandDocument(page, "Show Changes Since HEAD", "Changes Since HEAD (alpha)", "the summary", (t) =>
+      t.includes("what this change does to each agent"),
+    );
+    log(`summary: ${text.replace(/\s+/g, " ").slice(0, 240)}`);
+    // The CLI's Markdown (`diff HEAD --format markdown`): each changed agent's line, and only theirs.
+    const said = (agent) => text.includes(`**${agent}**`) && text.split("\n").some((l) => l.startsWith(`- **${agent}**`) && l.includes("`AGENTS.md` shrinks"));
+    if (!said("Codex") || !said("opencode") || text.includes("**Claude Code**")) throw new Error(`the summary: ${text}`);
+    await shot("changes-since-head");
+  });
+
   await check("the agent tool is registered, returns a file's nested block, and the sidebar shows the touch", async () => {
     // Nothing below alpha's root was touched yet.
     const reachedNone = async () => {
@@ -278,9 +254,13 @@ try {
     await page.keyboard.press("F1");
     await page.keyboard.type("Agent Instructions: Ask the Agent Tool");
     await page.keyboard.press("Enter");
-    const input = page.locator(".quick-input-widget input");
-    await input.waitFor({ timeout: TIMEOUT });
+    // The command's own input box, not the palette's that it replaces: typing before it opens
+    // lands in the palette, and the box then opens with its default value.
+    const box = page.locator('.quick-input-widget:has-text("A path, absolute or relative to the workspace folder")');
+    await box.waitFor({ timeout: TIMEOUT });
+    const input = box.locator("input");
     await input.fill("alpha/src/main.rs");
+    await waitFor("the typed path in the input box", async () => (await input.inputValue()) === "alpha/src/main.rs");
     await page.keyboard.press("Enter");
     await page.locator('.tab.active:has-text("Agent Tool Result")').waitFor({ timeout: TIMEOUT });
     const lines = page.locator(".part.editor .monaco-editor .view-lines");
@@ -303,6 +283,20 @@ try {
       return at >= 0 && r[at + 1]?.startsWith("src/AGENTS.md loaded") ? r : null;
     });
     await shot("tool");
+  });
+
+  await check("Show Changes Since HEAD in a folder outside git says so", async () => {
+    // beta's AGENTS.md active: the command is about beta, which no git repository holds.
+    const index = (await rows()).findIndex((t) => t.startsWith("AGENTS.md truncated"));
+    await view.locator(".monaco-list-row").nth(index).click();
+    await page.locator('.tab.active:has-text("AGENTS.md")').waitFor({ timeout: TIMEOUT });
+    await page.keyboard.press("F1");
+    await page.keyboard.type("Agent Instructions: Show Changes Since HEAD");
+    await page.keyboard.press("Enter");
+    const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "beta is not in a git repository" });
+    await toast.first().waitFor({ timeout: TIMEOUT });
+    if ((await page.locator('.tab:has-text("Changes Since HEAD (beta)")').count()) > 0) throw new Error("a summary opened for beta");
+    await shot("not-a-repository");
   });
 } finally {
   await page.close();
@@ -350,15 +344,7 @@ try {
     log(`untrusted tree: ${JSON.stringify(texts)}`);
     // ...but not the file its settings point at, in the tree or in the effective context.
     if (texts.some((t) => t.includes("private-notes"))) throw new Error(`the outside file is listed: ${JSON.stringify(texts)}`);
-    await page.keyboard.press("F1");
-    await page.keyboard.type("Agent Instructions: Show Effective Context");
-    await page.keyboard.press("Enter");
-    await page.locator('.tab.active:has-text("Effective Context")').waitFor({ timeout: TIMEOUT });
-    const lines = page.locator(".part.editor .monaco-editor .view-lines");
-    const text = await waitFor("the effective context", async () => {
-      const t = await lines.first().innerText();
-      return t.includes("Hostile") ? t : null;
-    });
+    const text = await commandDocument(page, "Show Effective Context", "Effective Context", "the effective context", (t) => t.includes("Hostile"));
     if (text.includes("SECRET-MARKER")) throw new Error("the outside file's text is in the effective context");
     await page.screenshot({ path: join(artifacts, "untrusted.png") });
   });

@@ -18,6 +18,10 @@ import {
   isCut,
   contextText,
   reasonText,
+  diffMarks,
+  DiffResult,
+  hasMarks,
+  markFolder,
 } from "../../src/model";
 
 const load = (name: string): Effective => JSON.parse(readFileSync(join(__dirname, "../../test/unit/fixtures", name), "utf8"));
@@ -158,4 +162,59 @@ test("Show Effective Context gives each agent's text, then the served blocks", (
   const text = agentsContextText(all, e);
   assert.ok(text.startsWith(`<!-- Codex (mirrors Codex CLI 0.171.0): 103 bytes -->\n\n${all.profiles[0].text}\n\n<!-- Claude Code`), text);
   assert.ok(text.endsWith(contextText(e)));
+});
+
+// Recorded from `instructions-lsp diff HEAD --json` in a repository whose root AGENTS.md grew past
+// Codex's 1200-byte budget (instructions-lsp.toml), with pkg/AGENTS.md and app/CLAUDE.md below.
+const diffHead = (): DiffResult => JSON.parse(readFileSync(join(__dirname, "../../test/unit/fixtures", "diff-head.json"), "utf8"));
+
+test("the diff's groups and new findings mark the agents whose view changed", () => {
+  const m = diffMarks(diffHead());
+  assert.equal(m.base, "HEAD");
+  assert.deepEqual([...m.agents.keys()], ["codex", "claude", "opencode"]);
+  assert.deepEqual(m.agents.get("codex"), [
+    "in ., app: AGENTS.md is cut now: truncated at 1200 of 1869 bytes (1200-byte shared budget) (before: loaded, 21 bytes)",
+    "in pkg: pkg/AGENTS.md leaves: omitted (1200-byte shared budget) (before: loaded); AGENTS.md is cut now: truncated at 1200 of 1869 bytes (1200-byte shared budget) (before: loaded, 21 bytes)",
+    "new finding: AGENTS.md:41: warning[agentCut]: Codex cuts this file at line 41, after 1200 of 1869 bytes (1200-byte shared budget) (also in 2 other directories)",
+    "new finding: pkg/AGENTS.md:1: warning[agentCut]: Codex leaves this file out (1200-byte shared budget spent by AGENTS.md (1200 bytes))",
+  ]);
+  assert.deepEqual(m.agents.get("opencode"), ["in ., app, pkg: AGENTS.md: loaded, 1869 bytes (before: loaded, 21 bytes)"]);
+  assert.equal(m.folder.length, 2, "the folder's row lists the new findings");
+  assert.ok(hasMarks(m));
+});
+
+test("a folder below the repository's root is marked for its own directories only", () => {
+  const app = diffMarks(diffHead(), "app/");
+  // Claude Code starts in `.` and `pkg` only; the findings are in files outside app/.
+  assert.deepEqual([...app.agents.keys()], ["codex", "opencode"]);
+  assert.deepEqual(app.agents.get("opencode"), ["in app: AGENTS.md: loaded, 1869 bytes (before: loaded, 21 bytes)"]);
+  assert.deepEqual(app.folder, []);
+  const pkg = diffMarks(diffHead(), "pkg/");
+  assert.equal(pkg.agents.get("codex")!.length, 2, "pkg's own lines and the finding in pkg/AGENTS.md");
+  assert.ok(pkg.agents.get("codex")![1].startsWith("new finding: pkg/AGENTS.md:1:"));
+  const none = diffMarks(diffHead(), "docs/");
+  assert.ok(!hasMarks(none), "nothing changed in docs/");
+  assert.equal(diffMarks({ ...diffHead(), groups: [], newFindings: [] }).agents.size, 0);
+});
+
+test("the rows of changed agents say so, with the changes in their tooltip", () => {
+  const all = targets();
+  const e = load("effective-cut.json");
+  const marks = diffMarks({ ...diffHead(), groups: diffHead().groups.filter((g) => g.agent !== "claude") });
+  const node = agentsFolderNode("acme", e, all, undefined, marks);
+  assert.equal(node.description, "for Codex, Claude Code, opencode · changed since HEAD");
+  assert.match(node.tooltip!, /Changed since HEAD \(Agent Instructions: Show Changes Since HEAD\):\n- the view of codex, opencode changes\n- new finding: AGENTS.md:41:/);
+  const [codex, claude, opencode] = node.children!;
+  assert.match(codex.description!, / · changed since HEAD$/);
+  assert.equal(codex.icon, "changed");
+  assert.ok(codex.tooltip!.includes("\n- in pkg: pkg/AGENTS.md leaves: omitted"), codex.tooltip);
+  assert.ok(opencode.description!.endsWith("changed since HEAD"));
+  assert.ok(!claude.description!.includes("changed"), "Claude Code's view did not change");
+  assert.notEqual(claude.icon, "changed");
+  // Without marks (no git, no diff yet), the rows are as before.
+  assert.deepEqual(agentsFolderNode("acme", e, all), agentsFolderNode("acme", e, all, undefined, diffMarks(diffHead(), "docs/")));
+  // The engine's view (the `profile` setting): the Agents group's rows and the folder are marked too.
+  const agents = agentsNode(e.folder, all, marks);
+  assert.ok(agents.children![0].description!.endsWith("changed since HEAD"));
+  assert.ok(markFolder(folderNode("acme", e), marks).description!.endsWith(" · changed since HEAD"));
 });

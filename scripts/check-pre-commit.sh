@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Checks .pre-commit-hooks.yaml with pre-commit itself (pinned, with its dependencies, in a venv
+# under .cache/): the manifest validates, and the `language: system` hook, run by
+# `pre-commit try-repo` in a new repository whose AGENTS.md Codex cuts, fails the commit with the
+# finding. SERVER: the binary to put on PATH (default target/release/instructions-lsp).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pins=(
+  pre-commit==4.7.0 cfgv==3.5.0 distlib==0.4.4 filelock==4.3.1 identify==2.6.20 nodeenv==1.12.0
+  packaging==26.4 platformdirs==4.14.9 python-discovery==1.9.6 PyYAML==6.0.4 virtualenv==21.15.11
+)
+venv=.cache/pre-commit
+if [[ ! -x $venv/bin/pre-commit || ! -f $venv/.pinned || $(cat "$venv/.pinned") != "${pins[*]}" ]]; then
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "${pins[@]}"
+  echo "${pins[*]}" > "$venv/.pinned"
+fi
+pre_commit="$(pwd)/$venv/bin/pre-commit"
+server="$(cd "$(dirname "${SERVER:-target/release/instructions-lsp}")" && pwd)"
+hooks="$(pwd)"
+
+"$pre_commit" validate-manifest .pre-commit-hooks.yaml
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export HOME="$work/home" PRE_COMMIT_HOME="$work/cache" GIT_CONFIG_NOSYSTEM=1
+mkdir -p "$HOME" "$work/repo"
+cd "$work/repo"
+git init -q
+git config user.name t
+git config user.email t@example.com
+for i in $(seq 1 800); do printf -- '- keep the change small and say why, rule %d\n' "$i"; done > AGENTS.md
+mkdir pkg && printf 'package rules\n' > pkg/AGENTS.md
+git add -A
+status=0
+PATH="$server:$PATH" "$pre_commit" try-repo "$hooks" instructions-lsp-check-system --all-files > out.txt 2>&1 || status=$?
+if [[ $status -ne 1 ]] || ! grep -q 'warning\[agentCut\]: Codex cuts this file' out.txt; then
+  cat out.txt
+  echo "pre-commit: the hook should have failed with Codex's cut (exit $status)" >&2
+  exit 1
+fi
+echo "pre-commit: the manifest validates and the hook fails on a cut"

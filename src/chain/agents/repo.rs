@@ -1,0 +1,771 @@
+//! The repository's files as the agents' searches see them (`.gitignore` honoured, hidden files
+//! kept, `.git` and `node_modules` skipped, links to files counted), listed once and searched in
+//! one pass for every rule at a time: what each pattern of each rule matches, and how many files
+//! each rule reaches, are known from one visit of each file against one compiled set of all the
+//! patterns.
+//!
+//! Callers that compute many views of one repository (`check`, the server) share a
+//! [`RepoCache`] with [`with_cache`]: the repository is then listed once, and each rule searched
+//! once, however many views name it. Without one, each view lists the repository itself.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use super::profile::GlobStyle;
+use super::walk::{RuleMatcher, as_matched, is_file_entry, project_entries, vscode_pattern};
+
+/// The most entries (files and directories) the repository may hold for its files to be listed:
+/// past it what a pattern matches is not known, and no pattern is said to match nothing.
+pub(super) const REPO_ENTRIES: usize = 100_000;
+
+/// The files of one repository below its base, or `None` when it holds more than
+/// [`REPO_ENTRIES`] entries; and the searches made in them.
+pub struct RepoIndex {
+    /// The base, a real path, with `/` separators as the VS Code style matches whole paths.
+    base: PathBuf,
+    base_text: String,
+    /// The files, relative to `base`, `/`-separated, in walk order (a directory's entries after
+    /// it); `None` when the repository is too large to list.
+    files: Option<Vec<Box<str>>>,
+    searches: Mutex<HashMap<SearchKey, Arc<Search>>>,
+    /// The directories holding the files (see [`RepoIndex::dirs`]), worked out when asked.
+    dirs: std::sync::OnceLock<Vec<PathBuf>>,
+}
+
+/// A listing of the repository made from a walk of it made for another purpose (`check`'s), which
+/// sees more than the agents' searches: `node_modules` is left out here.
+pub struct RepoListing {
+    base: PathBuf,
+    files: Option<Vec<Box<str>>>,
+    dirs: Vec<Box<str>>,
+    entries: usize,
+}
+
+impl RepoListing {
+    /// A listing of the walk of `root`, when `root` is a whole repository (the nearest directory
+    /// holding `.git`, as a real path): a walk of less cannot stand for the repository.
+    pub fn of(root: &Path) -> Option<Self> {
+        let base = super::read::real_path(root).ok()?;
+        let whole = super::walk::project_base(&base) == base && super::walk::has_git(&base);
+        whole.then(|| Self { base, files: Some(Vec::new()), dirs: Vec::new(), entries: 0 })
+    }
+
+    /// Adds an entry of the walk (of the path it was made for).
+    pub fn add(&mut self, e: &ignore::DirEntry) {
+        let Some(files) = self.files.as_mut() else { return };
+        // The walk's root is the entry's ancestor `depth` levels up: the rest is the relative path.
+        let root = e.path().ancestors().nth(e.depth()).unwrap_or(e.path());
+        let rel = e.path().strip_prefix(root).unwrap_or(e.path());
+        if rel.components().any(|c| c.as_os_str() == ".git" || c.as_os_str() == "node_modules") {
+            return;
+        }
+        self.entries += 1;
+        if self.entries > REPO_ENTRIES {
+            self.files = None;
+            return;
+        }
+        if rel.as_os_str().is_empty() {
+            return;
+        }
+        if is_file_entry(e) {
+            files.push(crate::paths::slash_join(rel).into_boxed_str());
+        } else if e.file_type().is_some_and(|t| t.is_dir()) {
+            self.dirs.push(crate::paths::slash_join(rel).into_boxed_str());
+        }
+    }
+
+    /// The index of what was added.
+    pub fn finish(self) -> RepoIndex {
+        let dirs: Option<Vec<PathBuf>> =
+            self.files.is_some().then(|| self.dirs.iter().map(|d| self.base.join(&**d)).collect());
+        let index = RepoIndex::of(self.base, self.files);
+        if let Some(mut dirs) = dirs {
+            dirs.push(index.base.clone());
+            dirs.sort_unstable();
+            let _ = index.dirs.set(dirs);
+        }
+        index
+    }
+}
+
+/// A rule's search: its glob style, the directory its gitignore-style globs start from, its
+/// patterns.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub(super) struct SearchKey {
+    pub style: GlobStyle,
+    pub rule_dir: PathBuf,
+    pub globs: Vec<String>,
+}
+
+/// What one rule's patterns match in the repository.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Search {
+    /// Per pattern, whether it alone matches some file.
+    pub alive: Vec<bool>,
+    /// How many files the rule's patterns together match, and the first of them.
+    pub matching: usize,
+    pub example: Option<PathBuf>,
+}
+
+impl RepoIndex {
+    /// Lists the repository below `base` (one walk).
+    pub fn list(base: &Path) -> Self {
+        let base = super::read::real_path(base).unwrap_or_else(|_| base.to_path_buf());
+        let mut listing = RepoListing { base: base.clone(), files: Some(Vec::new()), dirs: Vec::new(), entries: 0 };
+        for e in project_entries(&base) {
+            listing.add(&e);
+            if listing.files.is_none() {
+                break;
+            }
+        }
+        listing.finish()
+    }
+
+    /// An index of `files` (relative, `/`-separated) below the real path `base`, kept in byte
+    /// order (a rule's example is the first file it matches in that order).
+    pub(super) fn of(base: PathBuf, mut files: Option<Vec<Box<str>>>) -> Self {
+        if let Some(files) = files.as_mut() {
+            files.sort_unstable();
+        }
+        let base_text = crate::paths::slash_join(&base);
+        Self { base, base_text, files, searches: Mutex::new(HashMap::new()), dirs: std::sync::OnceLock::new() }
+    }
+
+    /// Whether the repository was small enough to list.
+    pub(super) fn is_listed(&self) -> bool {
+        self.files.is_some()
+    }
+
+    /// The base, a real path.
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
+    /// The directories a file made or removed in changes the listing: the base and every
+    /// directory of the repository (when listed from a walk; else those holding a listed file);
+    /// only the base when the repository is too large to list.
+    pub fn dirs(&self) -> &[PathBuf] {
+        self.dirs.get_or_init(|| {
+            let mut out: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+            for f in self.files.iter().flatten() {
+                let mut at = f.len();
+                while let Some(slash) = f[..at].rfind('/') {
+                    if !out.insert(&f[..slash]) {
+                        break;
+                    }
+                    at = slash;
+                }
+            }
+            let mut dirs = vec![self.base.clone()];
+            if self.files.is_some() {
+                dirs.extend(out.into_iter().map(|d| self.base.join(d)));
+            }
+            dirs.sort_unstable();
+            dirs
+        })
+    }
+
+    /// Whether `path`, made, removed or renamed, makes the listing wrong: a file listed that is
+    /// gone, or an entry that is not listed, inside the repository (a directory made counts: the
+    /// files it will hold are not listed).
+    pub fn is_outdated_by(&self, path: &Path) -> bool {
+        let Some(files) = self.files.as_ref() else { return false };
+        let Ok(rel) = path.strip_prefix(&self.base) else { return false };
+        if rel.components().any(|c| c.as_os_str() == ".git" || c.as_os_str() == "node_modules") {
+            return false;
+        }
+        let rel = crate::paths::slash_join(rel);
+        let listed = files.binary_search_by(|f| (**f).cmp(rel.as_str())).is_ok();
+        let listed_dir = self.dirs().binary_search(&path.to_path_buf()).is_ok();
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => !listed_dir,
+            Ok(_) => !listed,
+            Err(_) => listed || listed_dir,
+        }
+    }
+
+    /// The listed files whose name is `name` in any letter case, as absolute paths.
+    pub(super) fn named(&self, name: &str) -> Vec<PathBuf> {
+        let files = self.files.iter().flatten();
+        files
+            .filter(|f| f.rsplit('/').next().is_some_and(|n| n.eq_ignore_ascii_case(name)))
+            .map(|f| self.base.join(&**f))
+            .collect()
+    }
+
+    /// The searches of `keys`, those not made yet made together in one pass over the files;
+    /// `None` when the repository is too large to list.
+    pub(super) fn search(&self, keys: &[SearchKey]) -> Option<Vec<Arc<Search>>> {
+        let files = self.files.as_ref()?;
+        let mut done = self.searches.lock().unwrap_or_else(|e| e.into_inner());
+        let mut todo: Vec<&SearchKey> = keys.iter().filter(|k| !done.contains_key(*k)).collect();
+        todo.dedup();
+        if !todo.is_empty() {
+            for (key, search) in todo.iter().zip(self.run(files, &todo)) {
+                done.insert((*key).clone(), Arc::new(search));
+            }
+        }
+        keys.iter().map(|k| done.get(k).cloned()).collect()
+    }
+
+    /// One pass over `files` for all `keys`: the VS Code-style patterns against each whole
+    /// path, the gitignore-style ones against each path below their rule's directory and each
+    /// directory on the way.
+    fn run(&self, files: &[Box<str>], keys: &[&SearchKey]) -> Vec<Search> {
+        let mut out: Vec<Search> =
+            keys.iter().map(|k| Search { alive: vec![false; k.globs.len()], ..Search::default() }).collect();
+        let mut found = |k: usize, rel: &str, out: &mut Vec<Search>| {
+            let s = &mut out[k];
+            s.matching += 1;
+            if s.example.is_none() {
+                s.example = Some(self.base.join(rel));
+            }
+        };
+        // VS Code: each pattern (with `**/` in front) against the whole path.
+        let vscode: Vec<usize> = (0..keys.len()).filter(|&k| keys[k].style == GlobStyle::VsCode).collect();
+        if !vscode.is_empty() {
+            let mut owners = Vec::new();
+            let mut builder = globset::GlobSetBuilder::new();
+            for &k in &vscode {
+                for (j, g) in keys[k].globs.iter().enumerate() {
+                    let glob = globset::GlobBuilder::new(&vscode_pattern(g))
+                        .case_insensitive(true)
+                        .literal_separator(true)
+                        .build();
+                    // A pattern VS Code's matcher would not parse matches nothing here either.
+                    if let Ok(glob) = glob {
+                        builder.add(glob);
+                        owners.push((k, j));
+                    }
+                }
+            }
+            if let Ok(set) = builder.build() {
+                let mut hits = Vec::new();
+                let mut whole = String::new();
+                let mut rules = Vec::new();
+                for rel in files {
+                    whole.clear();
+                    whole.push_str(&self.base_text);
+                    whole.push('/');
+                    whole.push_str(rel);
+                    set.matches_into(&whole, &mut hits);
+                    rules.clear();
+                    for &h in &hits {
+                        let (k, j) = owners[h];
+                        out[k].alive[j] = true;
+                        rules.push(k);
+                    }
+                    rules.sort_unstable();
+                    rules.dedup();
+                    for &k in &rules {
+                        found(k, rel, &mut out);
+                    }
+                }
+            }
+        }
+        // Gitignore style, per directory the rules start from.
+        let mut by_dir: HashMap<&Path, Vec<usize>> = HashMap::new();
+        for (k, key) in keys.iter().enumerate().filter(|(_, k)| k.style == GlobStyle::Gitignore) {
+            by_dir.entry(key.rule_dir.as_path()).or_default().push(k);
+        }
+        for (dir, rules) in by_dir {
+            self.run_gitignore(files, dir, keys, &rules, &mut out, &mut found);
+        }
+        out
+    }
+
+    /// [`Self::run`] for the gitignore-style rules `rules` that start at `dir`: as the `ignore`
+    /// package matches a path, a directory on the way that matches takes all below it, and of a
+    /// rule's patterns the last that matches a path decides (a `!pattern` un-matches).
+    fn run_gitignore(
+        &self,
+        files: &[Box<str>],
+        dir: &Path,
+        keys: &[&SearchKey],
+        rules: &[usize],
+        out: &mut Vec<Search>,
+        found: &mut impl FnMut(usize, &str, &mut Vec<Search>),
+    ) {
+        let Ok(prefix) = dir.strip_prefix(&self.base) else { return };
+        let prefix = crate::paths::slash_join(prefix);
+        let mut owners: Vec<(usize, usize, Line)> = Vec::new();
+        let mut builder = globset::GlobSetBuilder::new();
+        for &k in rules {
+            for (j, g) in keys[k].globs.iter().enumerate() {
+                if let Some(line) = Line::parse(as_matched(g)) {
+                    builder.add(line.glob.clone());
+                    owners.push((k, j, line));
+                }
+            }
+        }
+        let Ok(set) = builder.build() else { return };
+        // The rules a directory (relative to `dir`) matches, itself or by an ancestor.
+        let mut dirs: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut hits = Vec::new();
+        // Which rules a path matches by its own last matching pattern; marks the patterns alive.
+        let at = |path: &str, is_dir: bool, out: &mut Vec<Search>, hits: &mut Vec<usize>| -> Vec<usize> {
+            set.matches_into(path, hits);
+            // Per rule, its last matching pattern in line order.
+            let mut last: Vec<(usize, usize, bool)> = Vec::new();
+            for &h in hits.iter() {
+                let (k, j, line) = &owners[h];
+                if line.dir_only && !is_dir {
+                    continue;
+                }
+                if !line.whitelist {
+                    out[*k].alive[*j] = true;
+                }
+                match last.iter_mut().find(|(r, _, _)| r == k) {
+                    Some(entry) if entry.1 < *j => *entry = (*k, *j, line.whitelist),
+                    Some(_) => {}
+                    None => last.push((*k, *j, line.whitelist)),
+                }
+            }
+            last.into_iter().filter(|(_, _, white)| !white).map(|(k, _, _)| k).collect()
+        };
+        for rel in files {
+            let below = if prefix.is_empty() {
+                Some(&**rel)
+            } else {
+                rel.strip_prefix(prefix.as_str()).and_then(|r| r.strip_prefix('/'))
+            };
+            let Some(below) = below else { continue };
+            // The directories on the way, each matched once.
+            let mut inherited: Vec<usize> = Vec::new();
+            let mut end = 0;
+            while let Some(slash) = below[end..].find('/') {
+                let d = &below[..end + slash];
+                if !dirs.contains_key(d) {
+                    let mut matched = inherited.clone();
+                    matched.extend(at(d, true, out, &mut hits));
+                    matched.sort_unstable();
+                    matched.dedup();
+                    dirs.insert(d.to_string(), matched);
+                }
+                inherited = dirs.get(d).cloned().unwrap_or_default();
+                end += slash + 1;
+            }
+            let mut matched = inherited;
+            matched.extend(at(below, false, out, &mut hits));
+            matched.sort_unstable();
+            matched.dedup();
+            for k in matched {
+                found(k, rel, out);
+            }
+        }
+    }
+}
+
+/// A gitignore line as the `ignore` package reads it (see gitignore(5)): `#` opens a comment, `!`
+/// un-matches, a leading `/` anchors it to the rule's directory, a trailing `/` matches
+/// directories only, a pattern without an inner `/` matches at any depth, a trailing `/**`
+/// matches what is inside a directory, not the directory; letter case ignored.
+#[derive(Clone)]
+struct Line {
+    glob: globset::Glob,
+    dir_only: bool,
+    whitelist: bool,
+}
+
+impl Line {
+    fn parse(line: &str) -> Option<Self> {
+        if line.starts_with('#') {
+            return None;
+        }
+        let mut g = trim_unescaped_end(line);
+        if g.is_empty() {
+            return None;
+        }
+        let whitelist = g.starts_with('!');
+        // `!` un-matches; a backslash keeps a leading `!` or `#` literal.
+        if whitelist || g.starts_with("\\!") || g.starts_with("\\#") {
+            g = &g[1..];
+        }
+        let anchored = g.starts_with('/');
+        if anchored {
+            g = &g[1..];
+        }
+        let dir_only = g.ends_with('/');
+        if dir_only {
+            g = &g[..g.len() - 1];
+        }
+        if g.is_empty() {
+            return None;
+        }
+        let mut pattern = String::new();
+        if !anchored && !g.contains('/') && !g.starts_with("**") {
+            pattern.push_str("**/");
+        }
+        pattern.push_str(g);
+        if pattern.ends_with("/**") {
+            pattern.push_str("/*");
+        }
+        let glob = globset::GlobBuilder::new(&pattern)
+            .literal_separator(true)
+            .case_insensitive(true)
+            .backslash_escape(true)
+            .build()
+            .ok()?;
+        Some(Self { glob, dir_only, whitelist })
+    }
+}
+
+/// `line` without its trailing spaces, but for one escaped with a backslash.
+fn trim_unescaped_end(line: &str) -> &str {
+    let trimmed = line.trim_end();
+    if trimmed.ends_with('\\') && trimmed.len() < line.len() { &line[..trimmed.len() + 1] } else { trimmed }
+}
+
+/// Something worked out of a file, of the type its kind says.
+type Derived = Arc<dyn std::any::Any + Send + Sync>;
+
+/// A rule's globs compiled, `None` when none compiles.
+type Compiled = Option<Arc<RuleMatcher>>;
+
+/// Indexes shared by the views computed in one [`with_cache`] scope, by base.
+#[derive(Default)]
+pub struct RepoCache {
+    indexes: Mutex<HashMap<PathBuf, Arc<RepoIndex>>>,
+    /// Rules' globs compiled for touches, by style and globs: every view below a rules folder
+    /// meets the same rules.
+    matchers: Mutex<HashMap<(GlobStyle, Vec<String>), Compiled>>,
+    /// What the file system said of each path probed, links followed (`stat`) or not (`lstat`):
+    /// views started in a thousand directories of one tree probe the same ancestors' names.
+    stats: Mutex<HashMap<PathBuf, Option<Stat>>>,
+    lstats: Mutex<HashMap<PathBuf, Option<bool>>>,
+    /// Real paths worked out (see `read::real_path`).
+    reals: Mutex<HashMap<PathBuf, PathBuf>>,
+    /// What a view worked out of one file or folder (a rule's front matter, the files Copilot
+    /// never finds), by what and where (see [`remembered`]).
+    derived: Mutex<HashMap<(&'static str, PathBuf), Derived>>,
+    /// The bytes of the files read, as read (see [`read`]), and their total.
+    reads: Mutex<(HashMap<PathBuf, Arc<Read>>, usize)>,
+}
+
+/// What `stat` says of a path that exists.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Stat {
+    pub is_file: bool,
+    pub is_dir: bool,
+    pub len: u64,
+    /// The device and inode (on Unix).
+    pub key: (u64, u64),
+}
+
+impl Stat {
+    fn of(m: &std::fs::Metadata) -> Self {
+        #[cfg(unix)]
+        let key = {
+            use std::os::unix::fs::MetadataExt;
+            (m.dev(), m.ino())
+        };
+        #[cfg(not(unix))]
+        let key = (0, 0);
+        Self { is_file: m.is_file(), is_dir: m.is_dir(), len: m.len(), key }
+    }
+}
+
+/// A file's bytes as one read took them: the first `limit` bytes, and the file's size.
+pub(super) struct Read {
+    pub data: Vec<u8>,
+    pub size: u64,
+    pub limit: u64,
+}
+
+/// The most paths a scope remembers the file system's answer for, and the most bytes of files.
+const STATS_MAX: usize = 262_144;
+const READS_BYTES_MAX: usize = 64 << 20;
+
+impl RepoCache {
+    /// Keeps `index` for its base (a walk made for another purpose that listed the repository),
+    /// unless one is kept already.
+    pub fn insert(&self, index: RepoIndex) {
+        let mut map = self.indexes.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(index.base.clone()).or_insert_with(|| Arc::new(index));
+    }
+
+    /// Keeps `index`, listed before, for its base.
+    pub fn insert_shared(&self, index: Arc<RepoIndex>) {
+        let mut map = self.indexes.lock().unwrap_or_else(|e| e.into_inner());
+        map.insert(index.base.clone(), index);
+    }
+
+    /// Every index listed or kept.
+    pub fn indexes(&self) -> Vec<Arc<RepoIndex>> {
+        self.indexes.lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect()
+    }
+
+    /// The index of the repository whose base is `base`, when one was listed.
+    pub fn get(&self, base: &Path) -> Option<Arc<RepoIndex>> {
+        self.indexes.lock().unwrap_or_else(|e| e.into_inner()).get(base).cloned()
+    }
+
+    /// The scope's cache on this thread, if any.
+    pub fn current() -> Option<Arc<RepoCache>> {
+        CACHE.with(|c| c.borrow().clone())
+    }
+
+    fn get_or_list(&self, base: &Path) -> Arc<RepoIndex> {
+        let real = super::read::real_path(base).unwrap_or_else(|_| base.to_path_buf());
+        if let Some(index) = self.indexes.lock().unwrap_or_else(|e| e.into_inner()).get(&real) {
+            return index.clone();
+        }
+        // Listed outside the lock: another thread may list it too, and the first one is kept.
+        let index = Arc::new(RepoIndex::list(&real));
+        let mut map = self.indexes.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(real).or_insert(index).clone()
+    }
+}
+
+thread_local! {
+    static CACHE: RefCell<Option<Arc<RepoCache>>> = const { RefCell::new(None) };
+    /// The base of the repository the view being computed searched (see [`searched`]).
+    static SEARCHED: RefCell<Option<PathBuf>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` (the computation of one view), and says which repository's listing it searched.
+pub(super) fn searched<T>(f: impl FnOnce() -> T) -> (T, Option<PathBuf>) {
+    let before = SEARCHED.with(|s| s.borrow_mut().take());
+    let value = f();
+    let base = SEARCHED.with(|s| std::mem::replace(&mut *s.borrow_mut(), before));
+    (value, base)
+}
+
+/// Runs `f` with the views it computes on this thread sharing `cache`; the scope before is
+/// restored after.
+pub fn with_cache<T>(cache: &Arc<RepoCache>, f: impl FnOnce() -> T) -> T {
+    struct Restore(Option<Arc<RepoCache>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CACHE.with(|c| *c.borrow_mut() = self.0.take());
+        }
+    }
+    let _restore = Restore(CACHE.with(|c| c.borrow_mut().replace(cache.clone())));
+    f()
+}
+
+/// `globs` compiled in `style`: the scope's, else compiled now.
+pub(super) fn matcher(style: GlobStyle, globs: &[String]) -> Option<Arc<RuleMatcher>> {
+    let Some(cache) = CACHE.with(|c| c.borrow().clone()) else {
+        return RuleMatcher::new(style, globs).map(Arc::new);
+    };
+    let key = (style, globs.to_vec());
+    if let Some(m) = cache.matchers.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return m.clone();
+    }
+    let m = RuleMatcher::new(style, globs).map(Arc::new);
+    let mut map = cache.matchers.lock().unwrap_or_else(|e| e.into_inner());
+    if map.len() >= MATCHERS_MAX {
+        map.clear();
+    }
+    map.entry(key).or_insert(m).clone()
+}
+
+/// `stat` of `path` (links followed): the scope's answer, else the file system's.
+pub(super) fn stat(path: &Path) -> Option<Stat> {
+    probed(|c| &c.stats, path, || std::fs::metadata(path).ok().map(|m| Stat::of(&m)))
+}
+
+/// Whether `path` itself (a link not followed) is a file or a link; `None` when it does not
+/// exist. The scope's answer, else the file system's.
+pub(super) fn lstat_file_or_link(path: &Path) -> Option<bool> {
+    probed(
+        |c| &c.lstats,
+        path,
+        || std::fs::symlink_metadata(path).ok().map(|m| m.file_type().is_file() || m.file_type().is_symlink()),
+    )
+}
+
+/// What `probe` says of `path`, remembered in the scope's map `map` (at most [`STATS_MAX`]
+/// paths); outside a scope, `probe` itself.
+fn probed<V: Copy>(
+    map: impl Fn(&RepoCache) -> &Mutex<HashMap<PathBuf, V>>,
+    path: &Path,
+    probe: impl FnOnce() -> V,
+) -> V {
+    let Some(cache) = CACHE.with(|c| c.borrow().clone()) else { return probe() };
+    if let Some(v) = map(&cache).lock().unwrap_or_else(|e| e.into_inner()).get(path) {
+        return *v;
+    }
+    let v = probe();
+    let mut known = map(&cache).lock().unwrap_or_else(|e| e.into_inner());
+    if known.len() >= STATS_MAX {
+        known.clear();
+    }
+    known.insert(path.to_path_buf(), v);
+    v
+}
+
+/// What `f` works out of `path` (`what` names it): once per scope, else each time. Only for
+/// what depends on nothing but the files at `path`, which a scope takes as unchanging.
+pub(super) fn remembered<T: Clone + Send + Sync + 'static>(
+    what: &'static str,
+    path: &Path,
+    f: impl FnOnce() -> T,
+) -> T {
+    let Some(cache) = CACHE.with(|c| c.borrow().clone()) else { return f() };
+    let key = (what, path.to_path_buf());
+    let known = cache.derived.lock().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
+    if let Some(v) = known.and_then(|v| v.downcast_ref::<T>().cloned()) {
+        return v;
+    }
+    let v = f();
+    let mut map = cache.derived.lock().unwrap_or_else(|e| e.into_inner());
+    if map.len() >= STATS_MAX {
+        map.clear();
+    }
+    map.insert(key, Arc::new(v.clone()));
+    v
+}
+
+/// The real path of `path` worked out earlier in the scope.
+pub(super) fn real_before(path: &Path) -> Option<PathBuf> {
+    let cache = CACHE.with(|c| c.borrow().clone())?;
+    cache.reals.lock().unwrap_or_else(|e| e.into_inner()).get(path).cloned()
+}
+
+/// Keeps the real path of `path`, for [`real_before`].
+pub(super) fn keep_real(path: &Path, real: &Path) {
+    let Some(cache) = CACHE.with(|c| c.borrow().clone()) else { return };
+    let mut map = cache.reals.lock().unwrap_or_else(|e| e.into_inner());
+    if map.len() >= STATS_MAX {
+        map.clear();
+    }
+    map.insert(path.to_path_buf(), real.to_path_buf());
+}
+
+/// The bytes of `path` a read of `limit` bytes took earlier in the scope, when it took at least
+/// as many (or the whole file).
+pub(super) fn read_before(path: &Path, limit: u64) -> Option<Arc<Read>> {
+    let cache = CACHE.with(|c| c.borrow().clone())?;
+    let reads = cache.reads.lock().unwrap_or_else(|e| e.into_inner());
+    reads.0.get(path).filter(|r| r.limit >= limit || r.data.len() as u64 == r.size).cloned()
+}
+
+/// Keeps what a read of `path` took, for [`read_before`].
+pub(super) fn keep_read(path: &Path, read: Read) {
+    let Some(cache) = CACHE.with(|c| c.borrow().clone()) else { return };
+    let mut reads = cache.reads.lock().unwrap_or_else(|e| e.into_inner());
+    if reads.1 + read.data.len() > READS_BYTES_MAX {
+        return;
+    }
+    reads.1 += read.data.len();
+    reads.0.insert(path.to_path_buf(), Arc::new(read));
+}
+
+/// The most compiled rules a scope keeps (a server lives long; rules change).
+const MATCHERS_MAX: usize = 4_096;
+
+/// The index of the repository below `base`: the scope's, else a new listing.
+pub(super) fn index(base: &Path) -> Arc<RepoIndex> {
+    let index = match CACHE.with(|c| c.borrow().clone()) {
+        Some(cache) => cache.get_or_list(base),
+        None => Arc::new(RepoIndex::list(base)),
+    };
+    SEARCHED.with(|s| *s.borrow_mut() = Some(index.base.clone()));
+    index
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one-pass matcher says of every pattern and path what the `ignore` package says of
+    /// that pattern alone, and of a rule what its lines together say.
+    #[test]
+    fn gitignore_lines_match_as_the_ignore_package_matches_them() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = super::super::read::real_path(dir.path()).expect("real");
+        let files = [
+            "src/main.rs",
+            "src/lib/deep/mod.rs",
+            "docs/Guide.MD",
+            "docs/a b/notes.txt",
+            "README.md",
+            "pkg/src/x.ts",
+            "pkg/test/x.test.ts",
+            "build/out.js",
+            "a/build/b.js",
+            "#hash.md",
+            "!bang.md",
+            "trailing .md",
+        ];
+        let patterns = [
+            "*.rs",
+            "src",
+            "/src",
+            "src/",
+            "docs/*.md",
+            "**/*.ts",
+            "pkg/**",
+            "pkg/**/*.test.ts",
+            "/build",
+            "build/",
+            "!build",
+            "\\#hash.md",
+            "\\!bang.md",
+            "# a comment",
+            "trailing\\ .md",
+            "*.md   ",
+            "[a-c]/build",
+            "nothing/here",
+            "**",
+            "",
+            "/",
+        ];
+        for p in patterns {
+            let key = SearchKey { style: GlobStyle::Gitignore, rule_dir: base.clone(), globs: vec![p.to_string()] };
+            let index = RepoIndex::of(base.clone(), Some(files.iter().map(|f| Box::from(*f)).collect()));
+            let search = index.search(std::slice::from_ref(&key)).expect("listed");
+            let m = super::super::walk::RuleMatcher::new(GlobStyle::Gitignore, &[p.to_string()]);
+            let expected: Vec<&str> =
+                files.iter().copied().filter(|f| m.as_ref().is_some_and(|m| m.matches(&base, &base.join(f)))).collect();
+            let got: Vec<String> = files
+                .iter()
+                .filter(|f| {
+                    let one = RepoIndex::of(base.clone(), Some(vec![Box::from(**f)]));
+                    one.search(std::slice::from_ref(&key)).is_some_and(|s| s[0].matching == 1)
+                })
+                .map(|f| f.to_string())
+                .collect();
+            assert_eq!(got, expected, "pattern {p:?}");
+            assert_eq!(search[0].matching, expected.len(), "pattern {p:?}");
+            assert_eq!(search[0].alive[0], !expected.is_empty(), "pattern {p:?}");
+        }
+        // Together: the last line that matches decides.
+        let rule = vec!["pkg/**".to_string(), "!pkg/test".to_string(), "*.md".to_string()];
+        let key = SearchKey { style: GlobStyle::Gitignore, rule_dir: base.clone(), globs: rule.clone() };
+        let index = RepoIndex::of(base.clone(), Some(files.iter().map(|f| Box::from(*f)).collect()));
+        let search = index.search(std::slice::from_ref(&key)).expect("listed");
+        let m = super::super::walk::RuleMatcher::new(GlobStyle::Gitignore, &rule).expect("compiles");
+        let expected = files.iter().filter(|f| m.matches(&base, &base.join(f))).count();
+        assert_eq!(search[0].matching, expected);
+        assert_eq!(search[0].alive, [true, false, true]);
+    }
+
+    #[test]
+    fn vscode_patterns_match_whole_paths_and_rules_below_another_folder_start_there() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = super::super::read::real_path(dir.path()).expect("real");
+        let files = ["src/a.ts", "src/b.TS", "web/src/c.ts", "README.md"];
+        let index = RepoIndex::of(base.clone(), Some(files.iter().map(|f| Box::from(*f)).collect()));
+        let keys = [
+            SearchKey {
+                style: GlobStyle::VsCode,
+                rule_dir: base.clone(),
+                globs: vec!["src/*.ts".into(), "*.go".into(), "[".into()],
+            },
+            SearchKey { style: GlobStyle::Gitignore, rule_dir: base.join("web"), globs: vec!["src/*.ts".into()] },
+        ];
+        let s = index.search(&keys).expect("listed");
+        // `**/src/*.ts`: both folders named src, in any case; `[` does not parse.
+        assert_eq!((s[0].matching, s[0].alive.clone()), (3, vec![true, false, false]));
+        assert_eq!(s[0].example, Some(base.join("src/a.ts")));
+        assert_eq!((s[1].matching, s[1].example.clone()), (1, Some(base.join("web/src/c.ts"))));
+        // Asked again, from memory; too large a repository answers nothing.
+        assert_eq!(index.search(&keys[..1]).expect("listed")[0], s[0]);
+        assert!(RepoIndex::of(base, None).search(&keys).is_none());
+    }
+}

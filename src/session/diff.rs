@@ -1,0 +1,727 @@
+//! What a change does to every agent: the one answer behind `instructions-lsp diff BASE [HEAD]`.
+//!
+//! Each side (a git revision read from the object database, or the working tree) is laid out as
+//! a skeleton in a temporary directory: every directory, every file whose text an agent or this
+//! tool may read (instruction files, rules, settings, ignore files, Markdown an import may name)
+//! with its text, and, when an agent whose rules attach by globs is compared (Copilot, Cursor),
+//! every other file empty, so that the globs still match it. Nothing of the
+//! repository is checked out or written. Both skeletons are then checked as `check` checks a
+//! tree, and each agent's view from each place where an agent starts (every directory holding an
+//! instruction file on either side) is compared: files that enter or leave it, sizes and cuts
+//! that move, rules that attach elsewhere, findings that appear or disappear. Directories that
+//! change the same way are grouped, so that a monorepo reads in a few lines.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Component, Path, PathBuf};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::chain::agents::{self, AgentView, Status};
+use crate::chain::lint::{self, Finding, Severity};
+use crate::chain::settings::Settings;
+use crate::chain::source::read_prefix;
+use crate::chain::targets::Targets;
+use crate::paths;
+
+use super::check::{self, Selection};
+
+/// One side of a diff.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Revision {
+    /// A git revision (`main`, `HEAD~1`, a commit id).
+    Commit(String),
+    /// The files in the working tree now (what `.gitignore` leaves), staged or not.
+    WorkingTree,
+}
+
+impl Revision {
+    pub fn label(&self) -> String {
+        match self {
+            Revision::Commit(r) => r.clone(),
+            Revision::WorkingTree => "the working tree".to_string(),
+        }
+    }
+}
+
+/// Everything a change does to the agents.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Diff {
+    pub base: String,
+    pub head: String,
+    /// The profiles compared: on both sides, the agents either side is written for (or those
+    /// named on the command line).
+    pub agents: Vec<String>,
+    /// Which agents each side is written for, and why, in `check`'s words.
+    pub checked_for: CheckedFor,
+    /// The instruction files an agent reads on either side whose text changed.
+    pub files: Vec<FileChange>,
+    /// Directories that change the same way for one agent, most directories first.
+    pub groups: Vec<Group>,
+    /// Places where agents start only on the head side, or only on the base side.
+    pub added_dirs: Vec<String>,
+    pub removed_dirs: Vec<String>,
+    /// Findings whose file, code and agent only the head side has, only the base side, or both
+    /// with other words (a cut that moves).
+    pub new_findings: Vec<Found>,
+    pub gone_findings: Vec<Found>,
+    pub changed_findings: Vec<Found>,
+}
+
+impl Diff {
+    /// Whether no agent's view and no finding changes.
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+            && self.new_findings.is_empty()
+            && self.gone_findings.is_empty()
+            && self.changed_findings.is_empty()
+            && self.added_dirs.is_empty()
+            && self.removed_dirs.is_empty()
+    }
+
+    /// Whether the head side has a finding at or above `threshold` the base side has not.
+    pub fn has_new(&self, threshold: Severity) -> bool {
+        self.new_findings.iter().any(|f| f.level <= threshold)
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct CheckedFor {
+    pub base: String,
+    pub head: String,
+}
+
+/// An instruction file whose text changed: its size on each side (`None`: not there).
+#[derive(Debug, Serialize)]
+pub struct FileChange {
+    pub path: String,
+    pub before: Option<u64>,
+    pub after: Option<u64>,
+}
+
+/// One agent, the directories where it starts that change alike, and how.
+#[derive(Debug, Serialize)]
+pub struct Group {
+    pub agent: &'static str,
+    pub dirs: Vec<DirBytes>,
+    pub changes: Vec<Change>,
+}
+
+/// What an agent started in a directory receives on each side, in bytes.
+#[derive(Debug, Serialize)]
+pub struct DirBytes {
+    pub dir: String,
+    pub before: usize,
+    pub after: usize,
+}
+
+/// A file as a change names it: relative to the directory where the agent starts when it lies
+/// in that directory (`own`: each package's own `AGENTS.md` is the same change), else from the
+/// repository's root.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Place {
+    pub path: String,
+    pub own: bool,
+}
+
+/// What the agent does with a file on one side.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct State {
+    pub status: String,
+    /// The file's size and how much of it the agent gets; `None` where a change says it of each
+    /// directory's own file (each has its own size: the directories still change alike).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub included_bytes: Option<u64>,
+    /// The file it loses to, or that imports it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    /// The globs a rule attaches by, and how many files of the repository they match.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub globs: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matching: Option<usize>,
+    /// The agent's budget, when it cuts or leaves the file out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<String>,
+}
+
+impl State {
+    /// The same without the sizes.
+    fn without_sizes(&self) -> Self {
+        Self { bytes: None, included_bytes: None, ..self.clone() }
+    }
+
+    /// How the agent treats a file it does not load, whatever its size.
+    fn treatment(&self) -> (&str, Option<&String>, &[String], Option<usize>) {
+        (&self.status, self.by.as_ref(), &self.globs, self.matching)
+    }
+
+    fn reaches(&self) -> bool {
+        self.status == Status::Loaded.as_str() || self.status == Status::Truncated.as_str()
+    }
+}
+
+/// One change of one agent's view in one directory.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Change {
+    /// The file no longer reaches the agent; `after` is what the agent does with it now.
+    Leaves { file: Place, before: State, after: Option<State> },
+    /// The file reaches the agent now (whole or cut); `before` is what the agent did with it.
+    Enters { file: Place, before: Option<State>, after: State },
+    /// The file reaches the agent on both sides, with other bytes or another cut.
+    Resized { file: Place, before: State, after: State },
+    /// The file does not reach the agent on either side, and the agent treats it otherwise (a
+    /// rule that waits for other files, a file now shadowed by another).
+    Treated { file: Place, before: Option<State>, after: Option<State> },
+    /// The same files, with other text.
+    Text,
+}
+
+/// A finding on one side, placed in its file.
+#[derive(Clone, Debug, Serialize)]
+pub struct Found {
+    pub path: String,
+    pub line: usize,
+    pub column: usize,
+    pub severity: &'static str,
+    #[serde(skip)]
+    pub level: Severity,
+    pub code: &'static str,
+    pub agent: Option<&'static str>,
+    pub message: String,
+}
+
+/// A view as the diff compares it: each file of the repository it names, and its text.
+struct ViewSummary {
+    files: BTreeMap<String, State>,
+    bytes: usize,
+    digest: [u8; 32],
+}
+
+/// A profile as people read it: the agent's name ("Claude Code"), or the engine's own (`dsh`).
+pub fn profile_name(profile: &str) -> &str {
+    if agents::NAMES.contains(&profile) { agents::display_name(profile) } else { profile }
+}
+
+/// One side, checked.
+struct Side {
+    root: PathBuf,
+    targets: Option<Targets>,
+    walked: Option<check::Walked>,
+    explicit: bool,
+}
+
+/// Compares what the agents get on `base` and `head` of the git repository holding `start`.
+/// `explicit`: the profiles of `settings` were named on the command line (else each side's
+/// targets decide, both sides compared for the agents of either).
+pub fn diff(
+    start: &Path,
+    base: &Revision,
+    head: &Revision,
+    settings: &Settings,
+    explicit: bool,
+) -> Result<Diff, String> {
+    let repo = gix::discover(start).map_err(|e| format!("{}: not in a git repository ({e})", start.display()))?;
+    let workdir = repo
+        .workdir()
+        .ok_or_else(|| "the repository has no working tree (a bare repository); run diff in a clone".to_string())?;
+    let workdir = std::fs::canonicalize(workdir).map_err(|e| format!("{}: {e}", workdir.display()))?;
+    let tmp = tempfile::Builder::new()
+        .prefix("instructions-lsp-diff")
+        .tempdir()
+        .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+    let tmp_root = std::fs::canonicalize(tmp.path()).map_err(|e| format!("{}: {e}", tmp.path().display()))?;
+    // Two names of one length: the agents' texts name the paths, and equal lengths keep the
+    // sides' byte counts comparable.
+    let (base_root, head_root) = (tmp_root.join("base"), tmp_root.join("head"));
+    let keep = kept_names(settings);
+    for (rev, root) in [(base, &base_root), (head, &head_root)] {
+        materialize(&repo, &workdir, rev, root, &keep, Pass::Text)?;
+    }
+    let mut sides = [&base_root, &head_root].map(|root| Side {
+        root: root.clone(),
+        targets: None,
+        walked: Some(check::walk(root, settings)),
+        explicit,
+    });
+    for (side, rev) in sides.iter_mut().zip([base, head]) {
+        let names = side.walked.as_ref().map(|w| w.names.clone()).unwrap_or_default();
+        let targets = crate::session::project::targets_of(&side.root, &settings.root_markers, Some(&names));
+        side.targets = match (targets, explicit) {
+            (Ok(t), _) => Some(t),
+            (Err(_), true) => None,
+            (Err(e), false) => return Err(format!("{}: {}", rev.label(), unrooted(&e, &side.root))),
+        };
+    }
+    let profiles: Vec<String> = if explicit {
+        settings.profiles.clone()
+    } else {
+        let either: BTreeSet<&str> =
+            sides.iter().flat_map(|s| s.targets.iter().flat_map(|t| t.agents.iter().map(String::as_str))).collect();
+        agents::NAMES.iter().filter(|n| either.contains(**n)).map(|n| n.to_string()).collect()
+    };
+    // Copilot's `applyTo` and Cursor's `globs` are matched against the files of the repository;
+    // only their views need the other files, and writing thousands of them costs more than the
+    // rest of the diff.
+    if profiles.iter().any(|p| GLOB_AGENTS.contains(&p.as_str())) {
+        for (rev, root) in [(base, &base_root), (head, &head_root)] {
+            materialize(&repo, &workdir, rev, root, &keep, Pass::Placeholders)?;
+        }
+        // The walks listed the sides before their placeholders: the views list them again.
+        for side in &mut sides {
+            if let Some(w) = side.walked.as_mut() {
+                w.forget_listing();
+            }
+        }
+    }
+    let checked_for = CheckedFor { base: sides[0].describe(&profiles), head: sides[1].describe(&profiles) };
+    let [base_side, head_side] = sides;
+    // Each side in a run of its own: what one side's views learn of the file system stays theirs.
+    let run = |side: Side| agents::with_repo_cache(&Default::default(), || side.run(settings, &profiles, &workdir));
+    let (mut base_out, base_starts) = run(base_side)?;
+    let (mut head_out, head_starts) = run(head_side)?;
+    let every: BTreeSet<String> = base_out.dirs.union(&head_out.dirs).cloned().collect();
+    base_out.views = base_out.views_of(&base_starts, &every);
+    head_out.views = head_out.views_of(&head_starts, &every);
+    let mut out = compare(&base_out, &head_out);
+    out.base = base.label();
+    out.head = head.label();
+    out.agents = profiles;
+    out.checked_for = checked_for;
+    Ok(out)
+}
+
+impl Side {
+    fn selection(&self, profiles: &[String]) -> Selection {
+        Selection { profiles: profiles.to_vec(), targets: self.targets.clone(), targeted: !self.explicit }
+    }
+
+    fn describe(&self, profiles: &[String]) -> String {
+        match &self.targets {
+            Some(t) if !self.explicit && t.agents.is_empty() => {
+                let names: Vec<&str> = profiles.iter().map(|p| agents::display_name(p)).collect();
+                format!("no instruction file of an agent yet; compared for {} as on the other side", names.join(", "))
+            }
+            Some(t) if !self.explicit => {
+                let mut line = t.describe("compare");
+                let extra: Vec<&str> =
+                    profiles.iter().filter(|p| !t.agents.contains(p)).map(|p| agents::display_name(p)).collect();
+                if !extra.is_empty() {
+                    line.push_str(&format!(" (compared for {} too, which the other side targets)", extra.join(", ")));
+                }
+                line
+            }
+            _ => {
+                let names: Vec<&str> = profiles.iter().map(|p| profile_name(p)).collect();
+                format!("comparing for {} (named on the command line)", names.join(", "))
+            }
+        }
+    }
+
+    /// Checks the side: its findings, and where and which agents start.
+    fn run(
+        mut self,
+        settings: &Settings,
+        profiles: &[String],
+        workdir: &Path,
+    ) -> Result<(Checked, check::Starts), String> {
+        let walked = self.walked.take().ok_or("the side was checked twice")?;
+        let selection = self.selection(profiles);
+        let starts = check::starts(&self.root, &walked, settings, &selection);
+        let dirs = starts.dirs.iter().map(|d| rel(&self.root, d)).collect();
+        let tree = check::check_walked(&self.root, walked, settings, &selection);
+        if let Some(e) = tree.config_errors.first() {
+            return Err(unrooted(e, &self.root));
+        }
+        let findings = tree.findings.iter().map(|f| self.found(f, settings)).collect();
+        let checked =
+            Checked { root: self.root.clone(), workdir: workdir.to_path_buf(), dirs, views: BTreeMap::new(), findings };
+        Ok((checked, starts))
+    }
+
+    fn found(&self, f: &Finding, settings: &Settings) -> Found {
+        let bytes = read_prefix(&f.path, settings.max_file_bytes);
+        let (start, _) = f.span.byte_range(&bytes);
+        let (line, column) = lint::line_col(&bytes, start);
+        Found {
+            path: rel(&self.root, &f.path),
+            line,
+            column,
+            severity: f.severity().name(),
+            level: f.severity(),
+            code: f.code.name(),
+            agent: f.agent,
+            message: unrooted(&f.message, &self.root),
+        }
+    }
+}
+
+/// One side checked: where agents start, their views there, the findings.
+struct Checked {
+    root: PathBuf,
+    workdir: PathBuf,
+    dirs: BTreeSet<String>,
+    views: BTreeMap<(String, &'static str), ViewSummary>,
+    findings: Vec<Found>,
+}
+
+impl Checked {
+    /// The views of every agent from `dirs` (the start directories of both sides) that this
+    /// side has.
+    fn views_of(
+        &self,
+        starts: &check::Starts,
+        dirs: &BTreeSet<String>,
+    ) -> BTreeMap<(String, &'static str), ViewSummary> {
+        let mut out = BTreeMap::new();
+        for dir in dirs {
+            let abs = if dir == "." { self.root.clone() } else { self.root.join(dir) };
+            if !abs.is_dir() {
+                continue;
+            }
+            for p in starts.agents_at(&abs) {
+                let view = agents::load(p, &abs, &[]);
+                out.insert((dir.clone(), p.name), self.summary(&view));
+            }
+        }
+        out
+    }
+
+    fn summary(&self, view: &AgentView) -> ViewSummary {
+        let mut files = BTreeMap::new();
+        for f in &view.files {
+            let Ok(path) = f.path.strip_prefix(&self.root) else { continue };
+            let reach = view.rule_reach.iter().find(|r| r.path == f.path);
+            let cut = matches!(f.status, Status::Truncated | Status::Omitted);
+            files.insert(
+                paths::slash_join(path),
+                State {
+                    status: f.status.as_str().to_string(),
+                    bytes: Some(f.bytes),
+                    included_bytes: Some(f.included_bytes),
+                    by: f.by.as_deref().map(|b| rel(&self.root, b)),
+                    globs: f.globs.clone(),
+                    matching: reach.map(|r| r.matching),
+                    budget: view.budget.clone().filter(|_| cut),
+                },
+            );
+        }
+        // The text as the agent gets it in the repository's own checkout.
+        let text = view.text.replace(&*self.root.to_string_lossy(), &self.workdir.to_string_lossy());
+        ViewSummary { files, bytes: text.len(), digest: Sha256::digest(text.as_bytes()).into() }
+    }
+}
+
+/// `path` from `root`, with slashes; `.` for the root itself.
+fn rel(root: &Path, path: &Path) -> String {
+    match path.strip_prefix(root) {
+        Ok(r) if r.as_os_str().is_empty() => ".".to_string(),
+        Ok(r) => paths::slash_join(r),
+        Err(_) => paths::slash_join(path),
+    }
+}
+
+/// A message with the skeleton's root taken out of the paths it names.
+fn unrooted(message: &str, root: &Path) -> String {
+    let root = root.to_string_lossy();
+    message.replace(&format!("{root}/"), "").replace(&*root, ".")
+}
+
+/// The differences between two checked sides.
+fn compare(base: &Checked, head: &Checked) -> Diff {
+    let exists = |side: &Checked, dir: &str| {
+        let abs = if dir == "." { side.root.clone() } else { side.root.join(dir) };
+        abs.is_dir()
+    };
+    let every: BTreeSet<&String> = base.dirs.union(&head.dirs).collect();
+    let added_dirs = every.iter().filter(|d| !exists(base, d)).map(|d| d.to_string()).collect();
+    let removed_dirs = every.iter().filter(|d| !exists(head, d)).map(|d| d.to_string()).collect();
+    // Per agent, the directories grouped by their list of changes.
+    let mut grouped: BTreeMap<(usize, Vec<Change>), Vec<DirBytes>> = BTreeMap::new();
+    let mut agents_of: BTreeMap<usize, &'static str> = BTreeMap::new();
+    for ((dir, agent), after) in &head.views {
+        let Some(before) = base.views.get(&(dir.clone(), agent)) else { continue };
+        let changes = changes(dir, before, after);
+        if changes.is_empty() {
+            continue;
+        }
+        let order = agents::NAMES.iter().position(|n| n == agent).unwrap_or(agents::NAMES.len());
+        agents_of.insert(order, agent);
+        grouped.entry((order, changes)).or_default().push(DirBytes {
+            dir: dir.clone(),
+            before: before.bytes,
+            after: after.bytes,
+        });
+    }
+    let mut groups: Vec<Group> = grouped
+        .into_iter()
+        .filter_map(|((order, changes), dirs)| Some(Group { agent: agents_of.get(&order)?, dirs, changes }))
+        .collect();
+    groups.sort_by_key(|g| {
+        (agents::NAMES.iter().position(|n| *n == g.agent), std::cmp::Reverse(g.dirs.len()), g.dirs[0].dir.clone())
+    });
+    let (new_findings, gone_findings, changed_findings) = findings(&base.findings, &head.findings);
+    Diff {
+        base: String::new(),
+        head: String::new(),
+        agents: Vec::new(),
+        checked_for: CheckedFor { base: String::new(), head: String::new() },
+        files: files(base, head),
+        groups,
+        added_dirs,
+        removed_dirs,
+        new_findings,
+        gone_findings,
+        changed_findings,
+    }
+}
+
+/// How one agent's view from `dir` changes.
+fn changes(dir: &str, before: &ViewSummary, after: &ViewSummary) -> Vec<Change> {
+    let place = |path: &str| match path.strip_prefix(&format!("{dir}/")) {
+        Some(own) if dir != "." => Place { path: own.to_string(), own: true },
+        _ => Place { path: path.to_string(), own: false },
+    };
+    let paths: BTreeSet<&String> = before.files.keys().chain(after.files.keys()).collect();
+    let mut out = Vec::new();
+    for path in paths {
+        let (b, a) = (before.files.get(path), after.files.get(path));
+        let file = place(path);
+        let reaches = |s: Option<&State>| s.is_some_and(State::reaches);
+        let change = match (reaches(b), reaches(a), b, a) {
+            // Each directory's own file has its own size: said without it, the directories that
+            // gain or lose their own file change alike.
+            (false, true, _, Some(a)) if file.own => {
+                Change::Enters { file, before: b.map(State::without_sizes), after: a.without_sizes() }
+            }
+            (true, false, Some(b), _) if file.own => {
+                Change::Leaves { file, before: b.without_sizes(), after: a.map(State::without_sizes) }
+            }
+            (false, true, _, Some(a)) => Change::Enters { file, before: b.cloned(), after: a.clone() },
+            (true, false, Some(b), _) => Change::Leaves { file, before: b.clone(), after: a.cloned() },
+            (true, true, Some(b), Some(a)) if b != a => Change::Resized { file, before: b.clone(), after: a.clone() },
+            (false, false, _, _) if b.map(State::treatment) != a.map(State::treatment) => {
+                Change::Treated { file, before: b.cloned(), after: a.cloned() }
+            }
+            _ => continue,
+        };
+        out.push(change);
+    }
+    if out.is_empty() && before.digest != after.digest {
+        out.push(Change::Text);
+    }
+    // What leaves first, then what enters, then what moves: the most telling first.
+    out.sort();
+    out
+}
+
+/// The files some view of either side names whose text differs between the sides.
+fn files(base: &Checked, head: &Checked) -> Vec<FileChange> {
+    let named: BTreeSet<&String> =
+        base.views.values().chain(head.views.values()).flat_map(|v| v.files.keys()).collect();
+    let read = |side: &Checked, path: &str| std::fs::read(side.root.join(path)).ok();
+    named
+        .into_iter()
+        .filter_map(|path| {
+            let (b, a) = (read(base, path), read(head, path));
+            (b != a).then(|| FileChange {
+                path: path.clone(),
+                before: b.map(|t| t.len() as u64),
+                after: a.map(|t| t.len() as u64),
+            })
+        })
+        .collect()
+}
+
+/// The findings of the head side that the base side has not, those it has that the head side
+/// has not, and those both have in other words; one finding is its file, code and agent.
+fn findings(base: &[Found], head: &[Found]) -> (Vec<Found>, Vec<Found>, Vec<Found>) {
+    let key = |f: &Found| (f.path.clone(), f.code, f.agent);
+    let before: BTreeMap<_, &Found> = base.iter().map(|f| (key(f), f)).collect();
+    let after: BTreeMap<_, &Found> = head.iter().map(|f| (key(f), f)).collect();
+    let new = head.iter().filter(|f| !before.contains_key(&key(f))).cloned().collect();
+    let gone = base.iter().filter(|f| !after.contains_key(&key(f))).cloned().collect();
+    let changed = head
+        .iter()
+        .filter(|f| before.get(&key(f)).is_some_and(|b| b.message != f.message || b.level != f.level))
+        .cloned()
+        .collect();
+    (new, gone, changed)
+}
+
+/// The file names whose text the skeleton keeps besides those of [`keeps_text`]'s rules: every
+/// agent's and the engine's instruction file names.
+fn kept_names(settings: &Settings) -> BTreeSet<String> {
+    let mut names: BTreeSet<String> = settings.all_names().map(str::to_string).collect();
+    names.extend(agents::FILE_NAMES.iter().map(|s| s.to_string()));
+    names.extend(crate::chain::targets::CONFIG_NAMES.iter().map(|s| s.to_string()));
+    names
+}
+
+/// Whether the skeleton keeps a file's text: instruction files, anything in a hidden folder or
+/// hidden itself (`.github/`, `.claude/`, `.cursorrules`, `.gitignore`), Markdown and text an
+/// import may name, and settings (`.json`, `.toml`, `.yaml`). Other files (sources) are kept
+/// empty: their names are what rules' globs match.
+fn keeps_text(rel: &Path, names: &BTreeSet<String>) -> bool {
+    const EXTENSIONS: &[&str] = &["md", "mdc", "markdown", "txt", "toml", "json", "jsonc", "yaml", "yml"];
+    let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    names.contains(name)
+        || rel.components().any(|c| c.as_os_str().to_str().is_some_and(|s| s.starts_with('.')))
+        || rel
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+}
+
+/// A path of the repository as a relative path with normal components only; `None` for one
+/// that would leave the skeleton (`..`, absolute) or names `.git`.
+fn safe_rel(path: &str) -> Option<PathBuf> {
+    let p = Path::new(path);
+    let ok = p.components().all(|c| matches!(c, Component::Normal(n) if n != ".git"));
+    ok.then(|| p.to_path_buf())
+}
+
+/// The agents whose rules attach by globs matched against the files of the repository.
+const GLOB_AGENTS: &[&str] = &["copilot", "cursor"];
+
+/// What one pass of [`materialize`] writes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// Every directory and link, every file whose text is kept.
+    Text,
+    /// Every other file, empty (after [`Pass::Text`]).
+    Placeholders,
+}
+
+/// Lays out `rev` as a skeleton in `into` (see the module's documentation), with an empty
+/// `.git` so that the agents find the project's root there.
+fn materialize(
+    repo: &gix::Repository,
+    workdir: &Path,
+    rev: &Revision,
+    into: &Path,
+    names: &BTreeSet<String>,
+    pass: Pass,
+) -> Result<(), String> {
+    let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+    std::fs::create_dir_all(into.join(".git")).map_err(|e| io(into, e))?;
+    let place = |rel: &Path, kind: Entry, data: &dyn Fn() -> Result<Vec<u8>, String>| -> Result<(), String> {
+        let path = into.join(rel);
+        let text = kind == Entry::File && keeps_text(rel, names);
+        match pass {
+            Pass::Placeholders if kind == Entry::File && !text => {
+                return std::fs::write(&path, b"").map_err(|e| io(&path, e));
+            }
+            Pass::Placeholders => return Ok(()),
+            Pass::Text if kind == Entry::File && !text => return Ok(()),
+            Pass::Text => {}
+        }
+        // Both listings name a directory before what it holds: its parent is there already
+        // (made on demand otherwise), and no directory is made twice.
+        let make = || -> std::io::Result<()> {
+            match kind {
+                Entry::Dir => std::fs::create_dir(&path),
+                Entry::Link => link(&String::from_utf8_lossy(&data().map_err(std::io::Error::other)?), &path),
+                Entry::File => std::fs::write(&path, data().map_err(std::io::Error::other)?),
+            }
+        };
+        match make() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+                }
+                make().map_err(|e| io(&path, e))
+            }
+            Err(e) if kind == Entry::Dir && e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+            other => other.map_err(|e| io(&path, e)),
+        }
+    };
+    match rev {
+        Revision::Commit(spec) => {
+            let id = repo
+                .rev_parse_single(spec.as_str())
+                .map_err(|e| format!("{spec}: not a revision of this repository ({e})"))?;
+            let tree = id
+                .object()
+                .map_err(|e| format!("{spec}: {e}"))?
+                .peel_to_tree()
+                .map_err(|e| format!("{spec}: not a commit or a tree ({e})"))?;
+            let mut recorder = gix::traverse::tree::Recorder::default();
+            tree.traverse().breadthfirst(&mut recorder).map_err(|e| format!("{spec}: cannot read its tree ({e})"))?;
+            for e in recorder.records {
+                let Some(rel) = std::str::from_utf8(&e.filepath).ok().and_then(safe_rel) else { continue };
+                let kind = if e.mode.is_tree() || e.mode.is_commit() {
+                    Entry::Dir
+                } else if e.mode.is_link() {
+                    Entry::Link
+                } else {
+                    Entry::File
+                };
+                let data = || -> Result<Vec<u8>, String> {
+                    repo.find_blob(e.oid)
+                        .map(|b| b.data.clone())
+                        .map_err(|err| format!("{spec}: {}: {err}", rel.display()))
+                };
+                place(&rel, kind, &data)?;
+            }
+        }
+        Revision::WorkingTree => {
+            let walker = ignore::WalkBuilder::new(workdir)
+                .hidden(false)
+                .require_git(false)
+                .filter_entry(|e| e.file_name() != ".git")
+                .build();
+            for entry in walker.flatten() {
+                let Ok(rel) = entry.path().strip_prefix(workdir) else { continue };
+                let Some(rel) = rel.to_str().and_then(safe_rel) else { continue };
+                if rel.as_os_str().is_empty() {
+                    continue;
+                }
+                let Some(t) = entry.file_type() else { continue };
+                let kind = if t.is_dir() {
+                    Entry::Dir
+                } else if t.is_symlink() {
+                    Entry::Link
+                } else {
+                    Entry::File
+                };
+                let path = entry.path().to_path_buf();
+                let data = || -> Result<Vec<u8>, String> {
+                    if kind == Entry::Link {
+                        let target = std::fs::read_link(&path).map_err(|e| io(&path, e))?;
+                        Ok(target.to_string_lossy().into_owned().into_bytes())
+                    } else {
+                        std::fs::read(&path).map_err(|e| io(&path, e))
+                    }
+                };
+                place(&rel, kind, &data)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Entry {
+    Dir,
+    File,
+    Link,
+}
+
+/// A symbolic link at `path` to `target`, as git stores it; where links cannot be made, a file
+/// holding the target's name (as git does with `core.symlinks` off).
+fn link(target: &str, path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(target, path)
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::write(path, target)
+    }
+}

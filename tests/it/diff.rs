@@ -1,0 +1,402 @@
+//! `instructions-lsp diff BASE [HEAD]` on real git histories made in temp dirs: what a reviewer
+//! reads about each kind of change, and that neither the working tree nor the index is touched.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::common::tree::Tree;
+use serde_json::Value;
+
+/// Runs git in the tree's repository, with a private home and no system configuration.
+fn git(tree: &Tree, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(tree.root())
+        .env("HOME", tree.home())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("run git");
+    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A repository in the tree's root.
+fn repo() -> Tree {
+    let tree = Tree::new();
+    git(&tree, &["init", "-q"]);
+    tree
+}
+
+fn commit(tree: &Tree, message: &str) {
+    git(tree, &["add", "-A"]);
+    git(tree, &["commit", "-q", "-m", message]);
+}
+
+fn diff_in(tree: &Tree, cwd: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
+        .arg("diff")
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", tree.home())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env_remove("DSH_HOME")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("CODEX_HOME")
+        .output()
+        .expect("run instructions-lsp diff")
+}
+
+fn diff(tree: &Tree, args: &[&str]) -> Output {
+    diff_in(tree, &tree.root(), args)
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
+}
+
+fn lines(o: &Output) -> Vec<String> {
+    stdout(o).lines().map(str::to_string).collect()
+}
+
+/// A root `AGENTS.md` of about `bytes` bytes.
+fn rules(bytes: usize) -> String {
+    let line = "- keep the change small and say why\n";
+    line.repeat(bytes / line.len() + 1)
+}
+
+#[test]
+fn a_root_agents_md_past_codex_budget_costs_every_package_its_own_file() {
+    let t = repo();
+    t.write("r/AGENTS.md", rules(30_000));
+    for p in ["a", "b", "c"] {
+        t.write(&format!("r/packages/{p}/AGENTS.md"), "package rules\n");
+    }
+    commit(&t, "base");
+    t.write("r/AGENTS.md", rules(35_000));
+    commit(&t, "grow the root file");
+    let status_before = git(&t, &["status", "--porcelain"]);
+    let o = diff(&t, &["HEAD~1", "HEAD"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = lines(&o);
+    assert!(
+        out.contains(&"Codex, 3 directories (`packages/a`, `packages/b`, `packages/c`): lose their own `AGENTS.md` (left out by the 32 KiB shared budget; before: whole); `AGENTS.md` grew from 30,024 to 35,028 bytes, past the 32 KiB shared budget: cut at 32,768".to_string()),
+        "{out:#?}"
+    );
+    // The same finding of each package's own file is one line.
+    assert!(out.contains(&"  packages/a/AGENTS.md:1:1 (also packages/b/AGENTS.md, packages/c/AGENTS.md): warning[agentCut]: Codex leaves this file out (32 KiB shared budget spent by AGENTS.md (32768 bytes))".to_string()), "{out:#?}");
+    let new = out.iter().position(|l| l == "new findings:").expect("new findings");
+    assert!(
+        out[new + 1].starts_with("  AGENTS.md:") && out[new + 1].contains("warning[agentCut]: Codex cuts this file")
+    );
+    // Read from the object database: the working tree and the index are as they were.
+    assert_eq!(git(&t, &["status", "--porcelain"]), status_before);
+    // A new warning fails the build when asked.
+    assert_eq!(diff(&t, &["HEAD~1", "HEAD", "--fail-on", "new-warning"]).status.code(), Some(1));
+    // The other way round the cut goes away: nothing new to fail on.
+    let back = diff(&t, &["HEAD", "HEAD~1", "--fail-on", "new-warning"]);
+    assert_eq!(back.status.code(), Some(0));
+    assert!(stdout(&back).contains("gain their own `AGENTS.md` (whole; before: left out by the 32 KiB shared budget)"));
+    let json: Value = serde_json::from_slice(&diff(&t, &["HEAD~1", "HEAD", "--json"]).stdout).expect("json");
+    let codex = &json["groups"][0];
+    assert_eq!(codex["agent"], "codex");
+    assert_eq!(codex["dirs"].as_array().map(Vec::len), Some(3));
+    assert_eq!(codex["changes"][0]["kind"], "leaves");
+    assert_eq!(codex["changes"][0]["file"], serde_json::json!({"path": "AGENTS.md", "own": true}));
+    // `--profile` names the agent compared, as in `check`.
+    let codex = lines(&diff(&t, &["HEAD~1", "HEAD", "--profile", "codex"]));
+    assert_eq!(codex[1], "comparing for Codex (named on the command line)");
+    assert!(!codex.iter().any(|l| l.starts_with("opencode")), "{codex:#?}");
+    // No path of a temporary directory leaks out.
+    assert!(!stdout(&diff(&t, &["HEAD~1", "HEAD", "--json"])).contains("instructions-lsp-diff"));
+}
+
+#[test]
+fn a_new_root_claude_md_hides_every_agents_md_from_claude_code() {
+    let t = repo();
+    t.write("r/AGENTS.md", "root rules\n");
+    t.write("r/packages/a/AGENTS.md", "a rules\n");
+    commit(&t, "base");
+    t.write("r/CLAUDE.md", "claude rules\n");
+    commit(&t, "add CLAUDE.md");
+    let o = diff(&t, &["HEAD~1", "HEAD"]);
+    let out = lines(&o);
+    // The base side is written for Codex and opencode; the head side adds Claude Code, which is
+    // compared on both sides.
+    assert!(
+        out.iter().any(|l| l.starts_with("HEAD~1: comparing for Codex, opencode") && l.contains("Claude Code too"))
+    );
+    // (The bytes of Claude Code's text name the repository's path, so they are not compared here.)
+    assert!(
+        out.iter().any(|l| l.starts_with("Claude Code started in `.` (")
+            && l.ends_with("bytes): loses `AGENTS.md` (ignored for `CLAUDE.md`; before: whole, 11 bytes); gains `CLAUDE.md` (whole, 13 bytes)")),
+        "{out:#?}"
+    );
+    assert!(
+        out.iter().any(|l| l.starts_with("Claude Code started in `packages/a`")
+            && l.contains("loses `packages/a/AGENTS.md` (ignored for `CLAUDE.md`; before: whole)")),
+        "{out:#?}"
+    );
+    assert!(
+        out.contains(
+            &"opencode, 2 directories (`.`, `packages/a`): ignore the new `CLAUDE.md` (ignored for `AGENTS.md`)"
+                .to_string()
+        ),
+        "{out:#?}"
+    );
+    // Infos are no new warning.
+    assert_eq!(diff(&t, &["HEAD~1", "HEAD", "--fail-on", "new-warning"]).status.code(), Some(0));
+}
+
+#[test]
+fn a_claude_md_that_stops_importing_agents_md_leaves_claude_code_its_own_two_lines() {
+    let t = repo();
+    t.write("r/AGENTS.md", rules(1_000));
+    t.write("r/CLAUDE.md", "@AGENTS.md\n");
+    commit(&t, "import");
+    t.write("r/CLAUDE.md", "Two lines.\nNo import.\n");
+    commit(&t, "stop importing");
+    let out = lines(&diff(&t, &["HEAD~1", "HEAD"]));
+    assert!(
+        out.iter().any(|l| l.starts_with("Claude Code started in `.`")
+            && l.contains(
+                "loses `AGENTS.md` (ignored for `CLAUDE.md`; before: whole, 1,008 bytes, imported by `CLAUDE.md`)"
+            )
+            && l.contains("`CLAUDE.md` grows from 11 to 22 bytes")),
+        "{out:#?}"
+    );
+    assert!(out.contains(&"files changed: `CLAUDE.md`: 11 → 22 bytes".to_string()), "{out:#?}");
+}
+
+#[test]
+fn a_wider_apply_to_attaches_a_copilot_rule_to_more_files() {
+    let t = repo();
+    for f in ["src/a/x.ts", "src/a/y.ts", "src/b/z.ts", "src/b/w.ts", "src/b/notes.md"] {
+        t.write(&format!("r/{f}"), "");
+    }
+    let rule = |glob: &str| format!("---\napplyTo: \"{glob}\"\n---\nUse strict types.\n");
+    t.write("r/.github/instructions/ts.instructions.md", rule("src/a/**"));
+    commit(&t, "a rule for src/a");
+    t.write("r/.github/instructions/ts.instructions.md", rule("**/*.ts"));
+    commit(&t, "for every TypeScript file");
+    let out = lines(&diff(&t, &["HEAD~1", "HEAD"]));
+    assert!(
+        out.iter().any(|l| l.starts_with("Copilot (VS Code) started in `.`")
+            && l.ends_with("`.github/instructions/ts.instructions.md` attaches to 4 files (`**/*.ts`) instead of 2 files (`src/a/**`)")),
+        "{out:#?}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_claude_md_link_flipped_the_other_way_changes_nothing_for_any_agent() {
+    let t = repo();
+    t.write("r/AGENTS.md", "shared rules\n");
+    t.symlink("AGENTS.md", "r/CLAUDE.md");
+    commit(&t, "CLAUDE.md links to AGENTS.md");
+    std::fs::remove_file(t.path("r/CLAUDE.md")).expect("rm");
+    std::fs::remove_file(t.path("r/AGENTS.md")).expect("rm");
+    t.write("r/CLAUDE.md", "shared rules\n");
+    t.symlink("CLAUDE.md", "r/AGENTS.md");
+    commit(&t, "AGENTS.md links to CLAUDE.md");
+    let o = diff(&t, &["HEAD~1", "HEAD", "--fail-on", "new-warning"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        lines(&o).last().map(String::as_str),
+        Some("No agent's view changes: Codex, Claude Code, opencode get the same files, bytes and findings.")
+    );
+    let md = stdout(&diff(&t, &["HEAD~1", "HEAD", "--format", "markdown"]));
+    assert!(md.contains("No agent's view changes"), "{md}");
+}
+
+#[test]
+fn without_head_the_working_tree_is_compared_uncommitted_and_untracked_files_too() {
+    let t = repo();
+    t.write("r/AGENTS.md", "root rules\n");
+    t.write("r/pkg/AGENTS.md", "package rules\n");
+    t.write("r/.gitignore", "ignored/\n");
+    commit(&t, "base");
+    t.write("r/AGENTS.md", "root rules, and more\n");
+    t.write("r/tool/AGENTS.md", "tool rules\n");
+    t.write("r/ignored/AGENTS.md", "never compared\n");
+    git(&t, &["add", "AGENTS.md"]);
+    let status_before = git(&t, &["status", "--porcelain"]);
+    // From a subdirectory too: the whole repository, its paths from its root.
+    let o = diff_in(&t, &t.path("r/pkg"), &["HEAD"]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = lines(&o);
+    assert_eq!(out[0], "HEAD → the working tree");
+    assert!(
+        out.contains(&"files changed: `AGENTS.md`: 11 → 21 bytes; `tool/AGENTS.md`: new, 11 bytes".to_string()),
+        "{out:#?}"
+    );
+    assert!(
+        out.contains(&"Codex, 2 directories (`.`, `pkg`): `AGENTS.md` grows from 11 to 21 bytes".to_string()),
+        "{out:#?}"
+    );
+    assert!(out.contains(&"new directories where agents start: `tool`".to_string()), "{out:#?}");
+    assert!(!stdout(&o).contains("ignored"), "{out:#?}");
+    assert_eq!(git(&t, &["status", "--porcelain"]), status_before);
+}
+
+#[test]
+fn a_bad_revision_or_no_repository_is_a_usage_error_that_says_so() {
+    let t = repo();
+    t.write("r/AGENTS.md", "root rules\n");
+    commit(&t, "base");
+    let o = diff(&t, &["no-such-branch"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.starts_with("instructions-lsp diff: no-such-branch: not a revision of this repository"), "{err}");
+    let o = diff(&t, &["HEAD", "HEAD~5"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("HEAD~5: not a revision of this repository"));
+    // A configuration one side cannot use, named from the repository's root.
+    t.write("r/instructions-lsp.toml", "agents = [\"nosuch\"]\n");
+    let o = diff(&t, &["HEAD"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with("instructions-lsp diff: the working tree: instructions-lsp.toml: `agents` names `nosuch`, which is not an agent"),
+        "{err}"
+    );
+    let outside = tempfile::tempdir().expect("tempdir");
+    let o = diff_in(&t, outside.path(), &["HEAD"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not in a git repository"));
+}
+
+/// Commits the skeletons of `tests/fixtures/diff/<name>/base` and `…/head` (each file named with
+/// `.skeleton` after its own name, so that no agent working in this repository reads them;
+/// `.link.skeleton` holds a link's target) as two commits of a new repository.
+fn recorded(name: &str) -> Tree {
+    let t = repo();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/diff").join(name);
+    for side in ["base", "head"] {
+        for entry in std::fs::read_dir(t.root()).expect("root").flatten() {
+            if entry.file_name() != ".git" {
+                let p = entry.path();
+                if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) }.expect("clear");
+            }
+        }
+        copy_skeleton(&fixture.join(side), &t.root());
+        git(&t, &["add", "-A"]);
+        git(&t, &["commit", "-q", "--allow-empty", "-m", side]);
+    }
+    t
+}
+
+fn copy_skeleton(from: &Path, to: &Path) {
+    let Ok(entries) = std::fs::read_dir(from) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.path().is_dir() {
+            copy_skeleton(&entry.path(), &to.join(&name));
+        } else if let Some(link) = name.strip_suffix(".link.skeleton") {
+            std::fs::create_dir_all(to).expect("dir");
+            let target = std::fs::read_to_string(entry.path()).expect("link");
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(target.trim_end(), to.join(link)).expect("symlink");
+        } else if let Some(file) = name.strip_suffix(".skeleton") {
+            std::fs::create_dir_all(to).expect("dir");
+            std::fs::copy(entry.path(), to.join(file)).expect("copy");
+        }
+    }
+}
+
+/// The Markdown's summary lines, without the bytes of each agent's whole text (Codex's and
+/// Claude Code's texts name the repository's path, whose length the temp dir decides).
+fn summary(md: &str) -> Vec<String> {
+    md.lines()
+        .filter(|l| l.starts_with("- ") || l.starts_with("Files changed"))
+        .map(|l| match (l.find(" ("), l.find(" bytes): ")) {
+            (Some(i), Some(j)) if l[..i].ends_with('`') && i < j => format!("{}:{}", &l[..i], &l[j + 8..]),
+            _ => l.to_string(),
+        })
+        .collect()
+}
+
+/// From DiversioTeam/claude-plugins, e653fac ("Consolidate config into AGENTS and make
+/// CLAUDE.md minimal"): `CLAUDE.md` already imported `AGENTS.md`; its own text moved there.
+#[test]
+fn recorded_a_claude_md_whose_text_moves_into_the_agents_md_it_imports() {
+    let t = recorded("claude-md-becomes-an-import");
+    let o = diff(&t, &["HEAD~1", "HEAD", "--format", "markdown", "--fail-on", "new-warning"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        summary(&stdout(&o)),
+        [
+            "Files changed: `AGENTS.md`: 4,129 → 5,152 bytes; `CLAUDE.md`: 579 → 598 bytes",
+            "- **Codex** started in `.`: `AGENTS.md` grows from 4,129 to 5,152 bytes",
+            "- **Claude Code** started in `.`: `AGENTS.md` grows from 4,129 to 5,152 bytes; `CLAUDE.md` grows from 579 to 598 bytes",
+            "- **opencode** started in `.`: `AGENTS.md` grows from 4,129 to 5,152 bytes",
+        ]
+    );
+}
+
+/// From cybercog/laravel-love, 4f29ea4 ("Add AGENTS.md"): a repository without instruction files
+/// gets an `AGENTS.md` and a `CLAUDE.md` that imports it.
+#[test]
+fn recorded_an_agents_md_added_with_a_claude_md_that_imports_it() {
+    let t = recorded("agents-md-added-with-a-claude-import");
+    let o = diff(&t, &["HEAD~1", "HEAD", "--format", "markdown"]);
+    let md = stdout(&o);
+    assert!(md.contains("HEAD~1: no instruction file of an agent yet; compared for Codex, Claude Code, opencode as on the other side"), "{md}");
+    assert_eq!(
+        summary(&md),
+        [
+            "Files changed: `AGENTS.md`: new, 3,478 bytes; `CLAUDE.md`: new, 413 bytes",
+            "- **Codex** started in `.`: gains `AGENTS.md` (whole, 3,478 bytes)",
+            "- **Claude Code** started in `.`: gains `AGENTS.md` (whole, 3,478 bytes, imported by `CLAUDE.md`); gains `CLAUDE.md` (whole, 413 bytes)",
+            "- **opencode** started in `.`: gains `AGENTS.md` (whole, 3,478 bytes); ignores the new `CLAUDE.md` (ignored for `AGENTS.md`)",
+            "- `CLAUDE.md:1:1: info[agentIgnored]: opencode ignores this file: it loads AGENTS.md instead`",
+        ]
+    );
+}
+
+/// The GitHub Action's steps (scripts/action/, run by action.yml) on a pull request's checkout:
+/// the diff from the base commit lands in the job summary as Markdown, the findings become
+/// annotations and, when asked, a SARIF file; a new warning fails as `diff-fail-on` says.
+#[test]
+fn the_github_action_steps_write_the_summary_the_annotations_and_sarif() {
+    let t = repo();
+    t.write("r/AGENTS.md", rules(30_000));
+    t.write("r/packages/a/AGENTS.md", "package rules\n");
+    commit(&t, "base");
+    let base = git(&t, &["rev-parse", "HEAD"]).trim().to_string();
+    t.write("r/AGENTS.md", rules(35_000));
+    commit(&t, "the pull request");
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/action");
+    let bin = Path::new(env!("CARGO_BIN_EXE_instructions-lsp")).parent().expect("bin dir").to_path_buf();
+    let runner = tempfile::tempdir().expect("runner temp");
+    let summary = runner.path().join("summary.md");
+    let sarif = runner.path().join("out.sarif");
+    let step = |script: &str, env: &[(&str, &str)]| {
+        let mut cmd = Command::new("bash");
+        cmd.arg(scripts.join(script))
+            .current_dir(t.root())
+            .env("HOME", t.home())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default()))
+            .env("RUNNER_TEMP", runner.path())
+            .env("GITHUB_STEP_SUMMARY", &summary);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().expect("run the step")
+    };
+    let o = step("diff.sh", &[("BASE_SHA", &base), ("FAIL_ON", "new-warning")]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(&summary).expect("summary");
+    assert!(md.starts_with("### Instruction files: what this change does to each agent\n"), "{md}");
+    assert!(md.contains(&format!("`{}` → `HEAD`", &base[..7])), "{md}");
+    assert!(md.contains("- **Codex** started in `packages/a` ("), "{md}");
+    assert!(md.contains("loses `packages/a/AGENTS.md` (left out by the 32 KiB shared budget"), "{md}");
+    let o = step("check.sh", &[("PATHS", "."), ("FAIL_ON", "warning"), ("SARIF_FILE", &sarif.to_string_lossy())]);
+    assert_eq!(o.status.code(), Some(1));
+    let annotations = stdout(&o);
+    assert!(annotations.lines().any(|l| l.starts_with("::warning file=AGENTS.md,line=")), "{annotations}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&sarif).expect("sarif")).expect("json");
+    assert_eq!(doc["version"], "2.1.0");
+    assert!(step("check.sh", &[("FAIL_ON", "error")]).status.success());
+}
