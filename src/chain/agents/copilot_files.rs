@@ -8,6 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::read::read_capped;
+use super::repo::stat;
 use super::view::Scope;
 use super::walk::{
     bounded_globs, front_matter, front_matter_problem, is_file_entry, outside, project_entries, yaml_scalar,
@@ -97,11 +98,15 @@ fn has_glob(segment: &str) -> bool {
 }
 
 /// A folder's entries as Node lists them (libuv sorts a directory's names by their bytes).
+/// Remembered in a run's scope: every request of a run (every directory `check` and `diff`
+/// look from) searches the same folders.
 fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
-    let mut names: Vec<PathBuf> =
-        fs::read_dir(dir).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
-    names.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
-    names
+    super::repo::remembered("sorted entries", dir, || {
+        let mut names: Vec<PathBuf> =
+            fs::read_dir(dir).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+        names.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+        names
+    })
 }
 
 /// The files of folder `dir`, in its order, a sub-folder's files in its place, `depth` deep at
@@ -112,9 +117,9 @@ fn folder_files(dir: &Path, depth: usize, recurse: bool, seen: &mut usize, out: 
         if *seen > SEARCH_ENTRIES {
             return;
         }
-        match fs::metadata(&path) {
-            Ok(m) if m.is_file() => out.push(path),
-            Ok(m) if m.is_dir() && recurse && depth < FOLDER_DEPTH => {
+        match stat(&path) {
+            Some(m) if m.is_file => out.push(path),
+            Some(m) if m.is_dir && recurse && depth < FOLDER_DEPTH => {
                 folder_files(&path, depth + 1, recurse, seen, out)
             }
             _ => {}
@@ -130,9 +135,9 @@ pub(super) fn location_files(location: &Path, workspace: &Path) -> Vec<PathBuf> 
     let text = crate::paths::slash_join(location);
     let segments: Vec<&str> = text.split('/').collect();
     let Some(i) = segments.iter().position(|s| has_glob(s)) else {
-        return match fs::metadata(location) {
-            Ok(m) if m.is_file() => vec![location.to_path_buf()],
-            Ok(m) if m.is_dir() => {
+        return match stat(location) {
+            Some(m) if m.is_file => vec![location.to_path_buf()],
+            Some(m) if m.is_dir => {
                 let mut out = Vec::new();
                 folder_files(location, 0, location != workspace, &mut 0, &mut out);
                 out
@@ -183,7 +188,7 @@ pub(super) fn instruction_files(
     let mut searched: HashSet<PathBuf> = HashSet::new();
     let mut add = |files: Vec<PathBuf>, scope: Scope, out: &mut Vec<(PathBuf, Scope)>| {
         for f in files.into_iter().filter(|f| is_instructions(f)) {
-            if seen.insert(fs::canonicalize(&f).unwrap_or_else(|_| f.clone())) {
+            if seen.insert(super::read::real_path(&f).unwrap_or_else(|_| f.clone())) {
                 out.push((f, scope));
             }
         }
@@ -336,7 +341,7 @@ pub(super) fn agent_files(root: &Path, home: Option<&Path>, on: &AgentSwitches) 
         for path in sorted_entries(dir) {
             let Some(name) = path.file_name().and_then(|n| n.to_str()) else { continue };
             let Some((_, kind)) = names.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) else { continue };
-            if fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+            if stat(&path).is_some_and(|m| m.is_file) {
                 found.push((path, *kind, scope));
             }
         }
