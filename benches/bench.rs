@@ -783,6 +783,70 @@ fn check_rows(rows: &mut Vec<Row>, t: &Tree, label: &str, profiles: &[&str], agn
     }
 }
 
+/// `diff HEAD~1 HEAD` on a generated monorepo history (a root `AGENTS.md` that grows, a
+/// Copilot rule over every TypeScript file, packages with their own `AGENTS.md` and sources)
+/// against one `check` of the same tree: a diff checks two sides, so its goal is two checks.
+fn diff_rows(rows: &mut Vec<Row>, smoke: bool) {
+    let packages = if smoke { 20 } else { 500 };
+    let Ok(dir) = tempfile::tempdir() else { return };
+    let root = dir.path();
+    let write = |rel: &str, text: &str| {
+        let path = root.join(rel);
+        path.parent().map(fs::create_dir_all);
+        fs::write(path, text)
+    };
+    let mut files = 0;
+    let mut made = write("AGENTS.md", &"- keep the change small and say why\n".repeat(60)).is_ok()
+        && write("CLAUDE.md", "@AGENTS.md\n").is_ok()
+        && write(".github/instructions/ts.instructions.md", "---\napplyTo: '**/*.ts'\n---\nStrict types.\n").is_ok();
+    for p in 0..packages {
+        made &= write(&format!("packages/p{p}/AGENTS.md"), &format!("# package {p}\n")).is_ok();
+        for i in 0..20 {
+            made &= write(&format!("packages/p{p}/src/f{i}.ts"), "export const a = 1;\n").is_ok()
+                && write(&format!("packages/p{p}/src/lib/g{i}.js"), "1\n").is_ok();
+            files += 2;
+        }
+    }
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(["-c", "user.name=bench", "-c", "user.email=bench@example.com", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(root)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    made = made && git(&["init", "-q"]) && git(&["add", "-A"]) && git(&["commit", "-q", "-m", "base"]);
+    made = made
+        && write("AGENTS.md", &"- keep the change small and say why\n".repeat(1000)).is_ok()
+        && git(&["commit", "-q", "-a", "-m", "the root AGENTS.md grows past 32 KiB"]);
+    if !made {
+        eprintln!("cannot make the history for the diff rows (is git installed?): skipped");
+        return;
+    }
+    let ours = Path::new(env!("CARGO_BIN_EXE_instructions-lsp"));
+    let label = format!("a history of {packages} packages, {files} sources");
+    let measure = format!("`diff HEAD~1 HEAD` / default `check`, {label}");
+    match processes_side_by_side((ours, &["diff", "HEAD~1", "HEAD"]), (ours, &["check"]), root, smoke) {
+        SideBySide::Medians(diff, check, runs) => {
+            let ratio = diff.as_secs_f64() / check.as_secs_f64();
+            row(
+                rows,
+                &format!("{measure}, median of {runs}"),
+                format!("{} / {} = {ratio:.2}×", secs(diff), secs(check)),
+                "≤ 2× (a check of each side)",
+                Some(ratio <= 2.0),
+            );
+        }
+        SideBySide::Stopped(diff, check) => {
+            row(rows, &measure, format!("{} / {}", secs_or_stopped(diff), secs_or_stopped(check)), "≤ 2×", Some(false));
+        }
+        SideBySide::Failed => eprintln!("cannot run diff or check on {label}"),
+    }
+}
+
 /// A server with one workspace folder at a tree's root, as an editor opens a repository: its
 /// first answer after `initialize`, its background walk (the first `profile: "targets"` answer
 /// waits for it), the time until it settles, warm answers, idle CPU and memory. Returns the warm
@@ -1388,6 +1452,8 @@ fn main() {
     if let Some(c) = &cursor61 {
         check_rows(&mut rows, c, &tree_label(c), &["cursor", "copilot"], None, smoke);
     }
+    eprintln!("diff");
+    diff_rows(&mut rows, smoke);
     if let Some(h) = &huge {
         eprintln!("huge at the root");
         let huge_warm = repository_rows(&mut rows, home.path(), h, &tree_label(h), Some(window), smoke);

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::chain::agents::{self, AgentProfile, Status};
+use crate::chain::agents::{self, AgentProfile, AgentView, Status};
 use crate::chain::discover::{Discovery, Scope};
 use crate::chain::lint::{self, Code, Finding, Span};
 use crate::chain::render::SectionStyle;
@@ -103,13 +103,6 @@ pub struct Walked {
     repo: Option<agents::RepoIndex>,
 }
 
-impl Walked {
-    /// Forgets the listing of the repository the walk made: files were added to the tree since.
-    pub fn forget_listing(&mut self) {
-        self.repo = None;
-    }
-}
-
 /// The names whose directories are checked: the engine's candidates and every agent's.
 fn checked_names(settings: &Settings, agent_env: &agents::AgentEnv) -> BTreeSet<String> {
     let mut names: BTreeSet<String> = settings.all_names().map(str::to_string).collect();
@@ -124,6 +117,17 @@ fn checked_names(settings: &Settings, agent_env: &agents::AgentEnv) -> BTreeSet<
 
 /// Walks a tree (honouring `.gitignore`) once.
 pub fn walk(root: &Path, settings: &Settings) -> Walked {
+    walk_with(root, settings, &[])
+}
+
+/// An entry of a repository that is not on the disk a walk reads (see [`walk_with`]): its path
+/// relative to the root, with `/` between its names, and whether it is a directory.
+pub type Unwritten = (String, bool);
+
+/// [`walk`], with the repository's listing (what Copilot's and Cursor's globs are matched
+/// against) holding `unwritten` too: entries `diff` leaves out of its skeletons because no
+/// agent reads their text.
+pub fn walk_with(root: &Path, settings: &Settings, unwritten: &[Unwritten]) -> Walked {
     let names = checked_names(settings, &agents::AgentEnv::from_process());
     let mut w = Walked {
         dirs: BTreeSet::new(),
@@ -188,6 +192,11 @@ pub fn walk(root: &Path, settings: &Settings) -> Walked {
             },
         }
     }
+    if let Some(l) = listing.as_mut() {
+        for (rel, is_dir) in unwritten {
+            l.add_unwritten(rel, *is_dir);
+        }
+    }
     w.repo = listing.map(agents::RepoListing::finish);
     w
 }
@@ -197,8 +206,23 @@ pub fn check_tree(root: &Path, settings: &Settings, selection: &Selection) -> Tr
     check_walked(root, walk(root, settings), settings, selection)
 }
 
+/// Each agent's view from each directory where it starts, as a check computed it.
+pub type Views = BTreeMap<(PathBuf, &'static str), AgentView>;
+
 /// Checks a walked tree for `selection`.
 pub fn check_walked(root: &Path, walked: Walked, settings: &Settings, selection: &Selection) -> Tree {
+    check_walked_keeping(root, walked, settings, selection, None)
+}
+
+/// [`check_walked`], keeping in `views` each agent's view from each directory where it starts
+/// (what `diff` compares).
+pub fn check_walked_keeping(
+    root: &Path,
+    walked: Walked,
+    settings: &Settings,
+    selection: &Selection,
+    views: Option<&mut Views>,
+) -> Tree {
     let own = selection.profiles.iter().any(|p| p == settings.profile.name());
     let starts = starts(root, &walked, settings, selection);
     // Every view of the tree searches one listing of the repository.
@@ -206,7 +230,7 @@ pub fn check_walked(root: &Path, walked: Walked, settings: &Settings, selection:
     if let Some(index) = walked.repo {
         repo.insert(index);
     }
-    let (mut findings, statements) = agents::with_repo_cache(&repo, || check_dirs(root, settings, own, &starts));
+    let (mut findings, statements) = agents::with_repo_cache(&repo, || check_dirs(root, settings, own, &starts, views));
     findings.extend(walked.unreadable);
     findings.sort_by(|a, b| (&a.path, SpanKey::of(a.span), a.code).cmp(&(&b.path, SpanKey::of(b.span), b.code)));
     let runs = starts.runs;
@@ -356,6 +380,7 @@ fn check_dirs(
     settings: &Settings,
     own: bool,
     starts: &Starts,
+    mut keep: Option<&mut Views>,
 ) -> (Vec<Finding>, BTreeMap<PathBuf, Vec<Statement>>) {
     let cache = FileCache::new();
     let project = starts.project.clone();
@@ -436,6 +461,9 @@ fn check_dirs(
                 } else if matches!(f.status, Status::Waiting | Status::OnRequest | Status::Manual) {
                     entry.how = entry.how.take().or_else(|| agents::explain(&view, f, &show));
                 }
+            }
+            if let Some(k) = keep.as_deref_mut() {
+                k.insert((dir.to_path_buf(), p.name), view.clone());
             }
             for mut f in agents::view_findings(&view, dir) {
                 f.path = placed(&f.path);

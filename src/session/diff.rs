@@ -1,10 +1,11 @@
 //! What a change does to every agent: the one answer behind `instructions-lsp diff BASE [HEAD]`.
 //!
 //! Each side (a git revision read from the object database, or the working tree) is laid out as
-//! a skeleton in a temporary directory: every directory, every file whose text an agent or this
-//! tool may read (instruction files, rules, settings, ignore files, Markdown an import may name)
-//! with its text, and, when an agent whose rules attach by globs is compared (Copilot, Cursor),
-//! every other file empty, so that the globs still match it. Nothing of the
+//! a skeleton in a temporary directory (in memory where the system has one): every file whose
+//! text an agent or this tool may read (instruction files, rules, settings, ignore files,
+//! Markdown an import may name), with its text, and the directories that hold them. The other
+//! files and directories are not written: the side's listing of the repository names them, so
+//! that Copilot's `applyTo` and Cursor's `globs` still match them. Nothing of the
 //! repository is checked out or written. Both skeletons are then checked as `check` checks a
 //! tree, and each agent's view from each place where an agent starts (every directory holding an
 //! instruction file on either side) is compared: files that enter or leave it, sizes and cuts
@@ -231,24 +232,22 @@ pub fn diff(
         .workdir()
         .ok_or_else(|| "the repository has no working tree (a bare repository); run diff in a clone".to_string())?;
     let workdir = std::fs::canonicalize(workdir).map_err(|e| format!("{}: {e}", workdir.display()))?;
-    let tmp = tempfile::Builder::new()
-        .prefix("instructions-lsp-diff")
-        .tempdir()
-        .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+    let tmp = scratch_dir()?;
     let tmp_root = std::fs::canonicalize(tmp.path()).map_err(|e| format!("{}: {e}", tmp.path().display()))?;
     // Two names of one length: the agents' texts name the paths, and equal lengths keep the
     // sides' byte counts comparable.
     let (base_root, head_root) = (tmp_root.join("base"), tmp_root.join("head"));
     let keep = kept_names(settings);
+    let mut sides = Vec::with_capacity(2);
     for (rev, root) in [(base, &base_root), (head, &head_root)] {
-        materialize(&repo, &workdir, rev, root, &keep, Pass::Text)?;
+        let unwritten = materialize(&repo, &workdir, rev, root, &keep)?;
+        sides.push(Side {
+            root: root.clone(),
+            targets: None,
+            walked: Some(check::walk_with(root, settings, &unwritten)),
+            explicit,
+        });
     }
-    let mut sides = [&base_root, &head_root].map(|root| Side {
-        root: root.clone(),
-        targets: None,
-        walked: Some(check::walk(root, settings)),
-        explicit,
-    });
     for (side, rev) in sides.iter_mut().zip([base, head]) {
         let names = side.walked.as_ref().map(|w| w.names.clone()).unwrap_or_default();
         let targets = crate::session::project::targets_of(&side.root, &settings.root_markers, Some(&names));
@@ -265,29 +264,19 @@ pub fn diff(
             sides.iter().flat_map(|s| s.targets.iter().flat_map(|t| t.agents.iter().map(String::as_str))).collect();
         agents::NAMES.iter().filter(|n| either.contains(**n)).map(|n| n.to_string()).collect()
     };
-    // Copilot's `applyTo` and Cursor's `globs` are matched against the files of the repository;
-    // only their views need the other files, and writing thousands of them costs more than the
-    // rest of the diff.
-    if profiles.iter().any(|p| GLOB_AGENTS.contains(&p.as_str())) {
-        for (rev, root) in [(base, &base_root), (head, &head_root)] {
-            materialize(&repo, &workdir, rev, root, &keep, Pass::Placeholders)?;
-        }
-        // The walks listed the sides before their placeholders: the views list them again.
-        for side in &mut sides {
-            if let Some(w) = side.walked.as_mut() {
-                w.forget_listing();
-            }
-        }
-    }
     let checked_for = CheckedFor { base: sides[0].describe(&profiles), head: sides[1].describe(&profiles) };
-    let [base_side, head_side] = sides;
-    // Each side in a run of its own: what one side's views learn of the file system stays theirs.
-    let run = |side: Side| agents::with_repo_cache(&Default::default(), || side.run(settings, &profiles, &workdir));
-    let (mut base_out, base_starts) = run(base_side)?;
-    let (mut head_out, head_starts) = run(head_side)?;
+    let Ok([base_side, head_side]) = <[Side; 2]>::try_from(sides) else {
+        return Err("a diff has two sides".to_string());
+    };
+    // Each side in a run of its own: what one side's views learn of the file system stays
+    // theirs, and its views search the side's listing (which names the files not written).
+    let (base_cache, head_cache) = (Default::default(), Default::default());
+    let run = |side: Side, cache| agents::with_repo_cache(cache, || side.run(settings, &profiles, &workdir));
+    let (mut base_out, base_starts) = run(base_side, &base_cache)?;
+    let (mut head_out, head_starts) = run(head_side, &head_cache)?;
     let every: BTreeSet<String> = base_out.dirs.union(&head_out.dirs).cloned().collect();
-    base_out.views = base_out.views_of(&base_starts, &every);
-    head_out.views = head_out.views_of(&head_starts, &every);
+    base_out.views = agents::with_repo_cache(&base_cache, || base_out.views_of(&base_starts, &every));
+    head_out.views = agents::with_repo_cache(&head_cache, || head_out.views_of(&head_starts, &every));
     let mut out = compare(&base_out, &head_out);
     out.base = base.label();
     out.head = head.label();
@@ -334,13 +323,20 @@ impl Side {
         let selection = self.selection(profiles);
         let starts = check::starts(&self.root, &walked, settings, &selection);
         let dirs = starts.dirs.iter().map(|d| rel(&self.root, d)).collect();
-        let tree = check::check_walked(&self.root, walked, settings, &selection);
+        let mut kept = check::Views::new();
+        let tree = check::check_walked_keeping(&self.root, walked, settings, &selection, Some(&mut kept));
         if let Some(e) = tree.config_errors.first() {
             return Err(unrooted(e, &self.root));
         }
         let findings = tree.findings.iter().map(|f| self.found(f, settings)).collect();
-        let checked =
-            Checked { root: self.root.clone(), workdir: workdir.to_path_buf(), dirs, views: BTreeMap::new(), findings };
+        let checked = Checked {
+            root: self.root.clone(),
+            workdir: workdir.to_path_buf(),
+            dirs,
+            views: BTreeMap::new(),
+            findings,
+            kept,
+        };
         Ok((checked, starts))
     }
 
@@ -368,6 +364,8 @@ struct Checked {
     dirs: BTreeSet<String>,
     views: BTreeMap<(String, &'static str), ViewSummary>,
     findings: Vec<Found>,
+    /// The views the check computed (from this side's own starts).
+    kept: check::Views,
 }
 
 impl Checked {
@@ -385,8 +383,11 @@ impl Checked {
                 continue;
             }
             for p in starts.agents_at(&abs) {
-                let view = agents::load(p, &abs, &[]);
-                out.insert((dir.clone(), p.name), self.summary(&view));
+                let summary = match self.kept.get(&(abs.clone(), p.name)) {
+                    Some(view) => self.summary(view),
+                    None => self.summary(&agents::load(p, &abs, &[])),
+                };
+                out.insert((dir.clone(), p.name), summary);
             }
         }
         out
@@ -586,60 +587,70 @@ fn safe_rel(path: &str) -> Option<PathBuf> {
     ok.then(|| p.to_path_buf())
 }
 
-/// The agents whose rules attach by globs matched against the files of the repository.
-const GLOB_AGENTS: &[&str] = &["copilot", "cursor"];
-
-/// What one pass of [`materialize`] writes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Pass {
-    /// Every directory and link, every file whose text is kept.
-    Text,
-    /// Every other file, empty (after [`Pass::Text`]).
-    Placeholders,
+/// The temporary directory the skeletons go in: in `$TMPDIR` when it is set, else in the
+/// user's runtime directory (`$XDG_RUNTIME_DIR`, a memory file system where making directories
+/// costs microseconds instead of a disk's milliseconds), else the system's temporary directory.
+/// (Not `/dev/shm`: nothing under `/dev` is read as an instruction file.)
+fn scratch_dir() -> Result<tempfile::TempDir, String> {
+    let make = |dir: Option<&Path>| {
+        let mut b = tempfile::Builder::new();
+        b.prefix("instructions-lsp-diff");
+        match dir {
+            Some(d) => b.tempdir_in(d),
+            None => b.tempdir(),
+        }
+    };
+    if std::env::var_os("TMPDIR").is_none() {
+        let runtime = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from);
+        if let Some(dir) = runtime.filter(|d| d.is_absolute() && d.is_dir() && !d.starts_with("/dev"))
+            && let Ok(t) = make(Some(&dir))
+        {
+            return Ok(t);
+        }
+    }
+    make(None).map_err(|e| format!("cannot create a temporary directory: {e}"))
 }
 
 /// Lays out `rev` as a skeleton in `into` (see the module's documentation), with an empty
-/// `.git` so that the agents find the project's root there.
+/// `.git` so that the agents find the project's root there, and returns what it leaves out:
+/// the files whose text no agent reads and the directories that hold nothing kept, which the
+/// side's listing of the repository names instead (see [`check::walk_with`]). Writing them
+/// would cost more than the rest of the diff.
 fn materialize(
     repo: &gix::Repository,
     workdir: &Path,
     rev: &Revision,
     into: &Path,
     names: &BTreeSet<String>,
-    pass: Pass,
-) -> Result<(), String> {
+) -> Result<Vec<check::Unwritten>, String> {
     let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
     std::fs::create_dir_all(into.join(".git")).map_err(|e| io(into, e))?;
-    let place = |rel: &Path, kind: Entry, data: &dyn Fn() -> Result<Vec<u8>, String>| -> Result<(), String> {
-        let path = into.join(rel);
-        let text = kind == Entry::File && keeps_text(rel, names);
-        match pass {
-            Pass::Placeholders if kind == Entry::File && !text => {
-                return std::fs::write(&path, b"").map_err(|e| io(&path, e));
+    let mut unwritten_dirs: Vec<PathBuf> = Vec::new();
+    let mut unwritten_files: BTreeSet<PathBuf> = BTreeSet::new();
+    let mut links: Vec<(PathBuf, String)> = Vec::new();
+    let mut place = |rel: &Path, kind: Entry, data: &dyn Fn() -> Result<Vec<u8>, String>| -> Result<(), String> {
+        match kind {
+            Entry::Dir => unwritten_dirs.push(rel.to_path_buf()),
+            Entry::File if !keeps_text(rel, names) => {
+                unwritten_files.insert(rel.to_path_buf());
             }
-            Pass::Placeholders => return Ok(()),
-            Pass::Text if kind == Entry::File && !text => return Ok(()),
-            Pass::Text => {}
-        }
-        // Both listings name a directory before what it holds: its parent is there already
-        // (made on demand otherwise), and no directory is made twice.
-        let make = || -> std::io::Result<()> {
-            match kind {
-                Entry::Dir => std::fs::create_dir(&path),
-                Entry::Link => link(&String::from_utf8_lossy(&data().map_err(std::io::Error::other)?), &path),
-                Entry::File => std::fs::write(&path, data().map_err(std::io::Error::other)?),
-            }
-        };
-        match make() {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Entry::File | Entry::Link => {
+                // A directory is made when something kept goes in it.
+                let path = into.join(rel);
                 if let Some(parent) = path.parent() {
                     std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
                 }
-                make().map_err(|e| io(&path, e))
+                let bytes = data()?;
+                if kind == Entry::File {
+                    std::fs::write(&path, bytes).map_err(|e| io(&path, e))?;
+                } else {
+                    let target = String::from_utf8_lossy(&bytes).into_owned();
+                    link(&target, &path).map_err(|e| io(&path, e))?;
+                    links.push((rel.to_path_buf(), target));
+                }
             }
-            Err(e) if kind == Entry::Dir && e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-            other => other.map_err(|e| io(&path, e)),
         }
+        Ok(())
     };
     match rev {
         Revision::Commit(spec) => {
@@ -703,7 +714,18 @@ fn materialize(
             }
         }
     }
-    Ok(())
+    let mut out: Vec<check::Unwritten> = Vec::with_capacity(unwritten_dirs.len() + unwritten_files.len());
+    // A directory something kept went in is on the disk: the walk lists it.
+    out.extend(unwritten_dirs.iter().filter(|d| !into.join(d).is_dir()).map(|d| (paths::slash_join(d), true)));
+    // A link to a left-out file dangles in the skeleton: it is listed as the file it names.
+    for (rel, target) in &links {
+        let named = rel.parent().map(|p| paths::normalize(&p.join(target)));
+        if named.is_some_and(|n| unwritten_files.contains(&n)) {
+            out.push((paths::slash_join(rel), false));
+        }
+    }
+    out.extend(unwritten_files.iter().map(|f| (paths::slash_join(f), false)));
+    Ok(out)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -187,6 +187,41 @@ fn a_wider_apply_to_attaches_a_copilot_rule_to_more_files() {
     );
 }
 
+/// The skeletons leave out the sources (only names count for globs) and the directories that
+/// hold nothing an agent reads: the rule still counts files deep in such directories, and a link
+/// to one of them.
+#[cfg(unix)]
+#[test]
+fn a_wider_cursor_glob_counts_files_in_folders_without_instructions_and_links_to_them() {
+    let t = repo();
+    for f in ["src/deep/a/b/c.rs", "lib/x.rs", "lib/y.txt"] {
+        t.write(&format!("r/{f}"), "fn main() {}\n");
+    }
+    std::os::unix::fs::symlink("x.rs", t.root().join("lib/link.rs")).expect("symlink");
+    let rule = |glob: &str| format!("---\ndescription: Rust\nglobs: {glob}\nalwaysApply: false\n---\nUse clippy.\n");
+    t.write("r/.cursor/rules/rs.mdc", rule("src/deep/**/*.rs"));
+    commit(&t, "a rule for src/deep");
+    t.write("r/.cursor/rules/rs.mdc", rule("**/*.rs"));
+    commit(&t, "for every Rust file");
+    let out = lines(&diff(&t, &["HEAD~1", "HEAD"]));
+    assert!(
+        out.iter().any(|l| l.starts_with("Cursor started in `.`")
+            && l.ends_with(
+                "`.cursor/rules/rs.mdc` attaches to 3 files (`**/*.rs`) instead of 1 file (`src/deep/**/*.rs`)"
+            )),
+        "{out:#?}"
+    );
+    // The working tree goes through the same skeleton: a rule narrowed there is compared too.
+    t.write("r/.cursor/rules/rs.mdc", rule("lib/*.rs"));
+    let out = lines(&diff(&t, &["HEAD"]));
+    assert!(
+        out.iter()
+            .any(|l| l
+                .ends_with("`.cursor/rules/rs.mdc` attaches to 2 files (`lib/*.rs`) instead of 3 files (`**/*.rs`)")),
+        "{out:#?}"
+    );
+}
+
 #[cfg(unix)]
 #[test]
 fn a_claude_md_link_flipped_the_other_way_changes_nothing_for_any_agent() {

@@ -76,6 +76,26 @@ impl RepoListing {
         }
     }
 
+    /// Adds an entry that is in the repository but not on the disk the walk read (`rel`, with
+    /// `/` between its names, relative to the base): `diff` lays out only the files whose text
+    /// an agent reads, and names the others here.
+    pub fn add_unwritten(&mut self, rel: &str, is_dir: bool) {
+        let Some(files) = self.files.as_mut() else { return };
+        if rel.is_empty() || rel.split('/').any(|c| c == ".git" || c == "node_modules") {
+            return;
+        }
+        self.entries += 1;
+        if self.entries > REPO_ENTRIES {
+            self.files = None;
+            return;
+        }
+        if is_dir {
+            self.dirs.push(rel.into());
+        } else {
+            files.push(rel.into());
+        }
+    }
+
     /// The index of what was added.
     pub fn finish(self) -> RepoIndex {
         let dirs: Option<Vec<PathBuf>> =
@@ -84,6 +104,7 @@ impl RepoListing {
         if let Some(mut dirs) = dirs {
             dirs.push(index.base.clone());
             dirs.sort_unstable();
+            dirs.dedup();
             let _ = index.dirs.set(dirs);
         }
         index
