@@ -389,6 +389,58 @@ fn recorded_an_agents_md_added_with_a_claude_md_that_imports_it() {
     );
 }
 
+/// Each line of `expected` among the summary's lines (the others are not asserted: see the test).
+fn assert_lines(summary: &[String], expected: &[&str]) {
+    for line in expected {
+        assert!(summary.iter().any(|l| l == line), "missing {line:?} in\n{}", summary.join("\n"));
+    }
+}
+
+/// From rocky-data/rocky, 0096f233 ("docs: make AGENTS.md canonical, reduce CLAUDE.md to an
+/// @AGENTS.md import (#1027)"): in the root and in each package the text of `CLAUDE.md` moves
+/// into an `AGENTS.md` that the `CLAUDE.md` now imports. What a reviewer learns: Codex started in
+/// `engine` now spends 7,008 bytes of its 32 KiB on the new root file and cuts the package's grown
+/// file; Claude Code started in a package does not follow the root `CLAUDE.md`'s import of the
+/// root `AGENTS.md` (outside its working directory); opencode drops the root `CLAUDE.md`'s text.
+#[test]
+fn recorded_agents_md_made_canonical_in_every_package_cuts_codex_in_the_biggest_one() {
+    let t = recorded("agents-md-canonical-in-every-package");
+    let o = diff(&t, &["HEAD~1", "HEAD", "--format", "markdown", "--fail-on", "new-warning"]);
+    // New warnings: the cut, and the root import Claude Code does not follow from a package.
+    assert_eq!(o.status.code(), Some(1));
+    let s = summary(&stdout(&o));
+    assert_lines(
+        &s,
+        &[
+            "Files changed: `AGENTS.md`: new, 7,008 bytes; `CLAUDE.md`: 9,343 → 2,624 bytes; \
+             `editors/vscode/AGENTS.md`: 5,282 → 11,445 bytes; `editors/vscode/CLAUDE.md`: 11,452 → 446 bytes; \
+             `engine/AGENTS.md`: 8,817 → 29,459 bytes; `engine/CLAUDE.md`: 23,140 → 210 bytes; \
+             `examples/playground/AGENTS.md`: new, 6,032 bytes; `examples/playground/CLAUDE.md`: 6,032 → 147 bytes; \
+             `sdk/python/AGENTS.md`: new, 4,519 bytes; `sdk/python/CLAUDE.md`: 4,519 → 142 bytes",
+            "- **Codex**, 2 directories (`examples/playground`, `sdk/python`): gain `AGENTS.md` (whole, 7,008 bytes); \
+             gain their own `AGENTS.md` (whole)",
+            "- **Codex** started in `.`: gains `AGENTS.md` (whole, 7,008 bytes)",
+            "- **Codex** started in `editors/vscode`: gains `AGENTS.md` (whole, 7,008 bytes); \
+             `editors/vscode/AGENTS.md` grows from 5,282 to 11,445 bytes",
+            "- **Codex** started in `engine`: gains `AGENTS.md` (whole, 7,008 bytes); `engine/AGENTS.md` grew from \
+             8,817 to 29,459 bytes, past the 32 KiB shared budget: cut at 25,760",
+            "- **Claude Code** started in `.`: gains `AGENTS.md` (whole, 7,008 bytes, imported by `CLAUDE.md`); \
+             `CLAUDE.md` shrinks from 9,343 to 2,624 bytes",
+            "- **Claude Code** started in `engine`: gains `engine/AGENTS.md` (whole, imported by `engine/CLAUDE.md`; \
+             before: ignored for `CLAUDE.md`); `CLAUDE.md` shrinks from 9,343 to 2,624 bytes; `engine/CLAUDE.md` \
+             shrinks from 23,140 to 210 bytes; ignores the new `AGENTS.md` (ignored for `CLAUDE.md`)",
+            "- **opencode** started in `.`: loses `CLAUDE.md` (ignored for `AGENTS.md`; before: whole, 9,343 bytes); \
+             gains `AGENTS.md` (whole, 7,008 bytes)",
+            "- `AGENTS.md:1:1: warning[importOutside]: Claude Code, started in 'editors/vscode', does not load this \
+             file, which CLAUDE.md imports, in non-interactive runs ('claude -p', CI): they load no import from \
+             outside the working directory (an interactive session asks once whether to allow it) (also in 3 other \
+             directories)`",
+            "- `engine/AGENTS.md:398:244: warning[agentCut]: Codex cuts this file at line 398, after 25760 of 29459 \
+             bytes (32 KiB shared budget spent by AGENTS.md (7008 bytes))`",
+        ],
+    );
+}
+
 /// The GitHub Action's steps (scripts/action/, run by action.yml) on a pull request's checkout:
 /// the diff from the base commit lands in the job summary as Markdown, the findings become
 /// annotations and, when asked, a SARIF file; a new warning fails as `diff-fail-on` says.
