@@ -441,6 +441,70 @@ fn recorded_agents_md_made_canonical_in_every_package_cuts_codex_in_the_biggest_
     );
 }
 
+/// From sei-protocol/sei-chain, e7c0eff ("Move all existing CLAUDE agent files to AGENTS
+/// (#3590)"): the root `CLAUDE.md` imports the root `AGENTS.md`, and the `CLAUDE.md` of two
+/// packages is renamed `AGENTS.md`. What a reviewer learns: Codex and opencode gain each package's
+/// file, but Claude Code started in either package loses it, since the root `CLAUDE.md` has text
+/// (so no `AGENTS.md` is read) and its import lies outside the package.
+#[test]
+fn recorded_nested_claude_md_renamed_agents_md_is_lost_to_claude_code_in_those_packages() {
+    let t = recorded("nested-claude-md-renamed-to-agents-md");
+    let o = diff(&t, &["HEAD~1", "HEAD", "--format", "markdown"]);
+    let s = summary(&stdout(&o));
+    assert_lines(
+        &s,
+        &[
+            "Files changed: `benchmark/AGENTS.md`: new, 3,787 bytes; `benchmark/CLAUDE.md`: removed (it had 3,787 \
+             bytes); `giga/tests/AGENTS.md`: new, 6,541 bytes; `giga/tests/CLAUDE.md`: removed (it had 6,541 bytes)",
+            "- **Codex**, 2 directories (`benchmark`, `giga/tests`): gain their own `AGENTS.md` (whole)",
+            "- `benchmark/AGENTS.md:1:1 (also giga/tests/AGENTS.md): info[agentIgnored]: Claude Code ignores this \
+             file: it loads CLAUDE.md at the project root instead`",
+        ],
+    );
+    // Claude Code's and opencode's changes, directory by directory, as the JSON says them
+    // (each package's own files: `own`).
+    let json: Value = serde_json::from_slice(&diff(&t, &["HEAD~1", "HEAD", "--json"]).stdout).expect("json");
+    let changes_of = |agent: &str, dir: &str| -> Vec<String> {
+        let groups = json["groups"].as_array().expect("groups");
+        let g = groups
+            .iter()
+            .find(|g| g["agent"] == agent && g["dirs"].as_array().expect("dirs").iter().any(|d| d["dir"] == dir))
+            .unwrap_or_else(|| panic!("no change for {agent} in {dir}: {json}"));
+        g["changes"]
+            .as_array()
+            .expect("changes")
+            .iter()
+            .map(|c| {
+                let state = |s: &Value| match (s["status"].as_str(), s["by"].as_str()) {
+                    (Some(st), Some(by)) => format!("{st} by {by}"),
+                    (Some(st), None) => st.to_string(),
+                    _ => "none".to_string(),
+                };
+                let (f, own) = (c["file"]["path"].as_str().expect("path"), c["file"]["own"] == true);
+                format!(
+                    "{} {}{f}: {} → {}",
+                    c["kind"].as_str().expect("kind"),
+                    if own { "own " } else { "" },
+                    state(&c["before"]),
+                    state(&c["after"])
+                )
+            })
+            .collect()
+    };
+    for dir in ["benchmark", "giga/tests"] {
+        assert_eq!(
+            changes_of("claude", dir),
+            ["leaves own CLAUDE.md: loaded → none", "treated own AGENTS.md: none → shadowed by CLAUDE.md"],
+            "{dir}"
+        );
+        assert_eq!(
+            changes_of("opencode", dir),
+            ["enters own AGENTS.md: none → loaded", "treated own CLAUDE.md: shadowed by AGENTS.md → none"],
+            "{dir}"
+        );
+    }
+}
+
 /// The GitHub Action's steps (scripts/action/, run by action.yml) on a pull request's checkout:
 /// the diff from the base commit lands in the job summary as Markdown, the findings become
 /// annotations and, when asked, a SARIF file; a new warning fails as `diff-fail-on` says.
