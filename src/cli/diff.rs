@@ -80,8 +80,8 @@ fn file_name(file: &Place, dirs: &[&str]) -> String {
     }
 }
 
-/// What an agent does with a file, in a few words.
-fn state_words(s: &State) -> String {
+/// What an agent does with a file, in a few words (`dirs`: where, for a file named from there).
+fn state_words(s: &State, dirs: &[&str]) -> String {
     let mut out = match s.status.as_str() {
         "loaded" => match s.bytes {
             Some(n) => format!("whole, {}", bytes(n as usize)),
@@ -94,6 +94,7 @@ fn state_words(s: &State) -> String {
         "omitted" => "left out".to_string(),
         "shadowed" => "ignored".to_string(),
         "waiting" => "waits for a read".to_string(),
+        "outside" => "not loaded, outside the directory where the agent starts".to_string(),
         other => other.replace('-', " "),
     };
     if !s.globs.is_empty() {
@@ -105,11 +106,12 @@ fn state_words(s: &State) -> String {
     if let Some(by) = &s.by {
         let how = match s.status.as_str() {
             "shadowed" => "for",
-            "loaded" | "truncated" => ", imported by",
+            "loaded" | "truncated" | "outside" => ", imported by",
             _ => "by",
         };
         let space = if how.starts_with(',') { "" } else { " " };
-        let _ = write!(out, "{space}{how} `{by}`");
+        let by = file_name(&Place { path: by.clone(), own: s.by_own }, dirs);
+        let _ = write!(out, "{space}{how} {by}");
     }
     if let Some(budget) = &s.budget {
         let _ = write!(out, " by the {budget}");
@@ -123,20 +125,29 @@ fn change_words(c: &Change, dirs: &[&str]) -> String {
     let verb = |one: &str, several: &str| if many { several.to_string() } else { one.to_string() };
     match c {
         Change::Enters { file, before, after } => {
-            let was = before.as_ref().map(|b| format!("; before: {}", state_words(b))).unwrap_or_default();
-            format!("{} {} ({}{was})", verb("gains", "gain"), file_name(file, dirs), state_words(after))
+            let was = before.as_ref().map(|b| format!("; before: {}", state_words(b, dirs))).unwrap_or_default();
+            format!("{} {} ({}{was})", verb("gains", "gain"), file_name(file, dirs), state_words(after, dirs))
         }
         Change::Leaves { file, before, after } => {
             let now = match after {
-                Some(a) => state_words(a),
+                Some(a) => state_words(a, dirs),
                 None => "no longer read".to_string(),
             };
-            format!("{} {} ({now}; before: {})", verb("loses", "lose"), file_name(file, dirs), state_words(before))
+            format!(
+                "{} {} ({now}; before: {})",
+                verb("loses", "lose"),
+                file_name(file, dirs),
+                state_words(before, dirs)
+            )
         }
         Change::Resized { file, before, after } => {
             let name = file_name(file, dirs);
             // A file that reaches the agent on both sides is said with its sizes.
             let (was, now) = (before.bytes.unwrap_or(0), after.bytes.unwrap_or(0));
+            if before.bytes.is_none() {
+                // Each directory's own file, each with its own sizes.
+                return format!("{name} {} size (each directory's bytes below)", verb("changes", "change"));
+            }
             match (before.status.as_str(), after.status.as_str()) {
                 ("loaded", "truncated") => format!(
                     "{name} grew from {} to {}, past the {}: cut at {}",
@@ -146,10 +157,18 @@ fn change_words(c: &Change, dirs: &[&str]) -> String {
                     number(after.included_bytes.unwrap_or(0)),
                 ),
                 ("truncated", "loaded") => {
-                    format!("{name} is no longer cut: {} (before: {})", state_words(after), state_words(before))
+                    format!(
+                        "{name} is no longer cut: {} (before: {})",
+                        state_words(after, dirs),
+                        state_words(before, dirs)
+                    )
                 }
                 ("truncated", "truncated") => {
-                    format!("the cut of {name} moves: {} (before: {})", state_words(after), state_words(before))
+                    format!(
+                        "the cut of {name} moves: {} (before: {})",
+                        state_words(after, dirs),
+                        state_words(before, dirs)
+                    )
                 }
                 _ if was != now => format!(
                     "{name} {} from {} to {}",
@@ -157,7 +176,7 @@ fn change_words(c: &Change, dirs: &[&str]) -> String {
                     number(was),
                     bytes(now as usize)
                 ),
-                _ => format!("{name}: {} (before: {})", state_words(after), state_words(before)),
+                _ => format!("{name}: {} (before: {})", state_words(after, dirs), state_words(before, dirs)),
             }
         }
         Change::Treated { file, before, after } => {
@@ -175,12 +194,16 @@ fn change_words(c: &Change, dirs: &[&str]) -> String {
                     };
                     format!("{name} attaches to {} instead of {}", reach(a), reach(b))
                 }
-                (Some(b), Some(a)) => format!("{name}: {} (before: {})", state_words(a), state_words(b)),
+                (Some(b), Some(a)) => format!("{name}: {} (before: {})", state_words(a, dirs), state_words(b, dirs)),
                 (None, Some(a)) if a.status == "shadowed" => {
-                    format!("{} the new {name} ({})", verb("ignores", "ignore"), state_words(a))
+                    let name = match name.strip_prefix("their own ") {
+                        Some(own) => format!("their new {own}"),
+                        None => format!("the new {name}"),
+                    };
+                    format!("{} {name} ({})", verb("ignores", "ignore"), state_words(a, dirs))
                 }
-                (None, Some(a)) => format!("{name} is new: {}", state_words(a)),
-                (Some(b), None) => format!("{name} is gone (before: {})", state_words(b)),
+                (None, Some(a)) => format!("{name} is new: {}", state_words(a, dirs)),
+                (Some(b), None) => format!("{name} is gone (before: {})", state_words(b, dirs)),
                 (None, None) => format!("{name} changes"),
             }
         }

@@ -140,6 +140,9 @@ pub struct State {
     /// The file it loses to, or that imports it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
+    /// `by` is named from the directory where the agent starts: each directory's own file.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub by_own: bool,
     /// The globs a rule attaches by, and how many files of the repository they match.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub globs: Vec<String>,
@@ -157,8 +160,8 @@ impl State {
     }
 
     /// How the agent treats a file it does not load, whatever its size.
-    fn treatment(&self) -> (&str, Option<&String>, &[String], Option<usize>) {
-        (&self.status, self.by.as_ref(), &self.globs, self.matching)
+    fn treatment(&self) -> (&str, Option<&String>, bool, &[String], Option<usize>) {
+        (&self.status, self.by.as_ref(), self.by_own, &self.globs, self.matching)
     }
 
     fn reaches(&self) -> bool {
@@ -181,6 +184,19 @@ pub enum Change {
     Treated { file: Place, before: Option<State>, after: Option<State> },
     /// The same files, with other text.
     Text,
+}
+
+impl Change {
+    /// The change as directories that change alike share it: a directory's own file that
+    /// reaches the agent on both sides said without its sizes.
+    fn without_own_sizes(&self) -> Change {
+        match self {
+            Change::Resized { file, before, after } if file.own && before.status == after.status => {
+                Change::Resized { file: file.clone(), before: before.without_sizes(), after: after.without_sizes() }
+            }
+            other => other.clone(),
+        }
+    }
 }
 
 /// A finding on one side, placed in its file.
@@ -399,18 +415,27 @@ impl Checked {
             let Ok(path) = f.path.strip_prefix(&self.root) else { continue };
             let reach = view.rule_reach.iter().find(|r| r.path == f.path);
             let cut = matches!(f.status, Status::Truncated | Status::Omitted);
-            files.insert(
-                paths::slash_join(path),
-                State {
-                    status: f.status.as_str().to_string(),
-                    bytes: Some(f.bytes),
-                    included_bytes: Some(f.included_bytes),
-                    by: f.by.as_deref().map(|b| rel(&self.root, b)),
-                    globs: f.globs.clone(),
-                    matching: reach.map(|r| r.matching),
-                    budget: view.budget.clone().filter(|_| cut),
-                },
-            );
+            let state = State {
+                status: f.status.as_str().to_string(),
+                bytes: Some(f.bytes),
+                included_bytes: Some(f.included_bytes),
+                by: f.by.as_deref().map(|b| rel(&self.root, b)),
+                by_own: false,
+                globs: f.globs.clone(),
+                matching: reach.map(|r| r.matching),
+                budget: view.budget.clone().filter(|_| cut),
+            };
+            // A file the view names twice (an import that stays outside, and the same file
+            // shadowed as the directory's own) is said as the agent gets it, else as first named.
+            match files.entry(paths::slash_join(path)) {
+                std::collections::btree_map::Entry::Vacant(v) => {
+                    v.insert(state);
+                }
+                std::collections::btree_map::Entry::Occupied(mut o) if !o.get().reaches() && state.reaches() => {
+                    o.insert(state);
+                }
+                std::collections::btree_map::Entry::Occupied(_) => {}
+            }
         }
         // The text as the agent gets it in the repository's own checkout.
         let text = view.text.replace(&*self.root.to_string_lossy(), &self.workdir.to_string_lossy());
@@ -442,8 +467,10 @@ fn compare(base: &Checked, head: &Checked) -> Diff {
     let every: BTreeSet<&String> = base.dirs.union(&head.dirs).collect();
     let added_dirs = every.iter().filter(|d| !exists(base, d)).map(|d| d.to_string()).collect();
     let removed_dirs = every.iter().filter(|d| !exists(head, d)).map(|d| d.to_string()).collect();
-    // Per agent, the directories grouped by their list of changes.
-    let mut grouped: BTreeMap<(usize, Vec<Change>), Vec<DirBytes>> = BTreeMap::new();
+    // Per agent, the directories grouped by their list of changes, each directory's own file
+    // resized without its sizes (each has its own); a group of one keeps them.
+    type Alike = Vec<(DirBytes, Vec<Change>)>;
+    let mut grouped: BTreeMap<(usize, Vec<Change>), Alike> = BTreeMap::new();
     let mut agents_of: BTreeMap<usize, &'static str> = BTreeMap::new();
     for ((dir, agent), after) in &head.views {
         let Some(before) = base.views.get(&(dir.clone(), agent)) else { continue };
@@ -453,15 +480,20 @@ fn compare(base: &Checked, head: &Checked) -> Diff {
         }
         let order = agents::NAMES.iter().position(|n| n == agent).unwrap_or(agents::NAMES.len());
         agents_of.insert(order, agent);
-        grouped.entry((order, changes)).or_default().push(DirBytes {
-            dir: dir.clone(),
-            before: before.bytes,
-            after: after.bytes,
-        });
+        let key = changes.iter().map(Change::without_own_sizes).collect();
+        let bytes = DirBytes { dir: dir.clone(), before: before.bytes, after: after.bytes };
+        grouped.entry((order, key)).or_default().push((bytes, changes));
     }
     let mut groups: Vec<Group> = grouped
         .into_iter()
-        .filter_map(|((order, changes), dirs)| Some(Group { agent: agents_of.get(&order)?, dirs, changes }))
+        .filter_map(|((order, key), mut dirs)| {
+            let changes = match dirs.as_mut_slice() {
+                [(_, own)] => std::mem::take(own),
+                _ => key,
+            };
+            let dirs = dirs.into_iter().map(|(d, _)| d).collect();
+            Some(Group { agent: agents_of.get(&order)?, dirs, changes })
+        })
         .collect();
     groups.sort_by_key(|g| {
         (agents::NAMES.iter().position(|n| *n == g.agent), std::cmp::Reverse(g.dirs.len()), g.dirs[0].dir.clone())
@@ -488,10 +520,20 @@ fn changes(dir: &str, before: &ViewSummary, after: &ViewSummary) -> Vec<Change> 
         Some(own) if dir != "." => Place { path: own.to_string(), own: true },
         _ => Place { path: path.to_string(), own: false },
     };
+    // A file another one loses to, named from the directory when it is the directory's own.
+    let own_by = |s: &State| -> State {
+        let mut s = s.clone();
+        if let Some(own) = s.by.as_deref().and_then(|by| by.strip_prefix(&format!("{dir}/"))).filter(|_| dir != ".") {
+            s.by = Some(own.to_string());
+            s.by_own = true;
+        }
+        s
+    };
     let paths: BTreeSet<&String> = before.files.keys().chain(after.files.keys()).collect();
     let mut out = Vec::new();
     for path in paths {
-        let (b, a) = (before.files.get(path), after.files.get(path));
+        let (b, a) = (before.files.get(path).map(own_by), after.files.get(path).map(own_by));
+        let (b, a) = (b.as_ref(), a.as_ref());
         let file = place(path);
         let reaches = |s: Option<&State>| s.is_some_and(State::reaches);
         let change = match (reaches(b), reaches(a), b, a) {
@@ -506,6 +548,9 @@ fn changes(dir: &str, before: &ViewSummary, after: &ViewSummary) -> Vec<Change> 
             (false, true, _, Some(a)) => Change::Enters { file, before: b.cloned(), after: a.clone() },
             (true, false, Some(b), _) => Change::Leaves { file, before: b.clone(), after: a.cloned() },
             (true, true, Some(b), Some(a)) if b != a => Change::Resized { file, before: b.clone(), after: a.clone() },
+            (false, false, _, _) if b.map(State::treatment) != a.map(State::treatment) && file.own => {
+                Change::Treated { file, before: b.map(State::without_sizes), after: a.map(State::without_sizes) }
+            }
             (false, false, _, _) if b.map(State::treatment) != a.map(State::treatment) => {
                 Change::Treated { file, before: b.cloned(), after: a.cloned() }
             }

@@ -426,9 +426,19 @@ fn recorded_agents_md_made_canonical_in_every_package_cuts_codex_in_the_biggest_
              8,817 to 29,459 bytes, past the 32 KiB shared budget: cut at 25,760",
             "- **Claude Code** started in `.`: gains `AGENTS.md` (whole, 7,008 bytes, imported by `CLAUDE.md`); \
              `CLAUDE.md` shrinks from 9,343 to 2,624 bytes",
-            "- **Claude Code** started in `engine`: gains `engine/AGENTS.md` (whole, imported by `engine/CLAUDE.md`; \
-             before: ignored for `CLAUDE.md`); `CLAUDE.md` shrinks from 9,343 to 2,624 bytes; `engine/CLAUDE.md` \
-             shrinks from 23,140 to 210 bytes; ignores the new `AGENTS.md` (ignored for `CLAUDE.md`)",
+            // Packages that change alike read as one line, each package's own file named as
+            // theirs, and the root import they do not follow said as such.
+            "- **Claude Code**, 2 directories (`editors/vscode`, `engine`): gain their own `AGENTS.md` (whole, \
+             imported by their own `CLAUDE.md`; before: ignored for `CLAUDE.md`); `CLAUDE.md` shrinks from 9,343 \
+             to 2,624 bytes; their own `CLAUDE.md` change size (each directory's bytes below); `AGENTS.md` is new: \
+             not loaded, outside the directory where the agent starts, imported by `CLAUDE.md`",
+            "- **Claude Code**, 2 directories (`examples/playground`, `sdk/python`): gain their own `AGENTS.md` \
+             (whole, imported by their own `CLAUDE.md`); `CLAUDE.md` shrinks from 9,343 to 2,624 bytes; their own \
+             `CLAUDE.md` change size (each directory's bytes below); `AGENTS.md` is new: not loaded, outside the \
+             directory where the agent starts, imported by `CLAUDE.md`",
+            "- **opencode**, 2 directories (`examples/playground`, `sdk/python`): lose `CLAUDE.md` (ignored for \
+             `AGENTS.md`; before: whole, 9,343 bytes); lose their own `CLAUDE.md` (ignored for their own \
+             `AGENTS.md`; before: whole); gain `AGENTS.md` (whole, 7,008 bytes); gain their own `AGENTS.md` (whole)",
             "- **opencode** started in `.`: loses `CLAUDE.md` (ignored for `AGENTS.md`; before: whole, 9,343 bytes); \
              gains `AGENTS.md` (whole, 7,008 bytes)",
             "- `AGENTS.md:1:1: warning[importOutside]: Claude Code, started in 'editors/vscode', does not load this \
@@ -457,6 +467,9 @@ fn recorded_nested_claude_md_renamed_agents_md_is_lost_to_claude_code_in_those_p
             "Files changed: `benchmark/AGENTS.md`: new, 3,787 bytes; `benchmark/CLAUDE.md`: removed (it had 3,787 \
              bytes); `giga/tests/AGENTS.md`: new, 6,541 bytes; `giga/tests/CLAUDE.md`: removed (it had 6,541 bytes)",
             "- **Codex**, 2 directories (`benchmark`, `giga/tests`): gain their own `AGENTS.md` (whole)",
+            // The two packages change alike for Claude Code too: one line, whatever their sizes.
+            "- **Claude Code**, 2 directories (`benchmark`, `giga/tests`): lose their own `CLAUDE.md` (no longer \
+             read; before: whole); ignore their new `AGENTS.md` (ignored for `CLAUDE.md`)",
             "- `benchmark/AGENTS.md:1:1 (also giga/tests/AGENTS.md): info[agentIgnored]: Claude Code ignores this \
              file: it loads CLAUDE.md at the project root instead`",
         ],
