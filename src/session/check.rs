@@ -129,47 +129,101 @@ pub type Unwritten = (String, bool);
 /// agent reads their text.
 pub fn walk_with(root: &Path, settings: &Settings, unwritten: &[Unwritten]) -> Walked {
     let names = checked_names(settings, &agents::AgentEnv::from_process());
-    let mut w = Walked {
-        dirs: BTreeSet::new(),
-        names: BTreeSet::new(),
-        configs: BTreeMap::new(),
-        unreadable: Vec::new(),
-        warnings: Vec::new(),
-        repo: None,
-    };
-    let mut listing = agents::RepoListing::of(root);
-    let walker = ignore::WalkBuilder::new(root)
+    let (tx, rx) = std::sync::mpsc::channel::<(Walked, Option<agents::RepoListing>)>();
+    // One part per thread of the walk, each sent back when its thread is done.
+    struct Part {
+        walked: Walked,
+        listing: Option<agents::RepoListing>,
+        tx: std::sync::mpsc::Sender<(Walked, Option<agents::RepoListing>)>,
+    }
+    impl Drop for Part {
+        fn drop(&mut self) {
+            let part = (std::mem::replace(&mut self.walked, Walked::empty()), self.listing.take());
+            let _ = self.tx.send(part);
+        }
+    }
+    let listing = agents::RepoListing::of(root);
+    ignore::WalkBuilder::new(root)
         .hidden(false)
         .require_git(false)
         .filter_entry(|e| e.file_name() != ".git")
-        .build();
-    for entry in walker {
+        .build_parallel()
+        .run(|| {
+            let mut part =
+                Part { walked: Walked::empty(), listing: listing.as_ref().map(|l| l.empty_like()), tx: tx.clone() };
+            let names = &names;
+            Box::new(move |entry| {
+                part.walked.visit(root, names, part.listing.as_mut(), entry);
+                ignore::WalkState::Continue
+            })
+        });
+    drop(tx);
+    let mut w = Walked::empty();
+    let mut listing = listing;
+    for (part, part_listing) in rx {
+        w.merge(part);
+        listing = match (listing, part_listing) {
+            (Some(mut l), Some(p)) => {
+                l.merge(p);
+                Some(l)
+            }
+            (l, _) => l,
+        };
+    }
+    // The parts come in the order their threads end: the walk's answer does not depend on it.
+    w.unreadable.sort_by(|a, b| a.path.cmp(&b.path));
+    w.warnings.sort();
+    if let Some(l) = listing.as_mut() {
+        for (rel, is_dir) in unwritten {
+            l.add_unwritten(rel, *is_dir);
+        }
+    }
+    w.repo = listing.map(agents::RepoListing::finish);
+    w
+}
+
+impl Walked {
+    fn empty() -> Self {
+        Walked {
+            dirs: BTreeSet::new(),
+            names: BTreeSet::new(),
+            configs: BTreeMap::new(),
+            unreadable: Vec::new(),
+            warnings: Vec::new(),
+            repo: None,
+        }
+    }
+
+    /// Takes in one entry of the walk of `root`.
+    fn visit(
+        &mut self,
+        root: &Path,
+        names: &BTreeSet<String>,
+        listing: Option<&mut agents::RepoListing>,
+        entry: Result<ignore::DirEntry, ignore::Error>,
+    ) {
         match entry {
             Ok(e) => {
-                if let Some(l) = listing.as_mut() {
+                if let Some(l) = listing {
                     l.add(&e);
                 }
-                let Some(name) = e.file_name().to_str() else { continue };
+                let Some(name) = e.file_name().to_str() else { return };
                 let detected = !crate::chain::targets::detect([name]).0.is_empty();
                 if detected && crate::chain::targets::counts(root, e.path(), name) {
-                    w.names.insert(name.to_string());
+                    self.names.insert(name.to_string());
                 }
                 let is_dir = e.file_type().is_some_and(|t| t.is_dir());
                 if !is_dir
                     && crate::chain::targets::CONFIG_NAMES.contains(&name)
                     && let Some(parent) = e.path().parent()
                 {
-                    // The first name of CONFIG_NAMES wins, as `find_config` looks.
-                    let kept = w.configs.entry(paths::normalize(parent)).or_insert_with(|| e.path().to_path_buf());
-                    if name == crate::chain::targets::CONFIG_NAMES[0] {
-                        *kept = e.path().to_path_buf();
-                    }
+                    self.add_config(paths::normalize(parent), e.path().to_path_buf());
                 }
                 if !is_dir
                     && (names.contains(name) || detected)
                     && let Some(parent) = e.path().parent()
                 {
-                    w.dirs.insert(paths::normalize(parent));
+                    self.dirs.insert(paths::normalize(parent));
                 }
             }
             Err(e) => match (error_path(&e), e.io_error()) {
@@ -177,7 +231,7 @@ pub fn walk_with(root: &Path, settings: &Settings, unwritten: &[Unwritten]) -> W
                     // The system's words, without the walker's wrapping.
                     let text = io.to_string();
                     let why = text.rsplit_once(": ").map_or(text.as_str(), |(_, w)| w);
-                    w.unreadable.push(Finding {
+                    self.unreadable.push(Finding {
                         path: path.to_path_buf(),
                         code: Code::UnreadableDirectory,
                         span: Span::FirstLine,
@@ -188,17 +242,31 @@ pub fn walk_with(root: &Path, settings: &Settings, unwritten: &[Unwritten]) -> W
                         agent: None,
                     })
                 }
-                _ => w.warnings.push(format!("skipped: {e}")),
+                _ => self.warnings.push(format!("skipped: {e}")),
             },
         }
     }
-    if let Some(l) = listing.as_mut() {
-        for (rel, is_dir) in unwritten {
-            l.add_unwritten(rel, *is_dir);
+
+    /// A configuration file met in `dir`: the first name of CONFIG_NAMES wins, as `find_config`
+    /// looks, whichever the walk met first.
+    fn add_config(&mut self, dir: PathBuf, file: PathBuf) {
+        let first = file.file_name().is_some_and(|n| n == crate::chain::targets::CONFIG_NAMES[0]);
+        let kept = self.configs.entry(dir).or_insert_with(|| file.clone());
+        if first {
+            *kept = file;
         }
     }
-    w.repo = listing.map(agents::RepoListing::finish);
-    w
+
+    /// Takes in what another thread of the same walk found.
+    fn merge(&mut self, other: Walked) {
+        self.dirs.extend(other.dirs);
+        self.names.extend(other.names);
+        for (dir, file) in other.configs {
+            self.add_config(dir, file);
+        }
+        self.unreadable.extend(other.unreadable);
+        self.warnings.extend(other.warnings);
+    }
 }
 
 /// Walks `root` and checks it for `selection`.

@@ -52,6 +52,27 @@ impl RepoListing {
         whole.then(|| Self { base, files: Some(Vec::new()), dirs: Vec::new(), entries: 0 })
     }
 
+    /// An empty listing of the same repository, for one thread of a parallel walk.
+    pub fn empty_like(&self) -> Self {
+        Self { base: self.base.clone(), files: Some(Vec::new()), dirs: Vec::new(), entries: 0 }
+    }
+
+    /// Takes in the listing another thread of the same walk made: too many entries together
+    /// leave the repository unlisted, as one walk would.
+    pub fn merge(&mut self, other: Self) {
+        self.entries += other.entries;
+        match (self.files.as_mut(), other.files) {
+            (Some(files), Some(more)) if self.entries <= REPO_ENTRIES => {
+                files.extend(more);
+                self.dirs.extend(other.dirs);
+            }
+            _ => {
+                self.files = None;
+                self.dirs = Vec::new();
+            }
+        }
+    }
+
     /// Adds an entry of the walk (of the path it was made for).
     pub fn add(&mut self, e: &ignore::DirEntry) {
         let Some(files) = self.files.as_mut() else { return };
