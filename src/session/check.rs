@@ -9,7 +9,7 @@
 //! loads by any route (at start, through an import, on a read) is never "ignored" by it, and one
 //! file gets at most one finding per agent.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -431,6 +431,46 @@ impl Seen {
     }
 }
 
+/// `f` of each job, in the jobs' order, spread over the machine's cores; each thread in the
+/// caller's repository scope, so that the views share one listing and one memo of the file
+/// system.
+fn on_every_core<J: Sync, T: Send>(jobs: &[J], f: impl Fn(&J) -> T + Sync) -> Vec<T> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8).min(jobs.len());
+    if threads <= 1 {
+        return jobs.iter().map(f).collect();
+    }
+    let scope_cache = agents::RepoCache::current();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut out: Vec<Option<T>> = std::iter::repeat_with(|| None).take(jobs.len()).collect();
+    let done: Vec<Vec<(usize, T)>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let work = || {
+                        let mut mine = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(job) = jobs.get(i) else { break };
+                            mine.push((i, f(job)));
+                        }
+                        mine
+                    };
+                    match &scope_cache {
+                        Some(c) => agents::with_repo_cache(c, work),
+                        None => work(),
+                    }
+                })
+            })
+            .collect();
+        // A thread that panicked loses its jobs: they are done again below, on this one.
+        workers.into_iter().filter_map(|w| w.join().ok()).collect()
+    });
+    for (i, v) in done.into_iter().flatten() {
+        out[i] = Some(v);
+    }
+    out.into_iter().zip(jobs).map(|(v, job)| v.unwrap_or_else(|| f(job))).collect()
+}
+
 /// The order in which one file's findings for one agent are kept: the first one present wins.
 const PRIORITY: &[Code] = &[
     Code::AgentCut,
@@ -478,6 +518,34 @@ fn check_dirs(
     let mut read_ids: BTreeMap<(&'static str, (u64, u64)), PathBuf> = BTreeMap::new();
     // Files the engine's profile gets, from some directory.
     let mut reached: BTreeSet<PathBuf> = BTreeSet::new();
+    // Every agent's view from every start, and what a read there loads for the agents that
+    // load nested files on a read, worked out on every core first: most of a check's time.
+    let nested = |p: &AgentProfile, dir: &Path| {
+        dir != project && (!matches!(p.nested, agents::Nested::None) || !p.lazy_layers.is_empty())
+    };
+    let mut jobs: Vec<(&Path, &AgentProfile, bool)> = Vec::new();
+    for dir in &starts.dirs {
+        for p in starts.agents_at(dir) {
+            jobs.push((dir, p, false));
+            if nested(p, dir) {
+                jobs.push((dir, p, true));
+            }
+        }
+    }
+    let mut loaded: HashMap<(PathBuf, &'static str, bool), AgentView> = jobs
+        .iter()
+        .zip(on_every_core(&jobs, |(dir, p, read)| match read {
+            false => agents::load(p, dir, &[]),
+            true => agents::load(p, &project, &[dir.join(".touch")]),
+        }))
+        .map(|((dir, p, read), view)| ((dir.to_path_buf(), p.name, *read), view))
+        .collect();
+    let mut take = |dir: &Path, p: &AgentProfile, read: bool| {
+        loaded.remove(&(dir.to_path_buf(), p.name, read)).unwrap_or_else(|| match read {
+            false => agents::load(p, dir, &[]),
+            true => agents::load(p, &project, &[dir.join(".touch")]),
+        })
+    };
     for dir in &starts.dirs {
         let dir = dir.as_path();
         let disc = Discovery::new(settings, &cache, None, dir);
@@ -510,7 +578,7 @@ fn check_dirs(
             }
         }
         for p in starts.agents_at(dir) {
-            let view = agents::load(p, dir, &[]);
+            let view = take(dir, p, false);
             // What an agent started here misses is worth saying only where it is started.
             let started = dir == root || starts_here(p, dir);
             for f in &view.files {
@@ -543,8 +611,8 @@ fn check_dirs(
             }
             // An agent that loads nested files on a read, started at the project root (also
             // when the tree checked is below it), reading here.
-            if dir != project && (!matches!(p.nested, agents::Nested::None) || !p.lazy_layers.is_empty()) {
-                let read = agents::load(p, &project, &[dir.join(".touch")]);
+            if nested(p, dir) {
+                let read = take(dir, p, true);
                 for f in read.files.iter().filter(|f| f.status.reaches()) {
                     if let Some(k) = agents::file_key(&f.path) {
                         read_ids.entry((p.name, k)).or_insert_with(|| dir.to_path_buf());
