@@ -115,9 +115,18 @@ fn checked_names(settings: &Settings, agent_env: &agents::AgentEnv) -> BTreeSet<
     names
 }
 
-/// Walks a tree (honouring `.gitignore`) once.
+/// How many cores a check may take: all of them for a command the user waits for (`check`,
+/// `diff`), one for the server's checks in the background, which must leave the other cores
+/// to the requests an editor is waiting on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cores {
+    One,
+    All,
+}
+
+/// Walks a tree (honouring `.gitignore`) once, on every core.
 pub fn walk(root: &Path, settings: &Settings) -> Walked {
-    walk_with(root, settings, &[])
+    walk_on(root, settings, &[], Cores::All)
 }
 
 /// An entry of a repository that is not on the disk a walk reads (see [`walk_with`]): its path
@@ -128,7 +137,24 @@ pub type Unwritten = (String, bool);
 /// against) holding `unwritten` too: entries `diff` leaves out of its skeletons because no
 /// agent reads their text.
 pub fn walk_with(root: &Path, settings: &Settings, unwritten: &[Unwritten]) -> Walked {
+    walk_on(root, settings, unwritten, Cores::All)
+}
+
+fn walk_on(root: &Path, settings: &Settings, unwritten: &[Unwritten], cores: Cores) -> Walked {
     let names = checked_names(settings, &agents::AgentEnv::from_process());
+    let builder = || {
+        let mut b = ignore::WalkBuilder::new(root);
+        b.hidden(false).require_git(false).filter_entry(|e| e.file_name() != ".git");
+        b
+    };
+    if cores == Cores::One {
+        let mut w = Walked::empty();
+        let mut listing = agents::RepoListing::of(root);
+        for entry in builder().build() {
+            w.visit(root, &names, listing.as_mut(), entry);
+        }
+        return w.finish(listing, unwritten);
+    }
     let (tx, rx) = std::sync::mpsc::channel::<(Walked, Option<agents::RepoListing>)>();
     // One part per thread of the walk, each sent back when its thread is done.
     struct Part {
@@ -143,20 +169,15 @@ pub fn walk_with(root: &Path, settings: &Settings, unwritten: &[Unwritten]) -> W
         }
     }
     let listing = agents::RepoListing::of(root);
-    ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .require_git(false)
-        .filter_entry(|e| e.file_name() != ".git")
-        .build_parallel()
-        .run(|| {
-            let mut part =
-                Part { walked: Walked::empty(), listing: listing.as_ref().map(|l| l.empty_like()), tx: tx.clone() };
-            let names = &names;
-            Box::new(move |entry| {
-                part.walked.visit(root, names, part.listing.as_mut(), entry);
-                ignore::WalkState::Continue
-            })
-        });
+    builder().build_parallel().run(|| {
+        let mut part =
+            Part { walked: Walked::empty(), listing: listing.as_ref().map(|l| l.empty_like()), tx: tx.clone() };
+        let names = &names;
+        Box::new(move |entry| {
+            part.walked.visit(root, names, part.listing.as_mut(), entry);
+            ignore::WalkState::Continue
+        })
+    });
     drop(tx);
     let mut w = Walked::empty();
     let mut listing = listing;
@@ -173,16 +194,21 @@ pub fn walk_with(root: &Path, settings: &Settings, unwritten: &[Unwritten]) -> W
     // The parts come in the order their threads end: the walk's answer does not depend on it.
     w.unreadable.sort_by(|a, b| a.path.cmp(&b.path));
     w.warnings.sort();
-    if let Some(l) = listing.as_mut() {
-        for (rel, is_dir) in unwritten {
-            l.add_unwritten(rel, *is_dir);
-        }
-    }
-    w.repo = listing.map(agents::RepoListing::finish);
-    w
+    w.finish(listing, unwritten)
 }
 
 impl Walked {
+    /// The walk with its listing of the repository, which names `unwritten` too.
+    fn finish(mut self, mut listing: Option<agents::RepoListing>, unwritten: &[Unwritten]) -> Self {
+        if let Some(l) = listing.as_mut() {
+            for (rel, is_dir) in unwritten {
+                l.add_unwritten(rel, *is_dir);
+            }
+        }
+        self.repo = listing.map(agents::RepoListing::finish);
+        self
+    }
+
     fn empty() -> Self {
         Walked {
             dirs: BTreeSet::new(),
@@ -269,9 +295,10 @@ impl Walked {
     }
 }
 
-/// Walks `root` and checks it for `selection`.
+/// Walks `root` and checks it for `selection` on one core (the server's checks).
 pub fn check_tree(root: &Path, settings: &Settings, selection: &Selection) -> Tree {
-    check_walked(root, walk(root, settings), settings, selection)
+    let walked = walk_on(root, settings, &[], Cores::One);
+    check_walked_on(root, walked, settings, selection, None, Cores::One)
 }
 
 /// Each agent's view from each directory where it starts, as a check computed it.
@@ -291,6 +318,17 @@ pub fn check_walked_keeping(
     selection: &Selection,
     views: Option<&mut Views>,
 ) -> Tree {
+    check_walked_on(root, walked, settings, selection, views, Cores::All)
+}
+
+fn check_walked_on(
+    root: &Path,
+    walked: Walked,
+    settings: &Settings,
+    selection: &Selection,
+    views: Option<&mut Views>,
+    cores: Cores,
+) -> Tree {
     let own = selection.profiles.iter().any(|p| p == settings.profile.name());
     let starts = starts(root, &walked, settings, selection);
     // Every view of the tree searches one listing of the repository.
@@ -298,7 +336,8 @@ pub fn check_walked_keeping(
     if let Some(index) = walked.repo {
         repo.insert(index);
     }
-    let (mut findings, statements) = agents::with_repo_cache(&repo, || check_dirs(root, settings, own, &starts, views));
+    let (mut findings, statements) =
+        agents::with_repo_cache(&repo, || check_dirs(root, settings, own, &starts, views, cores));
     findings.extend(walked.unreadable);
     findings.sort_by(|a, b| (&a.path, SpanKey::of(a.span), a.code).cmp(&(&b.path, SpanKey::of(b.span), b.code)));
     let runs = starts.runs;
@@ -431,11 +470,15 @@ impl Seen {
     }
 }
 
-/// `f` of each job, in the jobs' order, spread over the machine's cores; each thread in the
+/// `f` of each job, in the jobs' order, spread over `cores`; each thread in the
 /// caller's repository scope, so that the views share one listing and one memo of the file
 /// system.
-fn on_every_core<J: Sync, T: Send>(jobs: &[J], f: impl Fn(&J) -> T + Sync) -> Vec<T> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8).min(jobs.len());
+fn on_cores<J: Sync, T: Send>(cores: Cores, jobs: &[J], f: impl Fn(&J) -> T + Sync) -> Vec<T> {
+    let all = match cores {
+        Cores::One => 1,
+        Cores::All => std::thread::available_parallelism().map_or(1, |n| n.get()).min(8),
+    };
+    let threads = all.min(jobs.len());
     if threads <= 1 {
         return jobs.iter().map(f).collect();
     }
@@ -489,6 +532,7 @@ fn check_dirs(
     own: bool,
     starts: &Starts,
     mut keep: Option<&mut Views>,
+    cores: Cores,
 ) -> (Vec<Finding>, BTreeMap<PathBuf, Vec<Statement>>) {
     let cache = FileCache::new();
     let project = starts.project.clone();
@@ -534,7 +578,7 @@ fn check_dirs(
     }
     let mut loaded: HashMap<(PathBuf, &'static str, bool), AgentView> = jobs
         .iter()
-        .zip(on_every_core(&jobs, |(dir, p, read)| match read {
+        .zip(on_cores(cores, &jobs, |(dir, p, read)| match read {
             false => agents::load(p, dir, &[]),
             true => agents::load(p, &project, &[dir.join(".touch")]),
         }))
