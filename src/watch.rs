@@ -138,13 +138,19 @@ impl DirWatcher {
     /// incomplete: requests then re-walk the disk, the client is asked to report changes, and
     /// one warning is logged.
     pub fn set(&mut self, dirs: BTreeSet<PathBuf>) {
-        let mut failures = Vec::new();
-        let mut added = false;
         let gone: Vec<PathBuf> = self.watched.difference(&dirs).cloned().collect();
         for dir in gone {
             self.backend.unwatch(&dir);
             self.watched.remove(&dir);
         }
+        self.complete = true;
+        self.add(dirs);
+    }
+
+    /// Watches `dirs` too, keeping what is watched: when the set only grows.
+    pub fn add(&mut self, dirs: impl IntoIterator<Item = PathBuf>) {
+        let mut failures = Vec::new();
+        let mut added = false;
         for dir in dirs {
             if self.watched.contains(&dir) || !dir.is_dir() {
                 continue;
@@ -157,7 +163,7 @@ impl DirWatcher {
                 Err(e) => failures.push(format!("{}: {e}", dir.display())),
             }
         }
-        self.complete = failures.is_empty();
+        self.complete = self.complete && failures.is_empty();
         if added {
             self.epoch += 1;
         }

@@ -49,6 +49,10 @@ pub struct Shared {
     pub(super) listing_dirs: Mutex<std::collections::BTreeSet<PathBuf>>,
     /// `read_dirs` grew since the watches were last set (see [`Shared::rewatch`]).
     pub(super) rewatch: AtomicBool,
+    /// Bumped whenever `read_dirs` or `listing_dirs` grow.
+    pub(super) dirs_generation: std::sync::atomic::AtomicU64,
+    /// What the watches were last set from (see [`Shared::update_watches`]).
+    pub(super) last_watch: Mutex<Option<(u64, u64, std::collections::BTreeSet<PathBuf>)>>,
     /// Bumped by every change on disk the server hears of (and by settings): the checked trees
     /// (see [`Shared::tree`]) follow the disk, not the buffers or the touches.
     pub(super) disk_generation: std::sync::atomic::AtomicU64,
@@ -144,6 +148,8 @@ impl Shared {
             listings: Mutex::new(std::collections::HashMap::new()),
             listing_dirs: Mutex::new(std::collections::BTreeSet::new()),
             rewatch: AtomicBool::new(false),
+            dirs_generation: std::sync::atomic::AtomicU64::new(0),
+            last_watch: Mutex::new(None),
             disk_generation: std::sync::atomic::AtomicU64::new(0),
             trees: Memo::default(),
             walks: tokio::sync::Mutex::new(()),
@@ -161,10 +167,37 @@ impl Shared {
     /// Watches exactly the directories the sessions need now. True when some cannot be watched
     /// (the inotify limit, say), so the client should report changes instead.
     pub(super) fn update_watches(&self) -> bool {
-        let dirs = self.watched_dirs();
+        if self.watcher.lock().unwrap_or_else(|e| e.into_inner()).is_none() {
+            return false;
+        }
+        // Every touch announces, and a repository's listing adds its every directory: the
+        // whole set is worked out again only when what it is made of may have changed.
+        let sessions = self.state().watched_dirs();
+        let inputs = (
+            self.dirs_generation.load(Ordering::SeqCst),
+            self.disk_generation.load(Ordering::SeqCst),
+            sessions.clone(),
+        );
+        let mut last = self.last_watch.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((dirs_gen, disk_gen, before)) = last.as_ref()
+            && (*dirs_gen, *disk_gen) == (inputs.0, inputs.1)
+            && before.is_subset(&inputs.2)
+        {
+            // Only the sessions' directories grew (a touch reached new ones): they are added.
+            let new: Vec<PathBuf> = inputs.2.difference(before).cloned().collect();
+            let mut watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(w) = watcher.as_mut() else { return false };
+            w.add(new);
+            *last = Some(inputs);
+            return !w.is_complete();
+        }
+        let mut dirs = sessions;
+        dirs.extend(self.read_dirs.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned());
+        dirs.extend(self.listing_dirs.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned());
         let mut watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
         let Some(w) = watcher.as_mut() else { return false };
         w.set(dirs);
+        *last = Some(inputs);
         !w.is_complete()
     }
 
@@ -211,6 +244,7 @@ impl Shared {
                 dirs.extend(index.dirs().iter().cloned());
             }
             if dirs.len() != before {
+                self.dirs_generation.fetch_add(1, Ordering::SeqCst);
                 self.rewatch.store(true, Ordering::SeqCst);
             }
         }
@@ -263,6 +297,7 @@ impl Shared {
             (dirs.iter().all(|d| read.contains(d)), read.len() != before)
         };
         if grew {
+            self.dirs_generation.fetch_add(1, Ordering::SeqCst);
             self.rewatch.store(true, Ordering::SeqCst);
         }
         watched && recorded
