@@ -191,9 +191,7 @@ impl Shared {
             *last = Some(inputs);
             return !w.is_complete();
         }
-        let mut dirs = sessions;
-        dirs.extend(self.read_dirs.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned());
-        dirs.extend(self.listing_dirs.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned());
+        let dirs = self.with_read_and_listing_dirs(sessions);
         let mut watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
         let Some(w) = watcher.as_mut() else { return false };
         w.set(dirs);
@@ -203,7 +201,14 @@ impl Shared {
 
     /// The sessions' directories and those remembered answers read.
     pub(super) fn watched_dirs(&self) -> std::collections::BTreeSet<PathBuf> {
-        let mut dirs = self.state().watched_dirs();
+        self.with_read_and_listing_dirs(self.state().watched_dirs())
+    }
+
+    /// `dirs` (the sessions' directories) and those remembered answers and listings read.
+    fn with_read_and_listing_dirs(
+        &self,
+        mut dirs: std::collections::BTreeSet<PathBuf>,
+    ) -> std::collections::BTreeSet<PathBuf> {
         dirs.extend(self.read_dirs.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned());
         dirs.extend(self.listing_dirs.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned());
         dirs
