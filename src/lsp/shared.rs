@@ -52,7 +52,7 @@ pub struct Shared {
     /// Bumped whenever `read_dirs` or `listing_dirs` grow.
     pub(super) dirs_generation: std::sync::atomic::AtomicU64,
     /// What the watches were last set from (see [`Shared::update_watches`]).
-    pub(super) last_watch: Mutex<Option<(u64, u64, std::collections::BTreeSet<PathBuf>)>>,
+    pub(super) last_watch: Mutex<Option<(u64, u64, super::state::WatchMarks)>>,
     /// Bumped by every change on disk the server hears of (and by settings): the checked trees
     /// (see [`Shared::tree`]) follow the disk, not the buffers or the touches.
     pub(super) disk_generation: std::sync::atomic::AtomicU64,
@@ -171,31 +171,33 @@ impl Shared {
             return false;
         }
         // Every touch announces, and a repository's listing adds its every directory: the
-        // whole set is worked out again only when what it is made of may have changed.
-        let sessions = self.state().watched_dirs();
-        let inputs = (
-            self.dirs_generation.load(Ordering::SeqCst),
-            self.disk_generation.load(Ordering::SeqCst),
-            sessions.clone(),
-        );
+        // whole set is worked out again only when what it is made of may have changed. When
+        // only touches reached new directories, those are added, at a cost that does not grow
+        // with the directories reached before (a burst of touches would otherwise be quadratic).
+        let generations = (self.dirs_generation.load(Ordering::SeqCst), self.disk_generation.load(Ordering::SeqCst));
         let mut last = self.last_watch.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((dirs_gen, disk_gen, before)) = last.as_ref()
-            && (*dirs_gen, *disk_gen) == (inputs.0, inputs.1)
-            && before.is_subset(&inputs.2)
-        {
-            // Only the sessions' directories grew (a touch reached new ones): they are added.
-            let new: Vec<PathBuf> = inputs.2.difference(before).cloned().collect();
+        let (marks, new) = {
+            let st = self.state();
+            let new = last
+                .as_ref()
+                .filter(|(dirs_gen, disk_gen, _)| (*dirs_gen, *disk_gen) == generations)
+                .and_then(|(_, _, before)| st.reached_since(before));
+            (st.watch_marks(), new)
+        };
+        if let Some(new) = new {
             let mut watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
             let Some(w) = watcher.as_mut() else { return false };
-            w.add(new);
-            *last = Some(inputs);
+            if !new.is_empty() {
+                w.add(new);
+            }
+            *last = Some((generations.0, generations.1, marks));
             return !w.is_complete();
         }
-        let dirs = self.with_read_and_listing_dirs(sessions);
+        let dirs = self.with_read_and_listing_dirs(self.state().watched_dirs());
         let mut watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
         let Some(w) = watcher.as_mut() else { return false };
         w.set(dirs);
-        *last = Some(inputs);
+        *last = Some((generations.0, generations.1, marks));
         !w.is_complete()
     }
 

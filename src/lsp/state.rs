@@ -247,6 +247,28 @@ impl Workspace {
         self.sessions.values().filter(|s| s.settings.watch).flat_map(|s| s.watched_dirs()).collect()
     }
 
+    /// What [`Workspace::watched_dirs`] is made of, cheap to compare: each watching session's
+    /// folder and the mark of its reached directories (see [`Session::reached_mark`]).
+    pub fn watch_marks(&self) -> WatchMarks {
+        self.sessions.values().filter(|s| s.settings.watch).map(|s| (s.folder.clone(), s.reached_mark())).collect()
+    }
+
+    /// The directories the watching sessions reached since `marks`, when that is all that
+    /// changed (the same sessions, each `reached` only grown); `None` otherwise.
+    pub fn reached_since(&self, marks: &WatchMarks) -> Option<Vec<PathBuf>> {
+        let mut now = self.sessions.values().filter(|s| s.settings.watch);
+        let mut new = Vec::new();
+        for (folder, (id, len)) in marks {
+            let s = now.next()?;
+            let (id_now, len_now) = s.reached_mark();
+            if &s.folder != folder || id_now != *id || len_now < *len {
+                return None;
+            }
+            new.extend(s.reached_after(*len).iter().cloned());
+        }
+        now.next().is_none().then_some(new)
+    }
+
     /// Open documents as buffers that stand in for the disk.
     pub fn buffers(&self) -> Buffers {
         self.documents.iter().filter_map(|(p, d)| Some((p.clone(), d.text.clone()?))).collect()
@@ -271,6 +293,9 @@ impl Workspace {
         }
     }
 }
+
+/// Each watching session's folder and the mark of its reached directories, in folder order.
+pub type WatchMarks = Vec<(PathBuf, (u64, usize))>;
 
 /// What a diagnostics pass needs, copied out of the state so the lock is not held.
 pub struct DiagnosticsInput {

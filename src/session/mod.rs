@@ -104,6 +104,12 @@ pub struct Session {
     pub seq: u64,
     /// Nested directories that touches reached.
     reached: BTreeSet<PathBuf>,
+    /// `reached` in the order it grew, so that a watcher adds only what a touch reached instead
+    /// of comparing every directory on each touch (see [`Session::reached_after`]).
+    reached_order: Vec<PathBuf>,
+    /// Tells this `reached` from another's: another session's, or this one's before a ledger
+    /// replaced it (see [`Session::reached_mark`]).
+    reached_id: u64,
     /// The files touched, most recent last, each once (at most [`TOUCHED_MAX`]): a touch is a
     /// file, so that a rule whose globs match `src/app.ts` attaches after a read of it.
     touched: Vec<PathBuf>,
@@ -120,6 +126,12 @@ pub struct Session {
     started: bool,
     /// The agents the repository targets (see [`Session::refresh_targets_with`]).
     targets: Option<crate::chain::targets::Targets>,
+}
+
+/// A new identity for a session's `reached` (see [`Session::reached_mark`]).
+fn next_reached_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Indices of files that reach the agent with at least one byte (or are empty and shown).
@@ -140,6 +152,8 @@ impl Session {
             settings,
             seq: 0,
             reached: BTreeSet::new(),
+            reached_order: Vec::new(),
+            reached_id: next_reached_id(),
             touched: Vec::new(),
             visible: BTreeMap::new(),
             groups: Vec::new(),
@@ -292,7 +306,11 @@ impl Session {
         let disc = self.discovery(cache, None);
         let baseline = disc.baseline();
         let (dirs, files) = self.new_files(&disc, &baseline, file);
-        self.reached.extend(dirs);
+        for d in dirs {
+            if self.reached.insert(d.clone()) {
+                self.reached_order.push(d);
+            }
+        }
         if crate::paths::starts_with(file, &self.folder) && file != self.folder {
             self.touched.retain(|f| f != file);
             self.touched.push(file.to_path_buf());
@@ -478,6 +496,8 @@ impl Session {
         self.seq = ledger.seq;
         self.visible = ledger.visible.into_iter().map(|v| (v.path.clone(), v)).collect();
         self.reached = ledger.reached.into_iter().collect();
+        self.reached_order = self.reached.iter().cloned().collect();
+        self.reached_id = next_reached_id();
         // Only files below the folder, as a touch records them (a ledger is input).
         self.touched = ledger.touched.into_iter().filter(|f| crate::paths::starts_with(f, &self.folder)).collect();
         let extra = self.touched.len().saturating_sub(TOUCHED_MAX);
@@ -503,6 +523,17 @@ impl Session {
             dirs.insert(existing.to_path_buf());
         }
         dirs
+    }
+
+    /// Which `reached` this is and how far it grew: while the first stays the same, the
+    /// directories reached since a mark are [`Session::reached_after`] its second.
+    pub fn reached_mark(&self) -> (u64, usize) {
+        (self.reached_id, self.reached_order.len())
+    }
+
+    /// The directories reached after the first `n`, in the order they were reached.
+    pub fn reached_after(&self, n: usize) -> &[PathBuf] {
+        self.reached_order.get(n..).unwrap_or(&[])
     }
 
     /// Whether a changed path can affect this session.

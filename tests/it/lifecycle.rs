@@ -398,3 +398,27 @@ async fn an_unrelated_change_never_hands_over_what_the_budget_kept_out() {
     assert_eq!(changes(&transitions(&mut c, &app, 2).await["batches"][0]), pairs(&[("set", "AGENTS.md")]));
     c.finish().await;
 }
+
+/// Every directory a touch reaches is watched from then on, one touch after another: a file
+/// made there later reaches the agent without the client reporting it.
+#[tokio::test]
+async fn files_made_later_in_directories_touches_reached_reach_the_agent() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root rules");
+    t.write("r/lib/a/x.rs", "");
+    t.write("r/lib/b/y.rs", "");
+    let root = t.root();
+    let mut c = Client::start(&t.home(), &[&root], options(&t)).await;
+    c.wait_seq(&root, 1).await;
+    c.notify("instructions/touch", json!({"uri": uri(&t.path("r/lib/a/x.rs")), "kind": "read"})).await;
+    c.notify("instructions/touch", json!({"uri": uri(&t.path("r/lib/b/y.rs")), "kind": "read"})).await;
+    c.sync().await;
+    assert_eq!(transitions(&mut c, &root, 0).await["seq"], 1, "the touches reached no instruction file");
+    t.write("r/lib/b/AGENTS.md", "b rules");
+    c.wait_seq(&root, 2).await;
+    assert_eq!(changes(&transitions(&mut c, &root, 1).await["batches"][0]), pairs(&[("set", "lib/b/AGENTS.md")]));
+    t.write("r/lib/a/AGENTS.md", "a rules");
+    c.wait_seq(&root, 3).await;
+    assert_eq!(changes(&transitions(&mut c, &root, 2).await["batches"][0]), pairs(&[("set", "lib/a/AGENTS.md")]));
+    c.finish().await;
+}
