@@ -318,7 +318,8 @@ fn said(d: &Diff) -> Said {
 
 fn nothing(d: &Diff) -> String {
     let names: Vec<&str> = d.agents.iter().map(|a| diff::profile_name(a)).collect();
-    format!("No agent's view changes: {} get the same files, bytes and findings.", names.join(", "))
+    let verb = if names.len() == 1 { "gets" } else { "get" };
+    format!("No agent's view changes: {} {verb} the same files, bytes and findings.", names.join(", "))
 }
 
 fn text(d: &Diff) -> String {

@@ -242,6 +242,11 @@ fn a_claude_md_link_flipped_the_other_way_changes_nothing_for_any_agent() {
     );
     let md = stdout(&diff(&t, &["HEAD~1", "HEAD", "--format", "markdown"]));
     assert!(md.contains("No agent's view changes"), "{md}");
+    let one = diff(&t, &["HEAD~1", "HEAD", "--set", r#"profiles=["claude"]"#]);
+    assert_eq!(
+        lines(&one).last().map(String::as_str),
+        Some("No agent's view changes: Claude Code gets the same files, bytes and findings.")
+    );
 }
 
 #[test]

@@ -34,7 +34,7 @@ import {
 } from "./model";
 import { resolveServer } from "./resolve";
 import { TOOL_NAME, resolveToolPath, toolText } from "./tool";
-import { explicitValue, missingServerNotice, onceNotifier, repositoryUrl } from "./settings";
+import { cliSetArgs, explicitValue, missingServerNotice, onceNotifier, repositoryUrl } from "./settings";
 
 /** Settings the server reads; the others (`server.path`, `trace.server`, `logLevel`) are ours. */
 const SERVER_KEYS = [
@@ -316,7 +316,7 @@ class Diffs {
           continue; // Not a git repository, or no git: nothing to compare with.
         }
         try {
-          const d = JSON.parse(await run(serverPath, ["diff", "HEAD", "--json"], cwd)) as DiffResult;
+          const d = JSON.parse(await run(serverPath, ["diff", "HEAD", "--json", ...cliSetArgs(explicitSettings(folder.uri))], cwd)) as DiffResult;
           next.set(folder.uri.toString(), diffMarks(d, prefix));
           this.failed.delete(cwd);
         } catch (err) {
@@ -503,7 +503,11 @@ export async function activate(context: vscode.ExtensionContext) {
         return;
       }
       try {
-        const text = await run(serverPath, ["diff", "HEAD", "--format", "markdown"], folder.uri.fsPath);
+        const text = await run(
+          serverPath,
+          ["diff", "HEAD", "--format", "markdown", ...cliSetArgs(explicitSettings(folder.uri))],
+          folder.uri.fsPath,
+        );
         await show(`Changes Since HEAD (${folder.name}).md`, text, "markdown");
       } catch (err) {
         void vscode.window.showErrorMessage(`Agent Instructions: diff HEAD: ${err instanceof Error ? err.message : String(err)}`);

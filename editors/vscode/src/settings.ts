@@ -17,6 +17,21 @@ export const RESTRICTED_KEYS = [
   "symlinks",
 ] as const;
 
+/** Settings about the server process itself, not about what the agents get. */
+const PROCESS_KEYS = ["watch", "stateDir"];
+
+/**
+ * The CLI's `--set` arguments for the settings a folder's server gets (`explicitSettings`), so
+ * that `instructions-lsp diff` run for the sidebar compares the agents and limits the sidebar
+ * shows, not only what the repository's own configuration names. Each value goes as JSON (a
+ * string too, so that "true" stays a string).
+ */
+export function cliSetArgs(settings: Record<string, unknown>): string[] {
+  return Object.entries(settings)
+    .filter(([key]) => !PROCESS_KEYS.includes(key))
+    .flatMap(([key, value]) => ["--set", `${key}=${JSON.stringify(value)}`]);
+}
+
 /** The levels of `inspect()` that can hold a value the user or the workspace set. */
 export interface Levels<T> {
   globalValue?: T;

@@ -5,7 +5,7 @@ import { readFileSync } from "fs";
 import { join } from "path";
 import { test } from "node:test";
 
-import { explicitValue, missingServerNotice, onceNotifier, repositoryUrl, RESTRICTED_KEYS } from "../../src/settings";
+import { cliSetArgs, explicitValue, missingServerNotice, onceNotifier, repositoryUrl, RESTRICTED_KEYS } from "../../src/settings";
 
 const manifest = JSON.parse(readFileSync(join(__dirname, "../../../../package.json"), "utf8"));
 
@@ -78,4 +78,10 @@ test("the repository URL is read from either form of package.json's repository",
   assert.equal(repositoryUrl("git+https://github.com/o/r.git"), "https://github.com/o/r");
   assert.equal(repositoryUrl({ url: "https://github.com/o/r" }), "https://github.com/o/r");
   assert.equal(repositoryUrl(undefined), undefined);
+});
+
+test("the sidebar's diff gets the folder's settings as the CLI's --set, values as JSON, process keys left out", () => {
+  const args = cliSetArgs({ profiles: ["claude"], baselineMaxBytes: 1200, profile: "true", watch: false, stateDir: "/tmp/s" });
+  assert.deepEqual(args, ["--set", 'profiles=["claude"]', "--set", "baselineMaxBytes=1200", "--set", 'profile="true"']);
+  assert.deepEqual(cliSetArgs({}), []);
 });
