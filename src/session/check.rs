@@ -306,19 +306,20 @@ pub type Views = BTreeMap<(PathBuf, &'static str), AgentView>;
 
 /// Checks a walked tree for `selection`.
 pub fn check_walked(root: &Path, walked: Walked, settings: &Settings, selection: &Selection) -> Tree {
-    check_walked_keeping(root, walked, settings, selection, None)
+    check_walked_on(root, walked, settings, selection, None, Cores::All)
 }
 
-/// [`check_walked`], keeping in `views` each agent's view from each directory where it starts
-/// (what `diff` compares).
+/// [`check_walked`] from the `starts` of the tree (see [`starts`]), keeping in `views` each
+/// agent's view from each directory where it starts (what `diff` compares, with those starts).
 pub fn check_walked_keeping(
     root: &Path,
     walked: Walked,
     settings: &Settings,
     selection: &Selection,
-    views: Option<&mut Views>,
+    starts: &Starts,
+    views: &mut Views,
 ) -> Tree {
-    check_walked_on(root, walked, settings, selection, views, Cores::All)
+    check_walked_from(root, walked, settings, selection, starts, Some(views), Cores::All)
 }
 
 fn check_walked_on(
@@ -329,19 +330,37 @@ fn check_walked_on(
     views: Option<&mut Views>,
     cores: Cores,
 ) -> Tree {
-    let own = selection.profiles.iter().any(|p| p == settings.profile.name());
     let starts = starts(root, &walked, settings, selection);
+    check_walked_from(root, walked, settings, selection, &starts, views, cores)
+}
+
+fn check_walked_from(
+    root: &Path,
+    walked: Walked,
+    settings: &Settings,
+    selection: &Selection,
+    starts: &Starts,
+    views: Option<&mut Views>,
+    cores: Cores,
+) -> Tree {
+    let own = selection.profiles.iter().any(|p| p == settings.profile.name());
     // Every view of the tree searches one listing of the repository.
     let repo = agents::RepoCache::current().unwrap_or_default();
     if let Some(index) = walked.repo {
         repo.insert(index);
     }
     let (mut findings, statements) =
-        agents::with_repo_cache(&repo, || check_dirs(root, settings, own, &starts, views, cores));
+        agents::with_repo_cache(&repo, || check_dirs(root, settings, own, starts, views, cores));
     findings.extend(walked.unreadable);
     findings.sort_by(|a, b| (&a.path, SpanKey::of(a.span), a.code).cmp(&(&b.path, SpanKey::of(b.span), b.code)));
-    let runs = starts.runs;
-    Tree { findings, warnings: walked.warnings, statements, configured: runs.configured, config_errors: runs.errors }
+    let runs = &starts.runs;
+    Tree {
+        findings,
+        warnings: walked.warnings,
+        statements,
+        configured: runs.configured.clone(),
+        config_errors: runs.errors.clone(),
+    }
 }
 
 /// Where agents start in a walked tree, and which agents: every directory that holds an

@@ -340,7 +340,7 @@ impl Side {
         let starts = check::starts(&self.root, &walked, settings, &selection);
         let dirs = starts.dirs.iter().map(|d| rel(&self.root, d)).collect();
         let mut kept = check::Views::new();
-        let tree = check::check_walked_keeping(&self.root, walked, settings, &selection, Some(&mut kept));
+        let tree = check::check_walked_keeping(&self.root, walked, settings, &selection, &starts, &mut kept);
         if let Some(e) = tree.config_errors.first() {
             return Err(unrooted(e, &self.root));
         }
