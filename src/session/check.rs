@@ -124,6 +124,20 @@ pub enum Cores {
     All,
 }
 
+impl Cores {
+    /// The threads to work on (at most eight).
+    fn threads(self) -> usize {
+        match self {
+            Cores::One => 1,
+            Cores::All => std::thread::available_parallelism().map_or(1, |n| n.get()).min(8),
+        }
+    }
+}
+
+/// How many agents' views each thread works out in one go in a check (see `check_dirs`): enough
+/// to keep every core busy, few enough that their texts do not pile up.
+const VIEWS_PER_THREAD: usize = 64;
+
 /// Walks a tree (honouring `.gitignore`) once, on every core.
 pub fn walk(root: &Path, settings: &Settings) -> Walked {
     walk_on(root, settings, &[], Cores::All)
@@ -493,11 +507,7 @@ impl Seen {
 /// caller's repository scope, so that the views share one listing and one memo of the file
 /// system.
 fn on_cores<J: Sync, T: Send>(cores: Cores, jobs: &[J], f: impl Fn(&J) -> T + Sync) -> Vec<T> {
-    let all = match cores {
-        Cores::One => 1,
-        Cores::All => std::thread::available_parallelism().map_or(1, |n| n.get()).min(8),
-    };
-    let threads = all.min(jobs.len());
+    let threads = cores.threads().min(jobs.len());
     if threads <= 1 {
         return jobs.iter().map(f).collect();
     }
@@ -595,19 +605,27 @@ fn check_dirs(
             }
         }
     }
-    let mut loaded: HashMap<(PathBuf, &'static str, bool), AgentView> = jobs
-        .iter()
-        .zip(on_cores(cores, &jobs, |(dir, p, read)| match read {
-            false => agents::load(p, dir, &[]),
-            true => agents::load(p, &project, &[dir.join(".touch")]),
-        }))
-        .map(|((dir, p, read), view)| ((dir.to_path_buf(), p.name, *read), view))
-        .collect();
+    let load = |(dir, p, read): &(&Path, &AgentProfile, bool)| match read {
+        false => agents::load(p, dir, &[]),
+        true => agents::load(p, &project, &[dir.join(".touch")]),
+    };
+    // Worked out a batch at a time, in the order they are taken below: the views of every
+    // start at once would hold every agent's text from every directory (tens of megabytes on a
+    // large tree, kept by the server's peak).
+    let batch = cores.threads() * VIEWS_PER_THREAD;
+    let mut loaded: HashMap<(PathBuf, &'static str, bool), AgentView> = HashMap::new();
+    let mut next_job = 0;
     let mut take = |dir: &Path, p: &AgentProfile, read: bool| {
-        loaded.remove(&(dir.to_path_buf(), p.name, read)).unwrap_or_else(|| match read {
-            false => agents::load(p, dir, &[]),
-            true => agents::load(p, &project, &[dir.join(".touch")]),
-        })
+        let key = (dir.to_path_buf(), p.name, read);
+        if !loaded.contains_key(&key) && next_job < jobs.len() {
+            let end = (next_job + batch).min(jobs.len());
+            let chunk = &jobs[next_job..end];
+            for ((dir, p, read), view) in chunk.iter().zip(on_cores(cores, chunk, load)) {
+                loaded.insert((dir.to_path_buf(), p.name, *read), view);
+            }
+            next_job = end;
+        }
+        loaded.remove(&key).unwrap_or_else(|| load(&(dir, p, read)))
     };
     for dir in &starts.dirs {
         let dir = dir.as_path();
