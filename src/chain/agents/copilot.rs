@@ -17,7 +17,6 @@
 //! attachment here is ours, the files and their order are VS Code's.
 
 use std::collections::{BTreeMap, HashSet};
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -183,7 +182,7 @@ fn pick(profile: &AgentProfile, dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile
     let home = profile.home.as_deref();
     let prompts = profile.global.iter().flatten().next().cloned().unwrap_or_default();
     let applying = settings.flag(INCLUDE_APPLYING, true);
-    let size = |p: &Path| fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    let size = |p: &Path| super::repo::stat(p).map_or(0, |m| m.len);
     let mut out: Vec<AgentFile> = Vec::new();
     for (path, scope) in instruction_files(root, home, &prompts, &settings.locations()) {
         // The repository's settings may name any folder; what lies outside it is not read.
@@ -258,7 +257,10 @@ fn add_references(profile: &AgentProfile, root: &Path, files: &mut Vec<AgentFile
         while let Some((path, batch)) = stack.pop() {
             for target in references(&path, home) {
                 let inside = target.starts_with(root);
-                if known.contains(&target) || !(prompt_kind(&target).is_some() || inside) || !target.is_file() {
+                if known.contains(&target)
+                    || !(prompt_kind(&target).is_some() || inside)
+                    || !super::repo::stat(&target).is_some_and(|m| m.is_file)
+                {
                     continue;
                 }
                 known.insert(target.clone());

@@ -368,7 +368,9 @@ pub(super) fn agent_files(root: &Path, home: Option<&Path>, on: &AgentSwitches) 
     }
     look(root, &names, Scope::Project);
     // Files first, then links whose target is not in the list yet.
-    let is_link = |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+    let is_link = |p: &Path| {
+        super::repo::remembered("is a link", p, || fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()))
+    };
     let (links, plain): (Vec<_>, Vec<_>) = found.into_iter().partition(|(p, _, _)| is_link(p));
     let mut listed: HashSet<PathBuf> = plain.iter().map(|(p, _, _)| p.clone()).collect();
     let mut out = plain;

@@ -71,6 +71,11 @@ fn read_rule_meta(path: &Path) -> RuleMeta {
 
 /// Every `.mdc` below a rules folder, by path; directory links followed, each directory once.
 fn mdc_files(dir: &Path) -> Vec<PathBuf> {
+    // Every start below the folder reads the same rules folder: once per scope.
+    super::repo::remembered("cursor rules", dir, || mdc_files_now(dir))
+}
+
+fn mdc_files_now(dir: &Path) -> Vec<PathBuf> {
     fn walk(dir: &Path, depth: usize, seen: &mut HashSet<(u64, u64)>, entries: &mut usize, out: &mut Vec<PathBuf>) {
         let Some(key) = file_key(dir) else { return };
         if !seen.insert(key) {
@@ -110,7 +115,7 @@ fn pick(_: &AgentProfile, dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile> {
                 continue;
             }
             let meta = rule_meta(&path);
-            let bytes = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+            let bytes = super::repo::stat(&path).map_or(0, |m| m.len);
             let f = if meta.always {
                 AgentFile::new(path, scope, Status::Loaded)
             } else if !meta.globs.is_empty() {
@@ -123,11 +128,12 @@ fn pick(_: &AgentProfile, dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile> {
             out.push(AgentFile { globs: meta.globs, ..f });
         }
         let agents = dir.join("AGENTS.md");
-        if agents.is_file() {
+        let is_file = |p: &Path| super::repo::stat(p).is_some_and(|m| m.is_file);
+        if is_file(&agents) {
             out.push(AgentFile::new(agents, scope, Status::Loaded));
         }
         let legacy = dir.join(".cursorrules");
-        if i == 0 && scope != Scope::Nested && legacy.is_file() {
+        if i == 0 && scope != Scope::Nested && is_file(&legacy) {
             out.push(AgentFile::new(legacy, scope, Status::Loaded));
         }
     }

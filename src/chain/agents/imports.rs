@@ -162,6 +162,11 @@ fn real_path(p: &Path) -> PathBuf {
 
 /// The nearest ancestor of `dir` (itself included) holding `.git`, else `dir`.
 fn git_root_or(dir: &Path) -> PathBuf {
+    // Every import of every view asks: once per directory and scope.
+    super::repo::remembered("git root", dir, || git_root_or_now(dir))
+}
+
+fn git_root_or_now(dir: &Path) -> PathBuf {
     let mut cur = Some(dir);
     while let Some(d) = cur {
         if fs::symlink_metadata(d.join(".git")).is_ok() || fs::metadata(d.join(".git")).is_ok() {
