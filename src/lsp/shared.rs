@@ -53,8 +53,9 @@ pub struct Shared {
     pub(super) dirs_generation: std::sync::atomic::AtomicU64,
     /// What the watches were last set from (see [`Shared::update_watches`]).
     pub(super) last_watch: Mutex<Option<(u64, u64, super::state::WatchMarks)>>,
-    /// Bumped by every change on disk the server hears of (and by settings): the checked trees
-    /// (see [`Shared::tree`]) follow the disk, not the buffers or the touches.
+    /// Bumped by every change on disk the server hears of: the checked trees (see
+    /// [`Shared::tree`]) follow the disk, not the buffers or the touches (a tree is also
+    /// computed again for other settings).
     pub(super) disk_generation: std::sync::atomic::AtomicU64,
     /// What `check` says of each session's folder, by folder, with what it was computed for.
     pub(super) trees: Memo<PathBuf, Arc<(TreeInputs, Arc<crate::session::check::Tree>)>>,

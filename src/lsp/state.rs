@@ -248,9 +248,18 @@ impl Workspace {
     }
 
     /// What [`Workspace::watched_dirs`] is made of, cheap to compare: each watching session's
-    /// folder and the mark of its reached directories (see [`Session::reached_mark`]).
+    /// folder, its global file (whose directory is watched) and the mark of its reached
+    /// directories (see [`Session::reached_mark`]).
     pub fn watch_marks(&self) -> WatchMarks {
-        self.sessions.values().filter(|s| s.settings.watch).map(|s| (s.folder.clone(), s.reached_mark())).collect()
+        self.sessions
+            .values()
+            .filter(|s| s.settings.watch)
+            .map(|s| WatchMark {
+                folder: s.folder.clone(),
+                global: s.settings.global_file.as_ref().map(|g| g.path.clone()),
+                reached: s.reached_mark(),
+            })
+            .collect()
     }
 
     /// The directories the watching sessions reached since `marks`, when that is all that
@@ -258,13 +267,15 @@ impl Workspace {
     pub fn reached_since(&self, marks: &WatchMarks) -> Option<Vec<PathBuf>> {
         let mut now = self.sessions.values().filter(|s| s.settings.watch);
         let mut new = Vec::new();
-        for (folder, (id, len)) in marks {
+        for mark in marks {
             let s = now.next()?;
+            let (id, len) = mark.reached;
             let (id_now, len_now) = s.reached_mark();
-            if &s.folder != folder || id_now != *id || len_now < *len {
+            let global = s.settings.global_file.as_ref().map(|g| &g.path);
+            if s.folder != mark.folder || global != mark.global.as_ref() || id_now != id || len_now < len {
                 return None;
             }
-            new.extend(s.reached_after(*len).iter().cloned());
+            new.extend(s.reached_after(len).iter().cloned());
         }
         now.next().is_none().then_some(new)
     }
@@ -294,8 +305,16 @@ impl Workspace {
     }
 }
 
-/// Each watching session's folder and the mark of its reached directories, in folder order.
-pub type WatchMarks = Vec<(PathBuf, (u64, usize))>;
+/// What one watching session's watched directories are made of (see [`Workspace::watch_marks`]).
+#[derive(Debug)]
+pub struct WatchMark {
+    folder: PathBuf,
+    global: Option<PathBuf>,
+    reached: (u64, usize),
+}
+
+/// Each watching session's [`WatchMark`], in folder order.
+pub type WatchMarks = Vec<WatchMark>;
 
 /// What a diagnostics pass needs, copied out of the state so the lock is not held.
 pub struct DiagnosticsInput {

@@ -422,3 +422,29 @@ async fn files_made_later_in_directories_touches_reached_reach_the_agent() {
     assert_eq!(changes(&transitions(&mut c, &root, 2).await["batches"][0]), pairs(&[("set", "lib/a/AGENTS.md")]));
     c.finish().await;
 }
+
+/// A settings change that moves the global file watches its new directory: the file made there
+/// later reaches the agent without the client reporting it.
+#[tokio::test]
+async fn a_global_file_moved_by_the_settings_is_watched_where_it_now_is() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root rules");
+    std::fs::create_dir_all(t.path("g1")).expect("g1");
+    std::fs::create_dir_all(t.path("g2")).expect("g2");
+    let root = t.root();
+    let global = |dir: &str| t.path(dir).join("RULES.md").to_string_lossy().into_owned();
+    let mut c =
+        Client::start(&t.home(), &[&root], json!({"stateDir": null, "globalInstructionFile": global("g1")})).await;
+    c.wait_seq(&root, 1).await;
+    c.set_config(None, json!({"stateDir": null, "globalInstructionFile": global("g2")}));
+    c.notify("workspace/didChangeConfiguration", json!({"settings": null})).await;
+    c.sync().await;
+    assert_eq!(transitions(&mut c, &root, 0).await["seq"], 1, "no global file yet, nothing new");
+    t.write("g2/RULES.md", "global rules");
+    c.wait_seq(&root, 2).await;
+    let tr = transitions(&mut c, &root, 1).await;
+    let batch = &tr["batches"][0];
+    assert_eq!(batch["changes"][0]["action"], "set", "{batch}");
+    assert!(batch["text"].as_str().is_some_and(|t| t.contains("global rules")), "{batch}");
+    c.finish().await;
+}
