@@ -47,6 +47,8 @@ pub const POLL_VARIABLE: &str = "INSTRUCTIONS_LSP_POLL";
 pub struct DirWatcher {
     backend: Backend,
     watched: BTreeSet<PathBuf>,
+    /// Directories asked for that did not exist then (see [`DirWatcher::add_made`]).
+    missing: BTreeSet<PathBuf>,
     /// Every existing directory asked for is watched (no failure, e.g. no exhausted limit).
     complete: bool,
     warned: bool,
@@ -125,7 +127,14 @@ impl DirWatcher {
             .name("watch-debounce".into())
             .spawn(move || debounce(raw_rx, tx))
             .map_err(|e| format!("cannot start file watching: {e}"))?;
-        Ok(Self { backend, watched: BTreeSet::new(), complete: true, warned: false, epoch: 0 })
+        Ok(Self {
+            backend,
+            watched: BTreeSet::new(),
+            missing: BTreeSet::new(),
+            complete: true,
+            warned: false,
+            epoch: 0,
+        })
     }
 
     /// Whether changes are found by polling.
@@ -143,6 +152,7 @@ impl DirWatcher {
             self.backend.unwatch(&dir);
             self.watched.remove(&dir);
         }
+        self.missing.retain(|d| dirs.contains(d));
         self.complete = true;
         self.add(dirs);
     }
@@ -152,11 +162,16 @@ impl DirWatcher {
         let mut failures = Vec::new();
         let mut added = false;
         for dir in dirs {
-            if self.watched.contains(&dir) || !dir.is_dir() {
+            if self.watched.contains(&dir) {
+                continue;
+            }
+            if !dir.is_dir() {
+                self.missing.insert(dir);
                 continue;
             }
             match self.backend.watch(&dir) {
                 Ok(()) => {
+                    self.missing.remove(&dir);
                     self.watched.insert(dir);
                     added = true;
                 }
@@ -174,6 +189,15 @@ impl DirWatcher {
                 failures.len(),
                 failures[0]
             );
+        }
+    }
+
+    /// Watches the directories asked for before that have been made since: after a change on
+    /// disk, instead of setting every directory again.
+    pub fn add_made(&mut self) {
+        let made: Vec<PathBuf> = self.missing.iter().filter(|d| d.is_dir()).cloned().collect();
+        if !made.is_empty() {
+            self.add(made);
         }
     }
 
@@ -362,5 +386,25 @@ mod tests {
             Some(WatchEvent::Changed(paths)) => assert!(paths.contains(&file), "{paths:?}"),
             other => panic!("expected the write to be reported, got {other:?}"),
         }
+    }
+
+    /// A directory asked for before it exists is watched once it is made and the watcher is told
+    /// of a change on disk, without the whole set being set again; one no longer asked for is not.
+    #[test]
+    fn a_directory_asked_for_before_it_exists_is_watched_once_made() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (later, dropped) = (dir.path().join("later"), dir.path().join("dropped"));
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut w = DirWatcher::start(tx, false).expect("watcher");
+        w.set([dir.path().to_path_buf(), later.clone(), dropped.clone()].into_iter().collect());
+        assert!(w.watches(dir.path()) && !w.watches(&later));
+        w.set([dir.path().to_path_buf(), later.clone()].into_iter().collect());
+        std::fs::create_dir(&later).expect("mkdir");
+        std::fs::create_dir(&dropped).expect("mkdir");
+        let epoch = w.epoch();
+        w.add_made();
+        assert!(w.watches(&later), "made since it was asked for");
+        assert!(!w.watches(&dropped), "no longer asked for");
+        assert!(w.epoch() > epoch, "a new watch moves the epoch");
     }
 }

@@ -174,16 +174,18 @@ impl Shared {
         // Every touch announces, and a repository's listing adds its every directory: the
         // whole set is worked out again only when what it is made of may have changed. When
         // only touches reached new directories, those are added, at a cost that does not grow
-        // with the directories reached before (a burst of touches would otherwise be quadratic).
-        let generations = (self.dirs_generation.load(Ordering::SeqCst), self.disk_generation.load(Ordering::SeqCst));
+        // with the directories reached before (a burst of touches would otherwise be quadratic);
+        // a change on disk moves nothing but where a global file is watched, which the marks
+        // hold, and makes directories asked for before (setting tens of thousands of
+        // directories again took 100 ms per edit).
+        let dirs_gen = self.dirs_generation.load(Ordering::SeqCst);
+        let disk_gen = self.disk_generation.load(Ordering::SeqCst);
         let mut last = self.last_watch.lock().unwrap_or_else(|e| e.into_inner());
-        let (marks, new) = {
+        let (marks, new, disk_moved) = {
             let st = self.state();
-            let new = last
-                .as_ref()
-                .filter(|(dirs_gen, disk_gen, _)| (*dirs_gen, *disk_gen) == generations)
-                .and_then(|(_, _, before)| st.reached_since(before));
-            (st.watch_marks(), new)
+            let before = last.as_ref().filter(|(before_gen, _, _)| *before_gen == dirs_gen);
+            let new = before.and_then(|(_, _, marks)| st.reached_since(marks));
+            (st.watch_marks(), new, before.is_some_and(|(_, disk, _)| *disk != disk_gen))
         };
         if let Some(new) = new {
             let mut watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
@@ -191,14 +193,17 @@ impl Shared {
             if !new.is_empty() {
                 w.add(new);
             }
-            *last = Some((generations.0, generations.1, marks));
+            if disk_moved {
+                w.add_made();
+            }
+            *last = Some((dirs_gen, disk_gen, marks));
             return !w.is_complete();
         }
         let dirs = self.with_read_and_listing_dirs(self.state().watched_dirs());
         let mut watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
         let Some(w) = watcher.as_mut() else { return false };
         w.set(dirs);
-        *last = Some((generations.0, generations.1, marks));
+        *last = Some((dirs_gen, disk_gen, marks));
         !w.is_complete()
     }
 

@@ -248,17 +248,13 @@ impl Workspace {
     }
 
     /// What [`Workspace::watched_dirs`] is made of, cheap to compare: each watching session's
-    /// folder, its global file (whose directory is watched) and the mark of its reached
-    /// directories (see [`Session::reached_mark`]).
+    /// folder, the directory watched for its global file (which a change on disk may move) and
+    /// the mark of its reached directories (see [`Session::reached_mark`]).
     pub fn watch_marks(&self) -> WatchMarks {
         self.sessions
             .values()
             .filter(|s| s.settings.watch)
-            .map(|s| WatchMark {
-                folder: s.folder.clone(),
-                global: s.settings.global_file.as_ref().map(|g| g.path.clone()),
-                reached: s.reached_mark(),
-            })
+            .map(|s| WatchMark { folder: s.folder.clone(), global: s.global_watch_dir(), reached: s.reached_mark() })
             .collect()
     }
 
@@ -271,8 +267,7 @@ impl Workspace {
             let s = now.next()?;
             let (id, len) = mark.reached;
             let (id_now, len_now) = s.reached_mark();
-            let global = s.settings.global_file.as_ref().map(|g| &g.path);
-            if s.folder != mark.folder || global != mark.global.as_ref() || id_now != id || len_now < len {
+            if s.folder != mark.folder || s.global_watch_dir() != mark.global || id_now != id || len_now < len {
                 return None;
             }
             new.extend(s.reached_after(len).iter().cloned());

@@ -517,12 +517,15 @@ impl Session {
     pub fn watched_dirs(&self) -> BTreeSet<PathBuf> {
         let mut dirs: BTreeSet<PathBuf> = self.folder.ancestors().map(Path::to_path_buf).collect();
         dirs.extend(self.reached.iter().cloned());
-        if let Some(g) = &self.settings.global_file
-            && let Some(existing) = g.path.ancestors().skip(1).find(|d| d.is_dir())
-        {
-            dirs.insert(existing.to_path_buf());
-        }
+        dirs.extend(self.global_watch_dir());
         dirs
+    }
+
+    /// The directory watched for the global file: its own, or its nearest existing ancestor
+    /// (so that its creation is seen).
+    pub fn global_watch_dir(&self) -> Option<PathBuf> {
+        let g = self.settings.global_file.as_ref()?;
+        g.path.ancestors().skip(1).find(|d| d.is_dir()).map(Path::to_path_buf)
     }
 
     /// Which `reached` this is and how far it grew: while the first stays the same, the
