@@ -9,6 +9,10 @@ if ! git cat-file -e "${BASE_SHA:?}^{commit}" 2>/dev/null; then
 fi
 base=$(git rev-parse --short "$BASE_SHA")
 args=(diff "$base" HEAD --format markdown --fail-on "${FAIL_ON:?}")
+# The checkout is the pull request merged into its base: named so, and the base by its branch.
+if [[ -n ${BASE_REF:-} ]]; then
+  args+=(--base-name "$BASE_REF at $base" --head-name "this pull request")
+fi
 if [[ -n ${PROFILE:-} ]]; then
   args+=(--profile "$PROFILE")
 fi

@@ -24,10 +24,16 @@ pub fn run(args: &DiffArgs) -> ExitCode {
         Ok(d) => d,
         Err(e) => return usage(&format!("the current directory: {e}")),
     };
-    let d = match diff::diff(&cwd, &base, &head, &settings, explicit) {
+    let mut d = match diff::diff(&cwd, &base, &head, &settings, explicit) {
         Ok(d) => d,
         Err(e) => return usage(&e),
     };
+    if let Some(name) = args.base_name.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
+        d.base = name.to_string();
+    }
+    if let Some(name) = args.head_name.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
+        d.head = name.to_string();
+    }
     let format = if args.json { DiffFormat::Json } else { args.format };
     let output = match format {
         DiffFormat::Text => text(&d),
@@ -357,7 +363,9 @@ fn markdown(d: &Diff) -> String {
     let s = said(d);
     let mut out = String::from("### Instruction files: what this change does to each agent\n\n");
     let mut header: Vec<String> = s.header.iter().map(|h| md(h)).collect();
-    let quoted = |label: &str| if label.starts_with("the ") { label.to_string() } else { format!("`{label}`") };
+    // A revision in code; a name in words (`--base-name`, "the working tree") as it is: a
+    // revision never holds a space.
+    let quoted = |label: &str| if label.contains(' ') { label.to_string() } else { format!("`{label}`") };
     header[0] = format!("{} → {}", quoted(&d.base), quoted(&d.head));
     let _ = writeln!(out, "{}\n", header.join("<br>\n"));
     if d.is_empty() {

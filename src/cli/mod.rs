@@ -235,6 +235,13 @@ pub struct DiffArgs {
     /// When the exit code is 1: a new warning (or error) finding, a new error, or never.
     #[arg(long, value_enum, default_value_t = DiffFailOn::Never)]
     pub fail_on: DiffFailOn,
+    /// How the output names BASE (for example `main at 1a2b3c4`); by default the revision as given.
+    #[arg(long, value_name = "NAME")]
+    pub base_name: Option<String>,
+    /// How the output names HEAD (for example `this pull request`); by default the revision as
+    /// given, or "the working tree".
+    #[arg(long, value_name = "NAME")]
+    pub head_name: Option<String>,
     #[command(flatten)]
     pub settings: SettingsArgs,
 }

@@ -247,6 +247,8 @@ fn a_claude_md_link_flipped_the_other_way_changes_nothing_for_any_agent() {
         lines(&one).last().map(String::as_str),
         Some("No agent's view changes: Claude Code gets the same files, bytes and findings.")
     );
+    let named = diff(&t, &["HEAD~1", "HEAD", "--base-name", "main at 1a2b3c4", "--head-name", "this pull request"]);
+    assert_eq!(lines(&named).first().map(String::as_str), Some("main at 1a2b3c4 → this pull request"));
 }
 
 #[test]
@@ -554,11 +556,11 @@ fn the_github_action_steps_write_the_summary_the_annotations_and_sarif() {
         }
         cmd.output().expect("run the step")
     };
-    let o = step("diff.sh", &[("BASE_SHA", &base), ("FAIL_ON", "new-warning")]);
+    let o = step("diff.sh", &[("BASE_SHA", &base), ("BASE_REF", "main"), ("FAIL_ON", "new-warning")]);
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     let md = std::fs::read_to_string(&summary).expect("summary");
     assert!(md.starts_with("### Instruction files: what this change does to each agent\n"), "{md}");
-    assert!(md.contains(&format!("`{}` → `HEAD`", &base[..7])), "{md}");
+    assert!(md.contains(&format!("\n\nmain at {} → this pull request", &base[..7])), "{md}");
     assert!(md.contains("- **Codex** started in `packages/a` ("), "{md}");
     assert!(md.contains("loses `packages/a/AGENTS.md` (left out by the 32 KiB shared budget"), "{md}");
     let o = step("check.sh", &[("PATHS", "."), ("FAIL_ON", "warning"), ("SARIF_FILE", &sarif.to_string_lossy())]);
