@@ -183,9 +183,10 @@ impl Shared {
         let mut last = self.last_watch.lock().unwrap_or_else(|e| e.into_inner());
         let (marks, new, disk_moved) = {
             let st = self.state();
+            let marks = st.watch_marks();
             let before = last.as_ref().filter(|(before_gen, _, _)| *before_gen == dirs_gen);
-            let new = before.and_then(|(_, _, marks)| st.reached_since(marks));
-            (st.watch_marks(), new, before.is_some_and(|(_, disk, _)| *disk != disk_gen))
+            let new = before.and_then(|(_, _, before)| st.reached_since(before, &marks));
+            (marks, new, before.is_some_and(|(_, disk, _)| *disk != disk_gen))
         };
         if let Some(new) = new {
             let mut watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
@@ -199,7 +200,7 @@ impl Shared {
             *last = Some((dirs_gen, disk_gen, marks));
             return !w.is_complete();
         }
-        let dirs = self.with_read_and_listing_dirs(self.state().watched_dirs());
+        let dirs = self.watched_dirs();
         let mut watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
         let Some(w) = watcher.as_mut() else { return false };
         w.set(dirs);
@@ -209,14 +210,7 @@ impl Shared {
 
     /// The sessions' directories and those remembered answers read.
     pub(super) fn watched_dirs(&self) -> std::collections::BTreeSet<PathBuf> {
-        self.with_read_and_listing_dirs(self.state().watched_dirs())
-    }
-
-    /// `dirs` (the sessions' directories) and those remembered answers and listings read.
-    fn with_read_and_listing_dirs(
-        &self,
-        mut dirs: std::collections::BTreeSet<PathBuf>,
-    ) -> std::collections::BTreeSet<PathBuf> {
+        let mut dirs = self.state().watched_dirs();
         dirs.extend(self.read_dirs.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned());
         dirs.extend(self.listing_dirs.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned());
         dirs

@@ -252,27 +252,34 @@ impl Workspace {
     /// the mark of its reached directories (see [`Session::reached_mark`]).
     pub fn watch_marks(&self) -> WatchMarks {
         self.sessions
-            .values()
-            .filter(|s| s.settings.watch)
-            .map(|s| WatchMark { folder: s.folder.clone(), global: s.global_watch_dir(), reached: s.reached_mark() })
+            .iter()
+            .filter(|(_, s)| s.settings.watch)
+            .map(|(folder, s)| WatchMark {
+                folder: folder.clone(),
+                global: s.global_watch_dir(),
+                reached: s.reached_mark(),
+            })
             .collect()
     }
 
-    /// The directories the watching sessions reached since `marks`, when that is all that
-    /// changed (the same sessions, each `reached` only grown); `None` otherwise.
-    pub fn reached_since(&self, marks: &WatchMarks) -> Option<Vec<PathBuf>> {
-        let mut now = self.sessions.values().filter(|s| s.settings.watch);
+    /// The directories the watching sessions reached between the marks `before` and `now`,
+    /// when that is all that changed (the same sessions, each `reached` only grown); `None`
+    /// otherwise.
+    pub fn reached_since(&self, before: &WatchMarks, now: &WatchMarks) -> Option<Vec<PathBuf>> {
+        if before.len() != now.len() {
+            return None;
+        }
         let mut new = Vec::new();
-        for mark in marks {
-            let s = now.next()?;
-            let (id, len) = mark.reached;
-            let (id_now, len_now) = s.reached_mark();
-            if s.folder != mark.folder || s.global_watch_dir() != mark.global || id_now != id || len_now < len {
+        for (b, n) in before.iter().zip(now) {
+            let ((id_before, len_before), (id_now, len_now)) = (b.reached, n.reached);
+            if n.folder != b.folder || n.global != b.global || id_now != id_before || len_now < len_before {
                 return None;
             }
-            new.extend(s.reached_after(len).iter().cloned());
+            if len_now > len_before {
+                new.extend(self.sessions.get(&n.folder)?.reached_after(len_before).iter().cloned());
+            }
         }
-        now.next().is_none().then_some(new)
+        Some(new)
     }
 
     /// Open documents as buffers that stand in for the disk.
