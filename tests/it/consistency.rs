@@ -11,6 +11,11 @@ use crate::common::lsp::{Client, uri};
 use crate::common::tree::Tree;
 use serde_json::{Value, json};
 
+use instructions_lsp::chain::lint::Code;
+use instructions_lsp::chain::settings::{Env, Profile, Settings};
+use instructions_lsp::session::check::{self, Selection};
+use std::fs;
+
 fn cli(t: &Tree, cwd: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
         .args(args)
@@ -284,4 +289,51 @@ async fn every_edge_gives_the_same_answer_on_generated_trees() {
         }
         c.finish().await;
     }
+}
+
+/// `check` works out the views of a large tree batch by batch, the next batch while this
+/// thread takes in the one before; the server checks the same tree on one core. Both must say
+/// the same of every file (the findings CI prints are those the editor shows).
+#[test]
+fn a_check_on_every_core_says_what_a_check_on_one_core_says() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("r");
+    fs::create_dir_all(root.join(".git")).expect("git");
+    let write = |rel: &str, text: &str| {
+        let path = root.join(rel);
+        fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
+        fs::write(path, text).expect("write");
+    };
+    write("AGENTS.md", &"- keep the change small\n".repeat(1500));
+    write("CLAUDE.md", "@AGENTS.md\n");
+    write(".cursor/rules/ts.mdc", "---\nglobs: \"**/*.ts, P7/**, **/Nothing/*.cbl\"\n---\nTS for Cursor\n");
+    write(".github/instructions/ts.instructions.md", "---\napplyTo: \"**/*.TS,**/p3/*.md\"\n---\nTS\n");
+    // Enough directories for several batches of views (64 per thread), on any machine.
+    for p in 0..90 {
+        write(&format!("p{p}/AGENTS.md"), &format!("package {p}\n"));
+        if p % 3 == 0 {
+            write(&format!("p{p}/CLAUDE.md"), "@../AGENTS.md\n");
+        }
+        if p % 5 == 0 {
+            write(&format!("p{p}/GEMINI.md"), "gemini\n");
+        }
+        write(&format!("p{p}/src/lib.ts"), "export {}\n");
+    }
+    let env = Env { home: Some(dir.path().join("home")), ..Env::default() };
+    let settings = Settings::defaults(Profile::Dsh, &env);
+    let walked = check::walk(&root, &settings);
+    let targets = instructions_lsp::session::project::targets_of(&root, &settings.root_markers, Some(&walked.names))
+        .expect("targets");
+    assert!(targets.agents.len() >= 5, "{:?}", targets.agents);
+    let selection = Selection { profiles: targets.agents.clone(), targets: Some(targets), targeted: true };
+    let starts = check::starts(&root, &walked, &settings, &selection);
+    let jobs: usize = starts.dirs.iter().map(|d| starts.agents_at(d).len()).sum();
+    // 64 views per thread and batch.
+    assert!(jobs > 4 * 64, "{jobs} views: not several batches");
+    let all = check::check_walked(&root, walked, &settings, &selection);
+    let one = check::check_tree(&root, &settings, &selection);
+    assert!(all.findings.iter().any(|f| f.code == Code::AgentCut), "{:#?}", all.findings);
+    assert_eq!(format!("{:#?}", all.findings), format!("{:#?}", one.findings));
+    assert_eq!(format!("{:#?}", all.statements), format!("{:#?}", one.statements));
+    assert!(all.statements.len() > 90, "{}", all.statements.len());
 }
