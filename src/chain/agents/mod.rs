@@ -58,6 +58,7 @@ mod dshnext;
 mod env;
 mod explain;
 mod gemini;
+mod globs;
 pub mod imports;
 mod load;
 mod opencode;

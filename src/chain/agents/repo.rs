@@ -10,9 +10,11 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use super::globs::{FoldedSet, Line};
 use super::profile::GlobStyle;
 use super::walk::{RuleMatcher, as_matched, is_file_entry, project_entries, vscode_pattern};
 
@@ -29,9 +31,36 @@ pub struct RepoIndex {
     /// The files, relative to `base`, `/`-separated, in walk order (a directory's entries after
     /// it); `None` when the repository is too large to list.
     files: Option<Vec<Box<str>>>,
-    searches: Mutex<HashMap<SearchKey, Arc<Search>>>,
+    searches: Mutex<Searches>,
+    /// Told when searches are done (see [`RepoIndex::search`]).
+    searched: std::sync::Condvar,
     /// The directories holding the files (see [`RepoIndex::dirs`]), worked out when asked.
     dirs: std::sync::OnceLock<Vec<PathBuf>>,
+}
+
+/// The searches made in a repository, and those a thread is making.
+#[derive(Default)]
+struct Searches {
+    done: HashMap<SearchKey, Arc<Search>>,
+    running: std::collections::HashSet<SearchKey>,
+}
+
+/// A pass of [`RepoIndex::search`] under way: when it ends (or panics), its keys are no longer
+/// running, and the threads waiting look again.
+struct Running<'a> {
+    index: &'a RepoIndex,
+    keys: &'a [&'a SearchKey],
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        let mut state = self.index.searches.lock().unwrap_or_else(|e| e.into_inner());
+        for k in self.keys {
+            state.running.remove(*k);
+        }
+        drop(state);
+        self.index.searched.notify_all();
+    }
 }
 
 /// A listing of the repository made from a walk of it made for another purpose (`check`'s), which
@@ -172,7 +201,14 @@ impl RepoIndex {
             files.sort_unstable();
         }
         let base_text = crate::paths::slash_join(&base);
-        Self { base, base_text, files, searches: Mutex::new(HashMap::new()), dirs: std::sync::OnceLock::new() }
+        Self {
+            base,
+            base_text,
+            files,
+            searches: Mutex::new(Searches::default()),
+            searched: std::sync::Condvar::new(),
+            dirs: std::sync::OnceLock::new(),
+        }
     }
 
     /// Whether the repository was small enough to list.
@@ -239,17 +275,37 @@ impl RepoIndex {
 
     /// The searches of `keys`, those not made yet made together in one pass over the files;
     /// `None` when the repository is too large to list.
+    ///
+    /// The pass runs outside the lock: views on other threads search for other rules at the same
+    /// time (Copilot's and Cursor's), and wait for a pass that another thread makes of theirs.
     pub(super) fn search(&self, keys: &[SearchKey]) -> Option<Vec<Arc<Search>>> {
         let files = self.files.as_ref()?;
-        let mut done = self.searches.lock().unwrap_or_else(|e| e.into_inner());
-        let mut todo: Vec<&SearchKey> = keys.iter().filter(|k| !done.contains_key(*k)).collect();
-        todo.dedup();
-        if !todo.is_empty() {
-            for (key, search) in todo.iter().zip(self.run(files, &todo)) {
-                done.insert((*key).clone(), Arc::new(search));
+        let lock = || self.searches.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = lock();
+        loop {
+            if let Some(all) = keys.iter().map(|k| state.done.get(k).cloned()).collect() {
+                return Some(all);
             }
+            let mut todo: Vec<&SearchKey> =
+                keys.iter().filter(|k| !state.done.contains_key(*k) && !state.running.contains(*k)).collect();
+            todo.dedup();
+            if todo.is_empty() {
+                // Another thread's pass: its end (or its panic, see `Running`) wakes this one.
+                state = self.searched.wait(state).unwrap_or_else(|e| e.into_inner());
+                continue;
+            }
+            state.running.extend(todo.iter().map(|k| (*k).clone()));
+            drop(state);
+            let running = Running { index: self, keys: &todo };
+            let found = self.run(files, &todo);
+            state = lock();
+            for (key, search) in todo.iter().zip(found) {
+                state.done.insert((*key).clone(), Arc::new(search));
+            }
+            drop(state);
+            drop(running);
+            state = lock();
         }
-        keys.iter().map(|k| done.get(k).cloned()).collect()
     }
 
     /// One pass over `files` for all `keys`: the VS Code-style patterns against each whole
@@ -269,21 +325,20 @@ impl RepoIndex {
         let vscode: Vec<usize> = (0..keys.len()).filter(|&k| keys[k].style == GlobStyle::VsCode).collect();
         if !vscode.is_empty() {
             let mut owners = Vec::new();
-            let mut builder = globset::GlobSetBuilder::new();
+            let mut globs = Vec::new();
+            let vscode_glob = |g: &str, fold: bool| {
+                globset::GlobBuilder::new(g).case_insensitive(fold).literal_separator(true).build()
+            };
             for &k in &vscode {
                 for (j, g) in keys[k].globs.iter().enumerate() {
-                    let glob = globset::GlobBuilder::new(&vscode_pattern(g))
-                        .case_insensitive(true)
-                        .literal_separator(true)
-                        .build();
                     // A pattern VS Code's matcher would not parse matches nothing here either.
-                    if let Ok(glob) = glob {
-                        builder.add(glob);
+                    if let Ok(glob) = vscode_glob(&vscode_pattern(g), true) {
+                        globs.push(glob);
                         owners.push((k, j));
                     }
                 }
             }
-            if let Ok(set) = builder.build() {
+            if let Some(set) = FoldedSet::new(&globs, |g| vscode_glob(g, false)) {
                 let mut hits = Vec::new();
                 let mut whole = String::new();
                 let mut rules = Vec::new();
@@ -333,16 +388,15 @@ impl RepoIndex {
         let Ok(prefix) = dir.strip_prefix(&self.base) else { return };
         let prefix = crate::paths::slash_join(prefix);
         let mut owners: Vec<(usize, usize, Line)> = Vec::new();
-        let mut builder = globset::GlobSetBuilder::new();
         for &k in rules {
             for (j, g) in keys[k].globs.iter().enumerate() {
                 if let Some(line) = Line::parse(as_matched(g)) {
-                    builder.add(line.glob.clone());
                     owners.push((k, j, line));
                 }
             }
         }
-        let Ok(set) = builder.build() else { return };
+        let globs: Vec<globset::Glob> = owners.iter().map(|(_, _, line)| line.glob.clone()).collect();
+        let Some(set) = FoldedSet::new(&globs, |g| Line::glob(g, false)) else { return };
         // The rules a directory (relative to `dir`) matches, itself or by an ancestor.
         let mut dirs: HashMap<String, Vec<usize>> = HashMap::new();
         let mut hits = Vec::new();
@@ -400,66 +454,6 @@ impl RepoIndex {
     }
 }
 
-/// A gitignore line as the `ignore` package reads it (see gitignore(5)): `#` opens a comment, `!`
-/// un-matches, a leading `/` anchors it to the rule's directory, a trailing `/` matches
-/// directories only, a pattern without an inner `/` matches at any depth, a trailing `/**`
-/// matches what is inside a directory, not the directory; letter case ignored.
-#[derive(Clone)]
-struct Line {
-    glob: globset::Glob,
-    dir_only: bool,
-    whitelist: bool,
-}
-
-impl Line {
-    fn parse(line: &str) -> Option<Self> {
-        if line.starts_with('#') {
-            return None;
-        }
-        let mut g = trim_unescaped_end(line);
-        if g.is_empty() {
-            return None;
-        }
-        let whitelist = g.starts_with('!');
-        // `!` un-matches; a backslash keeps a leading `!` or `#` literal.
-        if whitelist || g.starts_with("\\!") || g.starts_with("\\#") {
-            g = &g[1..];
-        }
-        let anchored = g.starts_with('/');
-        if anchored {
-            g = &g[1..];
-        }
-        let dir_only = g.ends_with('/');
-        if dir_only {
-            g = &g[..g.len() - 1];
-        }
-        if g.is_empty() {
-            return None;
-        }
-        let mut pattern = String::new();
-        if !anchored && !g.contains('/') && !g.starts_with("**") {
-            pattern.push_str("**/");
-        }
-        pattern.push_str(g);
-        if pattern.ends_with("/**") {
-            pattern.push_str("/*");
-        }
-        let glob = globset::GlobBuilder::new(&pattern)
-            .literal_separator(true)
-            .case_insensitive(true)
-            .backslash_escape(true)
-            .build()
-            .ok()?;
-        Some(Self { glob, dir_only, whitelist })
-    }
-}
-
-/// `line` without its trailing spaces, but for one escaped with a backslash.
-fn trim_unescaped_end(line: &str) -> &str {
-    let trimmed = line.trim_end();
-    if trimmed.ends_with('\\') && trimmed.len() < line.len() { &line[..trimmed.len() + 1] } else { trimmed }
-}
-
 /// Something worked out of a file, of the type its kind says.
 type Derived = Arc<dyn std::any::Any + Send + Sync>;
 
@@ -475,16 +469,22 @@ pub struct RepoCache {
     matchers: Mutex<HashMap<(GlobStyle, Vec<String>), Compiled>>,
     /// What the file system said of each path probed, links followed (`stat`) or not (`lstat`):
     /// views started in a thousand directories of one tree probe the same ancestors' names.
-    stats: Mutex<HashMap<PathBuf, Option<Stat>>>,
-    lstats: Mutex<HashMap<PathBuf, Option<bool>>>,
+    stats: Mutex<PathMap<Option<Stat>>>,
+    lstats: Mutex<PathMap<Option<bool>>>,
     /// Real paths worked out (see `read::real_path`).
-    reals: Mutex<HashMap<PathBuf, PathBuf>>,
+    reals: Mutex<PathMap<PathBuf>>,
     /// What a view worked out of one file or folder (a rule's front matter, the files Copilot
     /// never finds), by what and where (see [`remembered`]).
-    derived: Mutex<HashMap<(&'static str, PathBuf), Derived>>,
+    derived: Mutex<HashMap<(&'static str, OsString), Derived, FastHash>>,
     /// The bytes of the files read, as read (see [`read`]), and their total.
-    reads: Mutex<(HashMap<PathBuf, Arc<Read>>, usize)>,
+    reads: Mutex<(PathMap<Arc<Read>>, usize)>,
 }
+
+/// The memo's hash: the check of a large tree looks up paths hundreds of thousands of times,
+/// and SipHash over `Path`'s components was a tenth of its time. Keys are the paths' bytes, so
+/// `a//b` and `a/b` are two keys: a miss, never a wrong answer.
+type FastHash = foldhash::fast::RandomState;
+type PathMap<V> = HashMap<OsString, V, FastHash>;
 
 /// What `stat` says of a path that exists.
 #[derive(Clone, Copy, Debug)]
@@ -622,13 +622,9 @@ pub(super) fn lstat_file_or_link(path: &Path) -> Option<bool> {
 
 /// What `probe` says of `path`, remembered in the scope's map `map` (at most [`STATS_MAX`]
 /// paths); outside a scope, `probe` itself.
-fn probed<V: Copy>(
-    map: impl Fn(&RepoCache) -> &Mutex<HashMap<PathBuf, V>>,
-    path: &Path,
-    probe: impl FnOnce() -> V,
-) -> V {
+fn probed<V: Copy>(map: impl Fn(&RepoCache) -> &Mutex<PathMap<V>>, path: &Path, probe: impl FnOnce() -> V) -> V {
     let Some(cache) = CACHE.with(|c| c.borrow().clone()) else { return probe() };
-    if let Some(v) = map(&cache).lock().unwrap_or_else(|e| e.into_inner()).get(path) {
+    if let Some(v) = map(&cache).lock().unwrap_or_else(|e| e.into_inner()).get(path.as_os_str()) {
         return *v;
     }
     let v = probe();
@@ -636,7 +632,7 @@ fn probed<V: Copy>(
     if known.len() >= STATS_MAX {
         known.clear();
     }
-    known.insert(path.to_path_buf(), v);
+    known.insert(path.as_os_str().to_owned(), v);
     v
 }
 
@@ -648,7 +644,7 @@ pub(super) fn remembered<T: Clone + Send + Sync + 'static>(
     f: impl FnOnce() -> T,
 ) -> T {
     let Some(cache) = CACHE.with(|c| c.borrow().clone()) else { return f() };
-    let key = (what, path.to_path_buf());
+    let key = (what, path.as_os_str().to_owned());
     let known = cache.derived.lock().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
     if let Some(v) = known.and_then(|v| v.downcast_ref::<T>().cloned()) {
         return v;
@@ -665,7 +661,7 @@ pub(super) fn remembered<T: Clone + Send + Sync + 'static>(
 /// The real path of `path` worked out earlier in the scope.
 pub(super) fn real_before(path: &Path) -> Option<PathBuf> {
     let cache = CACHE.with(|c| c.borrow().clone())?;
-    cache.reals.lock().unwrap_or_else(|e| e.into_inner()).get(path).cloned()
+    cache.reals.lock().unwrap_or_else(|e| e.into_inner()).get(path.as_os_str()).cloned()
 }
 
 /// Keeps the real path of `path`, for [`real_before`].
@@ -675,7 +671,7 @@ pub(super) fn keep_real(path: &Path, real: &Path) {
     if map.len() >= STATS_MAX {
         map.clear();
     }
-    map.insert(path.to_path_buf(), real.to_path_buf());
+    map.insert(path.as_os_str().to_owned(), real.to_path_buf());
 }
 
 /// The bytes of `path` a read of `limit` bytes took earlier in the scope, when it took at least
@@ -683,7 +679,7 @@ pub(super) fn keep_real(path: &Path, real: &Path) {
 pub(super) fn read_before(path: &Path, limit: u64) -> Option<Arc<Read>> {
     let cache = CACHE.with(|c| c.borrow().clone())?;
     let reads = cache.reads.lock().unwrap_or_else(|e| e.into_inner());
-    reads.0.get(path).filter(|r| r.limit >= limit || r.data.len() as u64 == r.size).cloned()
+    reads.0.get(path.as_os_str()).filter(|r| r.limit >= limit || r.data.len() as u64 == r.size).cloned()
 }
 
 /// Keeps what a read of `path` took, for [`read_before`].
@@ -694,7 +690,7 @@ pub(super) fn keep_read(path: &Path, read: Read) {
         return;
     }
     reads.1 += read.data.len();
-    reads.0.insert(path.to_path_buf(), Arc::new(read));
+    reads.0.insert(path.as_os_str().to_owned(), Arc::new(read));
 }
 
 /// The most compiled rules a scope keeps (a server lives long; rules change).
@@ -785,6 +781,45 @@ mod tests {
         let expected = files.iter().filter(|f| m.matches(&base, &base.join(f))).count();
         assert_eq!(search[0].matching, expected);
         assert_eq!(search[0].alive, [true, false, true]);
+    }
+
+    /// Threads that search the same repository at once, for the same rules and for others,
+    /// get what one thread searching alone gets.
+    #[test]
+    fn searches_from_many_threads_agree_with_one() {
+        let base = PathBuf::from("/repo");
+        let files: Vec<Box<str>> =
+            (0..2_000).map(|i| format!("d{}/f{i}.{}", i % 37, ["ts", "md", "rs"][i % 3]).into()).collect();
+        let key = |globs: &[&str], style| SearchKey {
+            style,
+            rule_dir: base.clone(),
+            globs: globs.iter().map(|g| g.to_string()).collect(),
+        };
+        let keys = [
+            key(&["**/*.ts", "d3/**", "nothing/*.cbl"], GlobStyle::VsCode),
+            key(&["*.md", "d5/", "!d5/f5.md"], GlobStyle::Gitignore),
+            key(&["d1*/**/*.RS"], GlobStyle::Gitignore),
+        ];
+        let alone = RepoIndex::of(base.clone(), Some(files.clone())).search(&keys).expect("listed");
+        let shared = RepoIndex::of(base.clone(), Some(files));
+        std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..6)
+                .map(|t| {
+                    let (shared, keys, alone) = (&shared, &keys, &alone);
+                    scope.spawn(move || {
+                        // Each thread asks for one rule, then all of them.
+                        let one = t % keys.len();
+                        let got = shared.search(&keys[one..=one]).expect("listed");
+                        assert_eq!(got[0], alone[one]);
+                        assert_eq!(shared.search(keys).expect("listed"), *alone);
+                    })
+                })
+                .collect();
+            for t in threads {
+                t.join().expect("thread");
+            }
+        });
+        assert_eq!(alone[0].alive, [true, true, false]);
     }
 
     #[test]
