@@ -2,7 +2,9 @@
 # Checks .pre-commit-hooks.yaml with pre-commit itself (pinned, with its dependencies, in a venv
 # under .cache/): the manifest validates, and the `language: system` hook, run by
 # `pre-commit try-repo` in a new repository whose AGENTS.md Codex cuts, fails the commit with the
-# finding. SERVER: the binary to put on PATH (default target/release/instructions-lsp).
+# finding; then the `language: rust` hook, which pre-commit builds from this repository with
+# `cargo install` (reusing target/ for the dependencies), fails it the same way. SERVER: the
+# binary to put on PATH (default target/release/instructions-lsp).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +27,8 @@ hooks="$(pwd)"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+# The rust hook's cargo keeps the user's toolchain and downloaded crates.
+export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
 export HOME="$work/home" PRE_COMMIT_HOME="$work/cache" GIT_CONFIG_NOSYSTEM=1
 mkdir -p "$HOME" "$work/repo"
 cd "$work/repo"
@@ -41,4 +45,13 @@ if [[ $status -ne 1 ]] || ! grep -q 'warning\[agentCut\]: Codex cuts this file' 
   echo "pre-commit: the hook should have failed with Codex's cut (exit $status)" >&2
   exit 1
 fi
-echo "pre-commit: the manifest validates and the hook fails on a cut"
+status=0
+CARGO_TARGET_DIR="$hooks/target" "$pre_commit" try-repo "$hooks" instructions-lsp-check --all-files > out.txt 2>&1 || status=$?
+if [[ $status -ne 1 ]] || ! grep -q 'warning\[agentCut\]: Codex cuts this file' out.txt; then
+  cat out.txt
+  echo "pre-commit: the rust hook, built by pre-commit, should have failed with Codex's cut (exit $status)" >&2
+  exit 1
+fi
+# cargo install moves the binary it built out of target/release: the later steps use it.
+(cd "$hooks" && cargo build --release --locked --quiet)
+echo "pre-commit: the manifest validates, and both hooks (installed and built) fail on a cut"

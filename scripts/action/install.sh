@@ -4,9 +4,12 @@
 # platform (VERSION: a tag such as v0.2.0, or latest), built with cargo from that tag when the
 # release has none for the platform; INSTALL=source: built with cargo from the action's own
 # checkout (ACTION_PATH), which is how this repository's CI runs the code it tests.
+# REPOSITORY: where the releases and the source come from (a fork, or a mirror on GitHub
+# Enterprise), this project's repository on GitHub by default.
 set -euo pipefail
 
-repo=https://github.com/instructions-lsp/instructions-lsp
+repo="${REPOSITORY:-https://github.com/instructions-lsp/instructions-lsp}"
+repo="${repo%/}"
 root="${RUNNER_TEMP:?}/instructions-lsp"
 bin="$root/bin"
 mkdir -p "$bin"

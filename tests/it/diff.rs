@@ -571,3 +571,90 @@ fn the_github_action_steps_write_the_summary_the_annotations_and_sarif() {
     assert_eq!(doc["version"], "2.1.0");
     assert!(step("check.sh", &[("FAIL_ON", "error")]).status.success());
 }
+
+/// The action's install step: with `repository` at a folder laid out as GitHub lays out releases,
+/// it downloads the runner's binary with curl and puts it on the job's PATH; for a release
+/// without that binary, or a platform without releases, it builds the tag with
+/// `cargo install --git` (a stand-in `cargo` records what it was asked and installs the binary
+/// as cargo would); an unknown `install` is an error that says what is accepted.
+#[test]
+fn the_action_installs_the_release_binary_for_the_runner_else_builds_the_tag_with_cargo() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/action/install.sh");
+    let ours = Path::new(env!("CARGO_BIN_EXE_instructions-lsp"));
+    let version = stdout(&Command::new(ours).arg("--version").output().expect("version"));
+    let work = tempfile::tempdir().expect("tempdir");
+    let mirror = work.path().join("mirror");
+    let latest = mirror.join("releases/latest/download");
+    std::fs::create_dir_all(&latest).expect("releases");
+    std::fs::copy(ours, latest.join("instructions-lsp-linux-x64")).expect("release binary");
+    // A `cargo` that says what it was asked and installs the binary where `--root` says.
+    let tools = work.path().join("tools");
+    std::fs::create_dir_all(&tools).expect("tools");
+    let asked = work.path().join("cargo-args");
+    std::fs::write(
+        tools.join("cargo"),
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}'\nwhile [ \"$1\" != --root ]; do shift; done\ncp '{}' \"$2/bin/instructions-lsp\"\n",
+            asked.display(),
+            ours.display()
+        ),
+    )
+    .expect("cargo");
+    std::process::Command::new("chmod").arg("+x").arg(tools.join("cargo")).status().expect("chmod");
+    let repository = format!("file://{}/", mirror.display());
+    let install = |n: usize, env: &[(&str, &str)]| {
+        let runner = work.path().join(format!("runner{n}"));
+        std::fs::create_dir_all(&runner).expect("runner");
+        let github_path = runner.join("path");
+        let mut cmd = Command::new("bash");
+        cmd.arg(&script)
+            .env("PATH", format!("{}:{}", tools.display(), std::env::var("PATH").unwrap_or_default()))
+            .env("RUNNER_TEMP", &runner)
+            .env("GITHUB_PATH", &github_path)
+            .env("RUNNER_OS", "Linux")
+            .env("RUNNER_ARCH", "X64")
+            .env("VERSION", "latest")
+            .env("INSTALL", "release")
+            .env("REPOSITORY", &repository);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let o = cmd.output().expect("run the step");
+        let bin = runner.join("instructions-lsp/bin");
+        (o, std::fs::read_to_string(github_path).unwrap_or_default(), bin)
+    };
+    let cargo_args = || std::fs::read_to_string(&asked).unwrap_or_default();
+    // What the step asks cargo for: the repository's source, at `tag` if any, into the runner.
+    let built = |bin: &Path, tag: Option<&str>| {
+        let root = bin.parent().expect("root").to_string_lossy().to_string();
+        let mut want = vec!["install".to_string(), "--locked".into(), "--quiet".into(), "--root".into(), root];
+        want.extend(["--git".to_string(), repository.trim_end_matches('/').to_string()]);
+        want.extend(tag.map(|t| ["--tag".to_string(), t.to_string()]).into_iter().flatten());
+        want.push("instructions-lsp".into());
+        assert_eq!(cargo_args().lines().collect::<Vec<_>>(), want);
+    };
+
+    // The release has the runner's binary: downloaded, on PATH, and it runs.
+    let (o, path, bin) = install(1, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(path.trim(), bin.to_string_lossy());
+    assert_eq!(stdout(&o), version, "the step prints the installed version");
+    assert!(cargo_args().is_empty(), "nothing built: {}", cargo_args());
+
+    // A tag whose release has no such binary: built from that tag.
+    let (o, path, bin) = install(2, &[("VERSION", "v0.0.1")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let notice = "::notice title=instructions-lsp::no release binary for Linux-X64 (v0.0.1): building it with cargo";
+    assert!(stdout(&o).contains(notice), "{}", stdout(&o));
+    built(&bin, Some("v0.0.1"));
+    assert_eq!(path.trim(), bin.to_string_lossy());
+
+    // A platform releases do not cover: the latest source.
+    let (o, _, bin) = install(3, &[("RUNNER_OS", "FreeBSD")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    built(&bin, None);
+
+    let (o, _, _) = install(4, &[("INSTALL", "binary")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stdout(&o).contains("install must be release or source, not 'binary'"), "{}", stdout(&o));
+}
