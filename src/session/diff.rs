@@ -254,16 +254,24 @@ pub fn diff(
     // sides' byte counts comparable.
     let (base_root, head_root) = (tmp_root.join("base"), tmp_root.join("head"));
     let keep = kept_names(settings);
-    let mut sides = Vec::with_capacity(2);
-    for (rev, root) in [(base, &base_root), (head, &head_root)] {
+    // Both sides laid out and walked at once: making the skeletons' files and directories is
+    // mostly waiting on the file system.
+    // (A repository is opened on each thread: gix's handles stay on the thread that made them.)
+    let git_dir = repo.git_dir().to_path_buf();
+    let lay_out = |rev: &Revision, root: &Path| -> Result<Side, String> {
+        let repo = gix::open(&git_dir).map_err(|e| format!("{}: {e}", git_dir.display()))?;
         let unwritten = materialize(&repo, &workdir, rev, root, &keep)?;
-        sides.push(Side {
-            root: root.clone(),
-            targets: None,
-            walked: Some(check::walk_with(root, settings, &unwritten)),
-            explicit,
-        });
-    }
+        let walked = Some(check::walk_with(root, settings, &unwritten));
+        Ok(Side { root: root.to_path_buf(), targets: None, walked, explicit })
+    };
+    let sides: Vec<Result<Side, String>> = std::thread::scope(|scope| {
+        let other = scope.spawn(|| lay_out(head, &head_root));
+        let first = lay_out(base, &base_root);
+        let second =
+            other.join().unwrap_or_else(|_| Err(format!("{}: laying out its files failed unexpectedly", head.label())));
+        vec![first, second]
+    });
+    let mut sides = sides.into_iter().collect::<Result<Vec<Side>, String>>()?;
     for (side, rev) in sides.iter_mut().zip([base, head]) {
         let names = side.walked.as_ref().map(|w| w.names.clone()).unwrap_or_default();
         let targets = crate::session::project::targets_of(&side.root, &settings.root_markers, Some(&names));
