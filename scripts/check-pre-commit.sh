@@ -27,8 +27,11 @@ hooks="$(pwd)"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-# The rust hook's cargo keeps the user's toolchain and downloaded crates.
-export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
+# The rust hook's cargo keeps the user's toolchain and downloaded crates (cargo and rustup find
+# them from HOME, which is replaced below).
+if [[ -n ${HOME:-} ]]; then
+  export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
+fi
 export HOME="$work/home" PRE_COMMIT_HOME="$work/cache" GIT_CONFIG_NOSYSTEM=1
 mkdir -p "$HOME" "$work/repo"
 cd "$work/repo"
@@ -45,6 +48,9 @@ if [[ $status -ne 1 ]] || ! grep -q 'warning\[agentCut\]: Codex cuts this file' 
   echo "pre-commit: the hook should have failed with Codex's cut (exit $status)" >&2
   exit 1
 fi
+# pre-commit runs `cargo install --path` without --locked, as for its users: the dependencies
+# are the newest that Cargo.toml allows, so a release of one that breaks the build fails here
+# as it would fail their hook.
 status=0
 CARGO_TARGET_DIR="$hooks/target" "$pre_commit" try-repo "$hooks" instructions-lsp-check --all-files > out.txt 2>&1 || status=$?
 if [[ $status -ne 1 ]] || ! grep -q 'warning\[agentCut\]: Codex cuts this file' out.txt; then
@@ -52,6 +58,7 @@ if [[ $status -ne 1 ]] || ! grep -q 'warning\[agentCut\]: Codex cuts this file' 
   echo "pre-commit: the rust hook, built by pre-commit, should have failed with Codex's cut (exit $status)" >&2
   exit 1
 fi
-# cargo install moves the binary it built out of target/release: the later steps use it.
-(cd "$hooks" && cargo build --release --locked --quiet)
+# That build left its binary in target/release; the later steps use the one built from this
+# checkout with Cargo.lock.
+(cd "$hooks" && CARGO_TARGET_DIR="$hooks/target" cargo build --release --locked --quiet)
 echo "pre-commit: the manifest validates, and both hooks (installed and built) fail on a cut"

@@ -5,10 +5,12 @@
 # release has none for the platform; INSTALL=source: built with cargo from the action's own
 # checkout (ACTION_PATH), which is how this repository's CI runs the code it tests.
 # REPOSITORY: where the releases and the source come from (a fork, or a mirror on GitHub
-# Enterprise), this project's repository on GitHub by default.
+# Enterprise), as a URL or as owner/name on the workflow's server; this project's repository
+# on GitHub by default.
 set -euo pipefail
 
-repo="${REPOSITORY:-https://github.com/instructions-lsp/instructions-lsp}"
+repo="${REPOSITORY:-instructions-lsp/instructions-lsp}"
+[[ $repo == *://* ]] || repo="${GITHUB_SERVER_URL:-https://github.com}/$repo"
 repo="${repo%/}"
 root="${RUNNER_TEMP:?}/instructions-lsp"
 bin="$root/bin"

@@ -636,9 +636,9 @@ fn check_dirs(
             if !loaded.contains_key(&key) && next_job < jobs.len() {
                 let end = (next_job + batch).min(jobs.len());
                 let chunk = &jobs[next_job..end];
-                // A worker that panicked loses its batch: the views are worked out below instead.
+                // A worker that panicked loses its batch: it is worked out again here.
                 let views = match pending.take() {
-                    Some(handle) => handle.join().unwrap_or_default(),
+                    Some(handle) => handle.join().unwrap_or_else(|_| compute(next_job)()),
                     None => compute(next_job)(),
                 };
                 if ahead && end < jobs.len() {

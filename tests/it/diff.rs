@@ -572,7 +572,8 @@ fn the_github_action_steps_write_the_summary_the_annotations_and_sarif() {
     assert!(step("check.sh", &[("FAIL_ON", "error")]).status.success());
 }
 
-/// The action's install step: with `repository` at a folder laid out as GitHub lays out releases,
+/// The action's install step: with `repository` at a folder laid out as GitHub lays out releases
+/// (named as owner/name on the workflow's server, or as a URL),
 /// it downloads the runner's binary with curl and puts it on the job's PATH; for a release
 /// without that binary, or a platform without releases, it builds the tag with
 /// `cargo install --git` (a stand-in `cargo` records what it was asked and installs the binary
@@ -583,7 +584,9 @@ fn the_action_installs_the_release_binary_for_the_runner_else_builds_the_tag_wit
     let ours = Path::new(env!("CARGO_BIN_EXE_instructions-lsp"));
     let version = stdout(&Command::new(ours).arg("--version").output().expect("version"));
     let work = tempfile::tempdir().expect("tempdir");
-    let mirror = work.path().join("mirror");
+    // A fork on the workflow's server (GitHub lays out releases below a repository's URL).
+    let server = work.path().join("server");
+    let mirror = server.join("me/fork");
     let latest = mirror.join("releases/latest/download");
     std::fs::create_dir_all(&latest).expect("releases");
     std::fs::copy(ours, latest.join("instructions-lsp-linux-x64")).expect("release binary");
@@ -634,8 +637,10 @@ fn the_action_installs_the_release_binary_for_the_runner_else_builds_the_tag_wit
         assert_eq!(cargo_args().lines().collect::<Vec<_>>(), want);
     };
 
-    // The release has the runner's binary: downloaded, on PATH, and it runs.
-    let (o, path, bin) = install(1, &[]);
+    // The release has the runner's binary: downloaded, on PATH, and it runs. The repository is
+    // named as owner/name, on the server the workflow runs on.
+    let server_url = format!("file://{}", server.display());
+    let (o, path, bin) = install(1, &[("REPOSITORY", "me/fork"), ("GITHUB_SERVER_URL", &server_url)]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(path.trim(), bin.to_string_lossy());
     assert_eq!(stdout(&o), version, "the step prints the installed version");

@@ -298,11 +298,13 @@ impl RepoIndex {
             drop(state);
             let running = Running { index: self, keys: &todo };
             let found = self.run(files, &todo);
-            state = lock();
-            for (key, search) in todo.iter().zip(found) {
-                state.done.insert((*key).clone(), Arc::new(search));
+            {
+                // Its own guard, let go before `running` is (also when this panics).
+                let mut done = lock();
+                for (key, search) in todo.iter().zip(found) {
+                    done.done.insert((*key).clone(), Arc::new(search));
+                }
             }
-            drop(state);
             drop(running);
             state = lock();
         }
