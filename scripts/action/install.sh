@@ -6,10 +6,10 @@
 # checkout (ACTION_PATH), which is how this repository's CI runs the code it tests.
 # REPOSITORY: where the releases and the source come from (a fork, or a mirror on GitHub
 # Enterprise), as a URL or as owner/name on the workflow's server; this project's repository
-# on GitHub by default.
+# on github.com by default (also for workflows on GitHub Enterprise Server).
 set -euo pipefail
 
-repo="${REPOSITORY:-instructions-lsp/instructions-lsp}"
+repo="${REPOSITORY:-https://github.com/instructions-lsp/instructions-lsp}"
 [[ $repo == *://* ]] || repo="${GITHUB_SERVER_URL:-https://github.com}/$repo"
 repo="${repo%/}"
 root="${RUNNER_TEMP:?}/instructions-lsp"
