@@ -57,12 +57,12 @@ impl Line {
     }
 }
 
-/// `pattern` (in lower case, without a `[class]`) so that `globset` matches it with the set's one automaton
-/// when it would else run the pattern's own expression on every file of its extension (a
-/// pattern such as `src/**/*.ts`, with a wildcard before a literal `.ts` ending; a rule of 100
-/// such patterns ran dozens of expressions per file): the last letter as a class of itself,
-/// `src/**/*.t[s]`, which matches the same paths. Patterns `globset` matches by a literal, a
-/// prefix or an extension alone are kept.
+/// `pattern` (in lower case, without a `[class]`) so that `globset` matches it with the set's
+/// one automaton when it would else run the pattern's own expression on every file of its
+/// extension (a pattern such as `src/**/*.ts`, with a wildcard before a literal `.ts` ending; a
+/// rule of 100 such patterns ran dozens of expressions per file): the last letter as a class of
+/// itself, `src/**/*.t[s]`, which matches the same paths. Patterns `globset` matches by a
+/// literal, a prefix or an extension alone are kept.
 fn one_automaton(pattern: &str) -> String {
     let bytes = pattern.as_bytes();
     let wild = |b: &u8| matches!(b, b'*' | b'?' | b'{' | b'\\');
@@ -86,7 +86,7 @@ fn one_automaton(pattern: &str) -> String {
 
 /// Globs matched without regard to letter case, as one set, quickly. `globset` matches a glob
 /// that ignores case with its regular expression only, never by its literal, extension or
-/// prefix: 300 rule patterns made one automaton whose states were most of a `check`. Its case
+/// prefix: 300 rule patterns made one automaton whose states were a fifth of a `check`. Its case
 /// is ASCII's (a `K` or an `Ü` in a path is matched as written), so a pattern without a
 /// `[class]` is matched in lower case against the path in ASCII lower case, which is the same
 /// answer (`*`, `?`, `**` and `{a,b}` do not care about case, and `/` has none). Patterns with
