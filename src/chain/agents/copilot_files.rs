@@ -154,7 +154,7 @@ pub(super) fn location_files(location: &Path, workspace: &Path) -> Vec<PathBuf> 
     if outside(&parent, workspace).is_some() {
         return Vec::new();
     }
-    let Ok(glob) = globset::GlobBuilder::new(&pattern).literal_separator(true).case_insensitive(true).build() else {
+    let Ok(glob) = super::walk::vscode_glob(&pattern, true) else {
         return Vec::new();
     };
     let matcher = glob.compile_matcher();

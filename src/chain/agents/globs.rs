@@ -201,10 +201,7 @@ mod tests {
             "lib/sub/a.py",
             "a/X.JSON",
         ];
-        let sets = [
-            |g: &str, fold: bool| globset::GlobBuilder::new(g).case_insensitive(fold).literal_separator(true).build(),
-            |g: &str, fold: bool| Line::glob(g, fold),
-        ];
+        let sets = [super::super::walk::vscode_glob, |g: &str, fold: bool| Line::glob(g, fold)];
         for build in sets {
             let globs: Vec<globset::Glob> = patterns.iter().map(|p| build(p, true).expect("glob")).collect();
             let mut plain = globset::GlobSetBuilder::new();

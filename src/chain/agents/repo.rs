@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use super::globs::{FoldedSet, Line};
 use super::profile::GlobStyle;
-use super::walk::{RuleMatcher, as_matched, is_file_entry, project_entries, vscode_pattern};
+use super::walk::{RuleMatcher, as_matched, is_file_entry, project_entries, vscode_glob, vscode_pattern};
 
 /// The most entries (files and directories) the repository may hold for its files to be listed:
 /// past it what a pattern matches is not known, and no pattern is said to match nothing.
@@ -328,9 +328,6 @@ impl RepoIndex {
         if !vscode.is_empty() {
             let mut owners = Vec::new();
             let mut globs = Vec::new();
-            let vscode_glob = |g: &str, fold: bool| {
-                globset::GlobBuilder::new(g).case_insensitive(fold).literal_separator(true).build()
-            };
             for &k in &vscode {
                 for (j, g) in keys[k].globs.iter().enumerate() {
                     // A pattern VS Code's matcher would not parse matches nothing here either.

@@ -355,10 +355,8 @@ impl RuleMatcher {
             GlobStyle::VsCode => {
                 let mut builder = globset::GlobSetBuilder::new();
                 for g in globs {
-                    let g = vscode_pattern(g);
-                    let glob = globset::GlobBuilder::new(&g).case_insensitive(true).literal_separator(true).build();
                     // A pattern VS Code's matcher would not parse matches nothing here either.
-                    if let Ok(glob) = glob {
+                    if let Ok(glob) = vscode_glob(&vscode_pattern(g), true) {
                         builder.add(glob);
                     }
                 }
@@ -380,6 +378,12 @@ impl RuleMatcher {
 /// checks them against the repository's files.
 pub(super) fn is_wildcard(pattern: &str) -> bool {
     matches!(pattern.trim(), "**" | "**/*" | "*")
+}
+
+/// A glob as VS Code's matcher reads it: `*` and `?` stay within one folder name; letter case
+/// ignored (`fold`), or not for a pattern already in lower case (see `globs.rs`).
+pub(super) fn vscode_glob(pattern: &str, fold: bool) -> Result<globset::Glob, globset::Error> {
+    globset::GlobBuilder::new(pattern).case_insensitive(fold).literal_separator(true).build()
 }
 
 /// An `applyTo` pattern as VS Code matches it: trimmed, `**/` in front unless it starts with
