@@ -256,17 +256,20 @@ pub fn diff(
     let keep = kept_names(settings);
     // Both sides laid out and walked at once: making the skeletons' files and directories is
     // mostly waiting on the file system.
-    // (A repository is opened on each thread: gix's handles stay on the thread that made them.)
+    // (The other thread opens the repository again: gix's handles stay on the thread that made
+    // them.)
     let git_dir = repo.git_dir().to_path_buf();
-    let lay_out = |rev: &Revision, root: &Path| -> Result<Side, String> {
-        let repo = gix::open(&git_dir).map_err(|e| format!("{}: {e}", git_dir.display()))?;
-        let unwritten = materialize(&repo, &workdir, rev, root, &keep)?;
+    let lay_out = |repo: &gix::Repository, rev: &Revision, root: &Path| -> Result<Side, String> {
+        let unwritten = materialize(repo, &workdir, rev, root, &keep)?;
         let walked = Some(check::walk_with(root, settings, &unwritten));
         Ok(Side { root: root.to_path_buf(), targets: None, walked, explicit })
     };
     let sides: Vec<Result<Side, String>> = std::thread::scope(|scope| {
-        let other = scope.spawn(|| lay_out(head, &head_root));
-        let first = lay_out(base, &base_root);
+        let other = scope.spawn(|| {
+            let repo = gix::open(&git_dir).map_err(|e| format!("{}: {e}", git_dir.display()))?;
+            lay_out(&repo, head, &head_root)
+        });
+        let first = lay_out(&repo, base, &base_root);
         let second =
             other.join().unwrap_or_else(|_| Err(format!("{}: laying out its files failed unexpectedly", head.label())));
         vec![first, second]
