@@ -248,33 +248,35 @@ pub fn diff(
         .workdir()
         .ok_or_else(|| "the repository has no working tree (a bare repository); run diff in a clone".to_string())?;
     let workdir = std::fs::canonicalize(workdir).map_err(|e| format!("{}: {e}", workdir.display()))?;
-    let tmp = scratch_dir()?;
-    let tmp_root = std::fs::canonicalize(tmp.path()).map_err(|e| format!("{}: {e}", tmp.path().display()))?;
-    // Two names of one length: the agents' texts name the paths, and equal lengths keep the
-    // sides' byte counts comparable.
-    let (base_root, head_root) = (tmp_root.join("base"), tmp_root.join("head"));
     let keep = kept_names(settings);
     // Both sides laid out and walked at once: making the skeletons' files and directories is
     // mostly waiting on the file system.
     // (The other thread opens the repository again: gix's handles stay on the thread that made
     // them.)
     let git_dir = repo.git_dir().to_path_buf();
-    let lay_out = |repo: &gix::Repository, rev: &Revision, root: &Path| -> Result<Side, String> {
+    let lay_out = |repo: &gix::Repository, rev: &Revision, root: &Path| -> Result<Side, LayOut> {
         let unwritten = materialize(repo, &workdir, rev, root, &keep)?;
         let walked = Some(check::walk_with(root, settings, &unwritten));
         Ok(Side { root: root.to_path_buf(), targets: None, walked, explicit })
     };
-    let sides: Vec<Result<Side, String>> = std::thread::scope(|scope| {
-        let other = scope.spawn(|| {
-            let repo = gix::open(&git_dir).map_err(|e| format!("{}: {e}", git_dir.display()))?;
-            lay_out(&repo, head, &head_root)
-        });
-        let first = lay_out(&repo, base, &base_root);
-        let second =
-            other.join().unwrap_or_else(|_| Err(format!("{}: laying out its files failed unexpectedly", head.label())));
-        vec![first, second]
-    });
-    let mut sides = sides.into_iter().collect::<Result<Vec<Side>, String>>()?;
+    let (_tmp, sides) = in_scratch(&scratch_places(), |tmp| {
+        let tmp_root = std::fs::canonicalize(tmp).map_err(|e| LayOut::Scratch(format!("{}: {e}", tmp.display())))?;
+        // Two names of one length: the agents' texts name the paths, and equal lengths keep the
+        // sides' byte counts comparable.
+        let (base_root, head_root) = (tmp_root.join("base"), tmp_root.join("head"));
+        std::thread::scope(|scope| {
+            let other = scope.spawn(|| {
+                let repo = gix::open(&git_dir).map_err(|e| format!("{}: {e}", git_dir.display()))?;
+                lay_out(&repo, head, &head_root)
+            });
+            let first = lay_out(&repo, base, &base_root);
+            let second = other.join().unwrap_or_else(|_| {
+                Err(LayOut::Other(format!("{}: laying out its files failed unexpectedly", head.label())))
+            });
+            Ok(vec![first?, second?])
+        })
+    })?;
+    let mut sides = sides;
     for (side, rev) in sides.iter_mut().zip([base, head]) {
         let names = side.walked.as_ref().map(|w| w.names.clone()).unwrap_or_default();
         let targets = crate::session::project::targets_of(&side.root, &settings.root_markers, Some(&names));
@@ -643,28 +645,63 @@ fn safe_rel(path: &str) -> Option<PathBuf> {
     ok.then(|| p.to_path_buf())
 }
 
-/// The temporary directory the skeletons go in: in `$TMPDIR` when it is set, else in the
-/// user's runtime directory (`$XDG_RUNTIME_DIR`, a memory file system where making directories
-/// costs microseconds instead of a disk's milliseconds), else the system's temporary directory.
-/// (Not `/dev/shm`: nothing under `/dev` is read as an instruction file.)
-fn scratch_dir() -> Result<tempfile::TempDir, String> {
-    let make = |dir: Option<&Path>| {
-        let mut b = tempfile::Builder::new();
-        b.prefix("instructions-lsp-diff");
-        match dir {
-            Some(d) => b.tempdir_in(d),
-            None => b.tempdir(),
-        }
-    };
+/// Where the skeletons may go, best first: `$TMPDIR` when it is set (the user chose it), else
+/// the memory file systems, where making a directory costs microseconds instead of a disk's
+/// hundreds (the user's runtime directory `$XDG_RUNTIME_DIR`, then Linux's `/dev/shm`), and last
+/// the system's temporary directory.
+fn scratch_places() -> Vec<PathBuf> {
+    let mut places = Vec::new();
     if std::env::var_os("TMPDIR").is_none() {
         let runtime = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from);
-        if let Some(dir) = runtime.filter(|d| d.is_absolute() && d.is_dir() && !d.starts_with("/dev"))
-            && let Ok(t) = make(Some(&dir))
-        {
-            return Ok(t);
+        places.extend(runtime.filter(|d| d.is_absolute()));
+        if cfg!(target_os = "linux") {
+            places.push(PathBuf::from(agents::read::SHARED_MEMORY));
         }
     }
-    make(None).map_err(|e| format!("cannot create a temporary directory: {e}"))
+    places.push(std::env::temp_dir());
+    places.retain(|d| d.is_dir());
+    places.dedup();
+    places
+}
+
+/// Runs `lay_out` in a fresh temporary directory in the first of `places` where it works: a
+/// memory file system may be small (a container's `/dev/shm` holds 64 MB), so a place that is
+/// full or refuses is left for the next. An error that is not the scratch directory's (a wrong
+/// revision) is final.
+fn in_scratch<T>(
+    places: &[PathBuf],
+    mut lay_out: impl FnMut(&Path) -> Result<T, LayOut>,
+) -> Result<(tempfile::TempDir, T), String> {
+    let mut last = "no temporary directory to lay out the revisions in".to_string();
+    for place in places {
+        let made = tempfile::Builder::new().prefix("instructions-lsp-diff").tempdir_in(place);
+        let tmp = match made {
+            Ok(t) => t,
+            Err(e) => {
+                last = format!("cannot create a temporary directory in {}: {e}", place.display());
+                continue;
+            }
+        };
+        match lay_out(tmp.path()) {
+            Ok(out) => return Ok((tmp, out)),
+            Err(LayOut::Scratch(e)) => last = e,
+            Err(LayOut::Other(e)) => return Err(e),
+        }
+    }
+    Err(last)
+}
+
+/// Why laying out a side failed: writing the scratch directory, or anything else.
+#[derive(Debug)]
+enum LayOut {
+    Scratch(String),
+    Other(String),
+}
+
+impl From<String> for LayOut {
+    fn from(e: String) -> Self {
+        LayOut::Other(e)
+    }
 }
 
 /// Lays out `rev` as a skeleton in `into` (see the module's documentation), with an empty
@@ -678,18 +715,17 @@ fn materialize(
     rev: &Revision,
     into: &Path,
     names: &BTreeSet<String>,
-) -> Result<Vec<check::Unwritten>, String> {
-    let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+) -> Result<Vec<check::Unwritten>, LayOut> {
+    // Writing the skeleton failed: another scratch directory may do.
+    let io = |p: &Path, e: std::io::Error| LayOut::Scratch(format!("{}: {e}", p.display()));
     std::fs::create_dir_all(into.join(".git")).map_err(|e| io(into, e))?;
     let mut unwritten_dirs: Vec<PathBuf> = Vec::new();
-    let mut unwritten_files: BTreeSet<PathBuf> = BTreeSet::new();
+    let mut unwritten_files: Vec<PathBuf> = Vec::new();
     let mut links: Vec<(PathBuf, String)> = Vec::new();
-    let mut place = |rel: &Path, kind: Entry, data: &dyn Fn() -> Result<Vec<u8>, String>| -> Result<(), String> {
+    let mut place = |rel: &Path, kind: Entry, data: &dyn Fn() -> Result<Vec<u8>, String>| -> Result<(), LayOut> {
         match kind {
             Entry::Dir => unwritten_dirs.push(rel.to_path_buf()),
-            Entry::File if !keeps_text(rel, names) => {
-                unwritten_files.insert(rel.to_path_buf());
-            }
+            Entry::File if !keeps_text(rel, names) => unwritten_files.push(rel.to_path_buf()),
             Entry::File | Entry::Link => {
                 // A directory is made when something kept goes in it.
                 let path = into.join(rel);
@@ -759,11 +795,12 @@ fn materialize(
                 };
                 let path = entry.path().to_path_buf();
                 let data = || -> Result<Vec<u8>, String> {
+                    let read = |e: std::io::Error| format!("{}: {e}", path.display());
                     if kind == Entry::Link {
-                        let target = std::fs::read_link(&path).map_err(|e| io(&path, e))?;
+                        let target = std::fs::read_link(&path).map_err(read)?;
                         Ok(target.to_string_lossy().into_owned().into_bytes())
                     } else {
-                        std::fs::read(&path).map_err(|e| io(&path, e))
+                        std::fs::read(&path).map_err(read)
                     }
                 };
                 place(&rel, kind, &data)?;
@@ -774,9 +811,12 @@ fn materialize(
     // A directory something kept went in is on the disk: the walk lists it.
     out.extend(unwritten_dirs.iter().filter(|d| !into.join(d).is_dir()).map(|d| (paths::slash_join(d), true)));
     // A link to a left-out file dangles in the skeleton: it is listed as the file it names.
+    // (The listing sorts what it is given.)
+    let left_out: std::collections::HashSet<&PathBuf> =
+        if links.is_empty() { Default::default() } else { unwritten_files.iter().collect() };
     for (rel, target) in &links {
         let named = rel.parent().map(|p| paths::normalize(&p.join(target)));
-        if named.is_some_and(|n| unwritten_files.contains(&n)) {
+        if named.is_some_and(|n| left_out.contains(&n)) {
             out.push((paths::slash_join(rel), false));
         }
     }
@@ -801,5 +841,31 @@ fn link(target: &str, path: &Path) -> std::io::Result<()> {
     #[cfg(not(unix))]
     {
         std::fs::write(path, target)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_scratch_place_leaves_the_layout_to_the_next_and_a_wrong_revision_stops_it() {
+        let (small, disk) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+        let places = [small.path().to_path_buf(), disk.path().to_path_buf()];
+        let mut tried = Vec::new();
+        let (tmp, laid) = in_scratch(&places, |tmp| {
+            tried.push(tmp.to_path_buf());
+            if tmp.starts_with(small.path()) { Err(LayOut::Scratch("No space left on device".into())) } else { Ok(7) }
+        })
+        .expect("the second place works");
+        assert_eq!((laid, tried.len()), (7, 2));
+        assert!(tmp.path().starts_with(disk.path()));
+        // The place that failed keeps nothing.
+        assert!(!tried[0].exists());
+        let wrong =
+            in_scratch(&places, |_| -> Result<(), LayOut> { Err(LayOut::Other("nope: not a revision".into())) });
+        assert_eq!(wrong.err().as_deref(), Some("nope: not a revision"));
+        let full = in_scratch(&places, |_| -> Result<(), LayOut> { Err(LayOut::Scratch("full".into())) });
+        assert_eq!(full.err().as_deref(), Some("full"));
     }
 }

@@ -94,10 +94,14 @@ pub fn is_capped(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::Other && e.to_string() == CAPPED
 }
 
+/// Linux's shared memory file system: ordinary files kept in memory, under `/dev` but no device.
+pub const SHARED_MEMORY: &str = "/dev/shm";
+
 /// A path no profile reads: kernel and device files, whatever their type says (`/proc` files
-/// claim to be empty regular files).
+/// claim to be empty regular files). Files in [`SHARED_MEMORY`] are read as any file is (only a
+/// regular file is ever opened): `diff` lays out its revisions there.
 pub fn is_special(real: &Path) -> bool {
-    ["/proc", "/sys", "/dev"].iter().any(|p| real.starts_with(p))
+    ["/proc", "/sys", "/dev"].iter().any(|p| real.starts_with(p)) && !real.starts_with(SHARED_MEMORY)
 }
 
 /// Reads at most `limit` bytes and the file's full size. Never blocks: a FIFO, a device or a
@@ -233,5 +237,16 @@ mod tests {
         let zero = dir.path().join("zero.md");
         std::os::unix::fs::symlink("/dev/zero", &zero).expect("symlink");
         assert!(read_capped(&zero, READ_CAP).is_err());
+        // Shared memory holds ordinary files (diff's skeletons): they are read.
+        if Path::new(SHARED_MEMORY).is_dir() {
+            let shm = tempfile::tempdir_in(SHARED_MEMORY).expect("tempdir in shared memory");
+            let file = shm.path().join("AGENTS.md");
+            fs::write(&file, "kept in memory").expect("write");
+            assert_eq!(read_capped(&file, READ_CAP).ok(), Some((b"kept in memory".to_vec(), 14)));
+            let fifo = shm.path().join("fifo.md");
+            if std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
+                assert!(read_capped(&fifo, READ_CAP).is_err(), "a FIFO in shared memory is not read");
+            }
+        }
     }
 }
