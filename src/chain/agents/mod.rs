@@ -60,6 +60,7 @@ mod explain;
 mod gemini;
 mod globs;
 pub mod imports;
+mod listing;
 mod load;
 mod opencode;
 mod profile;
@@ -76,13 +77,14 @@ pub use env::{AgentEnv, CONFIG_FOLDERS, FILE_NAMES, Overrides, is_agent_path};
 pub use explain::{
     attach_words, cut_line, display_name, explain, globs_words, loaded_elsewhere, not_read, size_words, view_findings,
 };
+pub use listing::RepoListing;
 pub use load::load;
 pub use profile::{
     AgentProfile, Budget, FrontMatter, GlobStyle, GlobalRule, Imports, Join, Layer, LayerKind, Nested, Order, Pick,
     Probe, Root, RuleFiles,
 };
 pub use read::{READ_CAP, js_trim, read_capped};
-pub use repo::{RepoCache, RepoIndex, RepoListing, with_cache as with_repo_cache};
+pub use repo::{RepoCache, RepoIndex, with_cache as with_repo_cache};
 pub use view::{AgentFile, AgentView, Role, Scope, Status};
 pub use walk::{file_key, front_matter};
 

@@ -15,8 +15,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::globs::{FoldedSet, Line};
+use super::listing::RepoListing;
 use super::profile::GlobStyle;
-use super::walk::{RuleMatcher, as_matched, is_file_entry, project_entries, vscode_glob, vscode_pattern};
+use super::walk::{RuleMatcher, as_matched, project_entries, vscode_glob, vscode_pattern};
 
 /// The most entries (files and directories) the repository may hold for its files to be listed:
 /// past it what a pattern matches is not known, and no pattern is said to match nothing.
@@ -36,6 +37,9 @@ pub struct RepoIndex {
     searched: std::sync::Condvar,
     /// The directories holding the files (see [`RepoIndex::dirs`]), worked out when asked.
     dirs: std::sync::OnceLock<Vec<PathBuf>>,
+    /// The directories the walk met, relative and `/`-separated, until `dirs` is worked out
+    /// from them (only a server asks: `check` never does).
+    walked_dirs: Mutex<Option<Vec<Box<str>>>>,
 }
 
 /// The searches made in a repository, and those a thread is making.
@@ -63,104 +67,6 @@ impl Drop for Running<'_> {
     }
 }
 
-/// A listing of the repository made from a walk of it made for another purpose (`check`'s), which
-/// sees more than the agents' searches: `node_modules` is left out here.
-pub struct RepoListing {
-    base: PathBuf,
-    files: Option<Vec<Box<str>>>,
-    dirs: Vec<Box<str>>,
-    entries: usize,
-}
-
-impl RepoListing {
-    /// A listing of the walk of `root`, when `root` is a whole repository (the nearest directory
-    /// holding `.git`, as a real path): a walk of less cannot stand for the repository.
-    pub fn of(root: &Path) -> Option<Self> {
-        let base = super::read::real_path(root).ok()?;
-        let whole = super::walk::project_base(&base) == base && super::walk::has_git(&base);
-        whole.then(|| Self { base, files: Some(Vec::new()), dirs: Vec::new(), entries: 0 })
-    }
-
-    /// An empty listing of the same repository, for one thread of a parallel walk.
-    pub fn empty_like(&self) -> Self {
-        Self { base: self.base.clone(), files: Some(Vec::new()), dirs: Vec::new(), entries: 0 }
-    }
-
-    /// Takes in the listing another thread of the same walk made: too many entries together
-    /// leave the repository unlisted, as one walk would.
-    pub fn merge(&mut self, other: Self) {
-        self.entries += other.entries;
-        match (self.files.as_mut(), other.files) {
-            (Some(files), Some(more)) if self.entries <= REPO_ENTRIES => {
-                files.extend(more);
-                self.dirs.extend(other.dirs);
-            }
-            _ => {
-                self.files = None;
-                self.dirs = Vec::new();
-            }
-        }
-    }
-
-    /// Adds an entry of the walk (of the path it was made for).
-    pub fn add(&mut self, e: &ignore::DirEntry) {
-        let Some(files) = self.files.as_mut() else { return };
-        // The walk's root is the entry's ancestor `depth` levels up: the rest is the relative path.
-        let root = e.path().ancestors().nth(e.depth()).unwrap_or(e.path());
-        let rel = e.path().strip_prefix(root).unwrap_or(e.path());
-        if rel.components().any(|c| c.as_os_str() == ".git" || c.as_os_str() == "node_modules") {
-            return;
-        }
-        self.entries += 1;
-        if self.entries > REPO_ENTRIES {
-            self.files = None;
-            return;
-        }
-        if rel.as_os_str().is_empty() {
-            return;
-        }
-        if is_file_entry(e) {
-            files.push(crate::paths::slash_join(rel).into_boxed_str());
-        } else if e.file_type().is_some_and(|t| t.is_dir()) {
-            self.dirs.push(crate::paths::slash_join(rel).into_boxed_str());
-        }
-    }
-
-    /// Adds an entry that is in the repository but not on the disk the walk read (`rel`, with
-    /// `/` between its names, relative to the base): `diff` lays out only the files whose text
-    /// an agent reads, and names the others here.
-    pub fn add_unwritten(&mut self, rel: &str, is_dir: bool) {
-        let Some(files) = self.files.as_mut() else { return };
-        if rel.is_empty() || rel.split('/').any(|c| c == ".git" || c == "node_modules") {
-            return;
-        }
-        self.entries += 1;
-        if self.entries > REPO_ENTRIES {
-            self.files = None;
-            return;
-        }
-        if is_dir {
-            self.dirs.push(rel.into());
-        } else {
-            files.push(rel.into());
-        }
-    }
-
-    /// The index of what was added.
-    pub fn finish(self) -> RepoIndex {
-        let dirs: Option<Vec<PathBuf>> =
-            self.files.is_some().then(|| self.dirs.iter().map(|d| self.base.join(&**d)).collect());
-        let index = RepoIndex::of(self.base, self.files);
-        if let Some(mut dirs) = dirs {
-            dirs.push(index.base.clone());
-            dirs.sort_unstable();
-            dirs.dedup();
-            let _ = index.dirs.set(dirs);
-        }
-        index
-    }
-}
-
 /// A rule's search: its glob style, the directory its gitignore-style globs start from, its
 /// patterns.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -184,10 +90,10 @@ impl RepoIndex {
     /// Lists the repository below `base` (one walk).
     pub fn list(base: &Path) -> Self {
         let base = super::read::real_path(base).unwrap_or_else(|_| base.to_path_buf());
-        let mut listing = RepoListing { base: base.clone(), files: Some(Vec::new()), dirs: Vec::new(), entries: 0 };
+        let mut listing = RepoListing::at(base.clone());
         for e in project_entries(&base) {
             listing.add(&e);
-            if listing.files.is_none() {
+            if !listing.is_listed() {
                 break;
             }
         }
@@ -196,7 +102,7 @@ impl RepoIndex {
 
     /// An index of `files` (relative, `/`-separated) below the real path `base`, kept in byte
     /// order (a rule's example is the first file it matches in that order).
-    pub(super) fn of(base: PathBuf, mut files: Option<Vec<Box<str>>>) -> Self {
+    pub(super) fn of(base: PathBuf, mut files: Option<Vec<Box<str>>>, walked: Option<Vec<Box<str>>>) -> Self {
         if let Some(files) = files.as_mut() {
             files.sort_unstable();
         }
@@ -208,6 +114,7 @@ impl RepoIndex {
             searches: Mutex::new(Searches::default()),
             searched: std::sync::Condvar::new(),
             dirs: std::sync::OnceLock::new(),
+            walked_dirs: Mutex::new(walked),
         }
     }
 
@@ -226,6 +133,13 @@ impl RepoIndex {
     /// only the base when the repository is too large to list.
     pub fn dirs(&self) -> &[PathBuf] {
         self.dirs.get_or_init(|| {
+            if let Some(walked) = self.walked_dirs.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                let mut dirs: Vec<PathBuf> = walked.iter().map(|d| self.base.join(&**d)).collect();
+                dirs.push(self.base.clone());
+                dirs.sort_unstable();
+                dirs.dedup();
+                return dirs;
+            }
             let mut out: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
             for f in self.files.iter().flatten() {
                 let mut at = f.len();
@@ -458,6 +372,7 @@ type Derived = Arc<dyn std::any::Any + Send + Sync>;
 
 /// A rule's globs compiled, `None` when none compiles.
 type Compiled = Option<Arc<RuleMatcher>>;
+type GlobsMap = HashMap<Vec<String>, Compiled, FastHash>;
 
 /// Indexes shared by the views computed in one [`with_cache`] scope, by base.
 #[derive(Default)]
@@ -465,7 +380,8 @@ pub struct RepoCache {
     indexes: Mutex<HashMap<PathBuf, Arc<RepoIndex>>>,
     /// Rules' globs compiled for touches, by style and globs: every view below a rules folder
     /// meets the same rules.
-    matchers: Mutex<HashMap<(GlobStyle, Vec<String>), Compiled>>,
+    /// (Keyed by style, then globs: a lookup borrows the globs instead of copying them.)
+    matchers: Mutex<HashMap<GlobStyle, GlobsMap>>,
     /// What the file system said of each path probed, links followed (`stat`) or not (`lstat`):
     /// views started in a thousand directories of one tree probe the same ancestors' names.
     stats: Mutex<PathMap<Option<Stat>>>,
@@ -474,9 +390,27 @@ pub struct RepoCache {
     reals: Mutex<PathMap<PathBuf>>,
     /// What a view worked out of one file or folder (a rule's front matter, the files Copilot
     /// never finds), by what and where (see [`remembered`]).
-    derived: Mutex<HashMap<(&'static str, OsString), Derived, FastHash>>,
+    derived: Mutex<HashMap<&'static str, PathMap<Derived>>>,
     /// The bytes of the files read, as read (see [`read`]), and their total.
     reads: Mutex<(PathMap<Arc<Read>>, usize)>,
+    /// What each rule file's patterns came to (see [`rule_outcome`]), by profile, status and
+    /// scope, then path, then project base.
+    rule_outcomes: Mutex<HashMap<RuleKey, PathMap<PathMap<Arc<RuleOutcome>>>>>,
+}
+
+/// A rule file's profile, status and scope: with its path and project base, all that its
+/// problems depend on in one run.
+pub(super) type RuleKey = (&'static str, super::view::Status, super::view::Scope);
+
+/// What `rules::problems` worked out for one rule file: the problems it finds before the
+/// repository's search and after it (kept apart so that a view lists them in the same order
+/// whether remembered or not), the rule's reach, and the repository searched, if any.
+#[derive(Default)]
+pub(super) struct RuleOutcome {
+    pub early: Vec<super::view::RuleProblem>,
+    pub late: Vec<super::view::RuleProblem>,
+    pub reach: Option<super::view::RuleReach>,
+    pub searched: Option<PathBuf>,
 }
 
 /// The memo's hash: the check of a large tree looks up paths hundreds of thousands of times,
@@ -592,16 +526,15 @@ pub(super) fn matcher(style: GlobStyle, globs: &[String]) -> Option<Arc<RuleMatc
     let Some(cache) = CACHE.with(|c| c.borrow().clone()) else {
         return RuleMatcher::new(style, globs).map(Arc::new);
     };
-    let key = (style, globs.to_vec());
-    if let Some(m) = cache.matchers.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+    if let Some(m) = cache.matchers.lock().unwrap_or_else(|e| e.into_inner()).get(&style).and_then(|m| m.get(globs)) {
         return m.clone();
     }
     let m = RuleMatcher::new(style, globs).map(Arc::new);
     let mut map = cache.matchers.lock().unwrap_or_else(|e| e.into_inner());
-    if map.len() >= MATCHERS_MAX {
+    if map.values().map(HashMap::len).sum::<usize>() >= MATCHERS_MAX {
         map.clear();
     }
-    map.entry(key).or_insert(m).clone()
+    map.entry(style).or_default().entry(globs.to_vec()).or_insert(m).clone()
 }
 
 /// `stat` of `path` (links followed): the scope's answer, else the file system's.
@@ -643,18 +576,47 @@ pub(super) fn remembered<T: Clone + Send + Sync + 'static>(
     f: impl FnOnce() -> T,
 ) -> T {
     let Some(cache) = CACHE.with(|c| c.borrow().clone()) else { return f() };
-    let key = (what, path.as_os_str().to_owned());
-    let known = cache.derived.lock().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
+    let known = cache
+        .derived
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(what)
+        .and_then(|m| m.get(path.as_os_str()).cloned());
     if let Some(v) = known.and_then(|v| v.downcast_ref::<T>().cloned()) {
         return v;
     }
     let v = f();
     let mut map = cache.derived.lock().unwrap_or_else(|e| e.into_inner());
-    if map.len() >= STATS_MAX {
+    if map.values().map(HashMap::len).sum::<usize>() >= STATS_MAX {
         map.clear();
     }
-    map.insert(key, Arc::new(v.clone()));
+    map.entry(what).or_default().insert(path.as_os_str().to_owned(), Arc::new(v.clone()));
     v
+}
+
+/// What another view of the scope worked out for the rule file at `path` (see [`RuleOutcome`]);
+/// a repository it searched counts as searched by this view too.
+pub(super) fn rule_outcome(key: RuleKey, path: &Path, base: &Path) -> Option<Arc<RuleOutcome>> {
+    let cache = CACHE.with(|c| c.borrow().clone())?;
+    let map = cache.rule_outcomes.lock().unwrap_or_else(|e| e.into_inner());
+    let known = map.get(&key)?.get(path.as_os_str())?.get(base.as_os_str())?.clone();
+    if let Some(searched) = &known.searched {
+        SEARCHED.with(|s| *s.borrow_mut() = Some(searched.clone()));
+    }
+    Some(known)
+}
+
+/// Keeps `outcome` for [`rule_outcome`].
+pub(super) fn keep_rule_outcome(key: RuleKey, path: &Path, base: &Path, outcome: RuleOutcome) -> Arc<RuleOutcome> {
+    let outcome = Arc::new(outcome);
+    let Some(cache) = CACHE.with(|c| c.borrow().clone()) else { return outcome };
+    let mut map = cache.rule_outcomes.lock().unwrap_or_else(|e| e.into_inner());
+    if map.values().flat_map(HashMap::values).map(HashMap::len).sum::<usize>() >= STATS_MAX {
+        map.clear();
+    }
+    let by_base = map.entry(key).or_default().entry(path.as_os_str().to_owned()).or_default();
+    by_base.insert(base.as_os_str().to_owned(), outcome.clone());
+    outcome
 }
 
 /// The real path of `path` worked out earlier in the scope.
@@ -759,7 +721,7 @@ mod tests {
         ];
         for p in patterns {
             let key = SearchKey { style: GlobStyle::Gitignore, rule_dir: base.clone(), globs: vec![p.to_string()] };
-            let index = RepoIndex::of(base.clone(), Some(files.iter().map(|f| Box::from(*f)).collect()));
+            let index = RepoIndex::of(base.clone(), Some(files.iter().map(|f| Box::from(*f)).collect()), None);
             let search = index.search(std::slice::from_ref(&key)).expect("listed");
             let m = super::super::walk::RuleMatcher::new(GlobStyle::Gitignore, &[p.to_string()]);
             let expected: Vec<&str> =
@@ -767,7 +729,7 @@ mod tests {
             let got: Vec<String> = files
                 .iter()
                 .filter(|f| {
-                    let one = RepoIndex::of(base.clone(), Some(vec![Box::from(**f)]));
+                    let one = RepoIndex::of(base.clone(), Some(vec![Box::from(**f)]), None);
                     one.search(std::slice::from_ref(&key)).is_some_and(|s| s[0].matching == 1)
                 })
                 .map(|f| f.to_string())
@@ -779,7 +741,7 @@ mod tests {
         // Together: the last line that matches decides.
         let rule = vec!["pkg/**".to_string(), "!pkg/test".to_string(), "*.md".to_string()];
         let key = SearchKey { style: GlobStyle::Gitignore, rule_dir: base.clone(), globs: rule.clone() };
-        let index = RepoIndex::of(base.clone(), Some(files.iter().map(|f| Box::from(*f)).collect()));
+        let index = RepoIndex::of(base.clone(), Some(files.iter().map(|f| Box::from(*f)).collect()), None);
         let search = index.search(std::slice::from_ref(&key)).expect("listed");
         let m = super::super::walk::RuleMatcher::new(GlobStyle::Gitignore, &rule).expect("compiles");
         let expected = files.iter().filter(|f| m.matches(&base, &base.join(f))).count();
@@ -804,8 +766,8 @@ mod tests {
             key(&["*.md", "d5/", "!d5/f5.md"], GlobStyle::Gitignore),
             key(&["d1*/**/*.RS"], GlobStyle::Gitignore),
         ];
-        let alone = RepoIndex::of(base.clone(), Some(files.clone())).search(&keys).expect("listed");
-        let shared = RepoIndex::of(base.clone(), Some(files));
+        let alone = RepoIndex::of(base.clone(), Some(files.clone()), None).search(&keys).expect("listed");
+        let shared = RepoIndex::of(base.clone(), Some(files), None);
         std::thread::scope(|scope| {
             let threads: Vec<_> = (0..6)
                 .map(|t| {
@@ -831,7 +793,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let base = super::super::read::real_path(dir.path()).expect("real");
         let files = ["src/a.ts", "src/b.TS", "web/src/c.ts", "README.md"];
-        let index = RepoIndex::of(base.clone(), Some(files.iter().map(|f| Box::from(*f)).collect()));
+        let index = RepoIndex::of(base.clone(), Some(files.iter().map(|f| Box::from(*f)).collect()), None);
         let keys = [
             SearchKey {
                 style: GlobStyle::VsCode,
@@ -847,6 +809,6 @@ mod tests {
         assert_eq!((s[1].matching, s[1].example.clone()), (1, Some(base.join("web/src/c.ts"))));
         // Asked again, from memory; too large a repository answers nothing.
         assert_eq!(index.search(&keys[..1]).expect("listed")[0], s[0]);
-        assert!(RepoIndex::of(base, None).search(&keys).is_none());
+        assert!(RepoIndex::of(base, None, None).search(&keys).is_none());
     }
 }

@@ -1,0 +1,156 @@
+//! The listing of a repository that a walk builds as it goes: every file and directory below
+//! the repository's base, by relative path, until there are too many to list.
+
+use std::path::{Path, PathBuf};
+
+use super::repo::{REPO_ENTRIES, RepoIndex};
+use super::walk::is_file_entry;
+
+/// A listing of the repository made from a walk of it made for another purpose (`check`'s), which
+/// sees more than the agents' searches: `node_modules` is left out here.
+pub struct RepoListing {
+    base: PathBuf,
+    files: Option<Vec<Box<str>>>,
+    dirs: Vec<Box<str>>,
+    entries: usize,
+}
+
+impl RepoListing {
+    /// A listing of the walk of `root`, when `root` is a whole repository (the nearest directory
+    /// holding `.git`, as a real path): a walk of less cannot stand for the repository.
+    pub fn of(root: &Path) -> Option<Self> {
+        let base = super::read::real_path(root).ok()?;
+        let whole = super::walk::project_base(&base) == base && super::walk::has_git(&base);
+        whole.then(|| Self { base, files: Some(Vec::new()), dirs: Vec::new(), entries: 0 })
+    }
+
+    /// An empty listing of the same repository, for one thread of a parallel walk.
+    pub fn empty_like(&self) -> Self {
+        Self { base: self.base.clone(), files: Some(Vec::new()), dirs: Vec::new(), entries: 0 }
+    }
+
+    /// Takes in the listing another thread of the same walk made: too many entries together
+    /// leave the repository unlisted, as one walk would.
+    pub fn merge(&mut self, other: Self) {
+        self.entries += other.entries;
+        match (self.files.as_mut(), other.files) {
+            (Some(files), Some(more)) if self.entries <= REPO_ENTRIES => {
+                files.extend(more);
+                self.dirs.extend(other.dirs);
+            }
+            _ => {
+                self.files = None;
+                self.dirs = Vec::new();
+            }
+        }
+    }
+
+    /// Adds an entry of the walk (of the path it was made for).
+    pub fn add(&mut self, e: &ignore::DirEntry) {
+        if self.files.is_none() {
+            return;
+        }
+        let rel = entry_rel(e);
+        if rel.split('/').any(|c| c == ".git" || c == "node_modules") {
+            return;
+        }
+        self.entries += 1;
+        if self.entries > REPO_ENTRIES {
+            self.files = None;
+            return;
+        }
+        let Some(files) = self.files.as_mut() else { return };
+        if rel.is_empty() {
+            return;
+        }
+        if is_file_entry(e) {
+            files.push(rel.into());
+        } else if e.file_type().is_some_and(|t| t.is_dir()) {
+            self.dirs.push(rel.into());
+        }
+    }
+
+    /// Adds an entry that is in the repository but not on the disk the walk read (`rel`, with
+    /// `/` between its names, relative to the base): `diff` lays out only the files whose text
+    /// an agent reads, and names the others here.
+    pub fn add_unwritten(&mut self, rel: &str, is_dir: bool) {
+        let Some(files) = self.files.as_mut() else { return };
+        if rel.is_empty() || rel.split('/').any(|c| c == ".git" || c == "node_modules") {
+            return;
+        }
+        self.entries += 1;
+        if self.entries > REPO_ENTRIES {
+            self.files = None;
+            return;
+        }
+        if is_dir {
+            self.dirs.push(rel.into());
+        } else {
+            files.push(rel.into());
+        }
+    }
+
+    /// The index of what was added.
+    pub fn finish(self) -> RepoIndex {
+        let walked = self.files.is_some().then_some(self.dirs);
+        RepoIndex::of(self.base, self.files, walked)
+    }
+
+    /// An empty listing of the repository at the real path `base`.
+    pub(super) fn at(base: PathBuf) -> Self {
+        Self { base, files: Some(Vec::new()), dirs: Vec::new(), entries: 0 }
+    }
+
+    /// Whether the repository is still small enough to list.
+    pub(super) fn is_listed(&self) -> bool {
+        self.files.is_some()
+    }
+}
+
+/// The path of the walk's entry `e` below the walk's root, `/`-separated: the root is the
+/// entry's ancestor `depth` levels up. (A walk of a large tree lists tens of thousands of
+/// entries: a name in UTF-8, the common case, is cut out of the path's text as it is.)
+fn entry_rel(e: &ignore::DirEntry) -> std::borrow::Cow<'_, str> {
+    if cfg!(unix)
+        && let Some(text) = e.path().to_str()
+    {
+        let mut at = Some(text.len());
+        for _ in 0..e.depth() {
+            at = at.and_then(|at| text[..at].rfind('/'));
+        }
+        match at {
+            Some(at) if e.depth() == 0 => return text[at..].into(),
+            Some(at) => return text[at + 1..].into(),
+            None => {}
+        }
+    }
+    let root = e.path().ancestors().nth(e.depth()).unwrap_or(e.path());
+    crate::paths::slash_join(e.path().strip_prefix(root).unwrap_or(e.path())).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each entry of a walk is listed by its path below the walk's root, however the root is
+    /// spelled.
+    #[test]
+    fn a_walks_entries_are_listed_below_its_root() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for d in ["a b/ü", "x/y/z", ".hidden/deep"] {
+            std::fs::create_dir_all(dir.path().join(d)).expect("mkdir");
+            std::fs::write(dir.path().join(d).join("f.md"), "x").expect("write");
+        }
+        let spelled = format!("{}/", dir.path().display());
+        for root in [dir.path().to_path_buf(), PathBuf::from(&spelled), dir.path().join("x/../x/..")] {
+            let mut seen = Vec::new();
+            for e in ignore::WalkBuilder::new(&root).hidden(false).build().flatten() {
+                let below = e.path().strip_prefix(&root).expect("below the root");
+                assert_eq!(entry_rel(&e), crate::paths::slash_join(below), "{}", e.path().display());
+                seen.push(entry_rel(&e).into_owned());
+            }
+            seen.sort();
+            assert!(seen.contains(&"a b/ü/f.md".to_string()) && seen.contains(&String::new()), "{seen:?}");
+        }
+    }
+}
