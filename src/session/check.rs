@@ -24,6 +24,9 @@ use crate::paths;
 
 use super::{RenderedFiles, render_files};
 
+mod seen;
+use seen::SeenFiles;
+
 /// What one agent does with one file, in the words of its finding when it has one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Statement {
@@ -475,34 +478,6 @@ fn start_of(root: &Path, dir: &Path) -> PathBuf {
     start
 }
 
-/// What one agent does with one file over every view of the tree.
-#[derive(Default)]
-struct Seen {
-    /// Some view started in the tree gets it (whole or cut).
-    at_start: bool,
-    /// Where the first such view was started, when not at the tree's root.
-    started_in: Option<PathBuf>,
-    /// The view started at the tree's root gets it.
-    from_root: bool,
-    /// The first directory whose read makes the agent load it.
-    on_read: Option<PathBuf>,
-    /// How the agent treats it when nothing has loaded it yet (a rule waiting for a read, …).
-    how: Option<String>,
-    /// How a rule loaded at start attaches (a wildcard pattern), in words.
-    attaches: Option<String>,
-    /// Findings, with the labels of the directories that made each.
-    findings: Vec<(Finding, Vec<String>)>,
-}
-
-impl Seen {
-    fn add(&mut self, f: Finding, label: &str) {
-        match self.findings.iter_mut().find(|(g, _)| g.code == f.code && g.span == f.span && g.message == f.message) {
-            Some((_, labels)) => labels.push(label.to_string()),
-            None => self.findings.push((f, vec![label.to_string()])),
-        }
-    }
-}
-
 /// `f` of each job, in the jobs' order, spread over `cores`; each thread in the
 /// caller's repository scope, so that the views share one listing and one memo of the file
 /// system.
@@ -571,10 +546,12 @@ fn check_dirs(
     let inside = |p: &Path| p.starts_with(&project) || p.starts_with(root);
     let root_real = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     // Agents name files by their real paths; findings are placed in the tree as walked.
-    let placed = |p: &Path| match p.strip_prefix(&root_real) {
-        Ok(rel) if root_real != root => root.join(rel),
-        _ => p.to_path_buf(),
-    };
+    fn placed_in<'p>(p: &'p Path, root: &Path, root_real: &Path) -> std::borrow::Cow<'p, Path> {
+        match p.strip_prefix(root_real) {
+            Ok(rel) if root_real != root => root.join(rel).into(),
+            _ => p.into(),
+        }
+    }
     let show = super::project::display_paths(&project);
     let shown_dir = |dir: &Path| match dir.strip_prefix(&project) {
         Ok(rel) if !rel.as_os_str().is_empty() => paths::slash_join(rel),
@@ -583,7 +560,7 @@ fn check_dirs(
     // The engine's own findings: (path, code, span) -> finding, directories.
     let mut grouped: BTreeMap<(PathBuf, Code, SpanKey), (Finding, Vec<String>)> = BTreeMap::new();
     // Per file and agent.
-    let mut seen: BTreeMap<(PathBuf, &'static str), Seen> = BTreeMap::new();
+    let mut seen = SeenFiles::default();
     // The files each agent gets by identity: a link and its target are one file (a
     // `pkg/CLAUDE.md` linked to `pkg/AGENTS.md` hands the agent that file's text).
     let mut loaded_ids = BTreeSet::new();
@@ -690,7 +667,7 @@ fn check_dirs(
                     if f.status.reaches() {
                         loaded_ids.extend(agents::file_key(&f.path).map(|k| (p.name, k)));
                     }
-                    let entry = seen.entry((placed(&f.path), p.name)).or_default();
+                    let Some(entry) = seen.at(&placed_in(&f.path, root, &root_real), p.name) else { continue };
                     if f.status.reaches() {
                         entry.at_start = true;
                         entry.attaches = entry.attaches.take().or_else(|| agents::attach_words(&view, f));
@@ -707,12 +684,14 @@ fn check_dirs(
                     k.insert((dir.to_path_buf(), p.name), view.clone());
                 }
                 for mut f in agents::view_findings(&view, dir) {
-                    f.path = placed(&f.path);
+                    f.path = placed_in(&f.path, root, &root_real).into_owned();
                     if !inside(&f.path) || (!started && f.code == Code::ImportOutside) {
                         continue;
                     }
                     let agent = f.agent.unwrap_or(p.name);
-                    seen.entry((f.path.clone(), agent)).or_default().add(f, &label);
+                    if let Some(entry) = seen.at(&f.path, agent) {
+                        entry.add(f, &label);
+                    }
                 }
                 // An agent that loads nested files on a read, started at the project root (also
                 // when the tree checked is below it), reading here.
@@ -722,7 +701,7 @@ fn check_dirs(
                         if let Some(k) = agents::file_key(&f.path) {
                             read_ids.entry((p.name, k)).or_insert_with(|| dir.to_path_buf());
                         }
-                        let entry = seen.entry((placed(&f.path), p.name)).or_default();
+                        let Some(entry) = seen.at(&placed_in(&f.path, root, &root_real), p.name) else { continue };
                         if entry.on_read.is_none() && !entry.at_start {
                             entry.on_read = Some(dir.to_path_buf());
                         }
@@ -734,6 +713,7 @@ fn check_dirs(
     // A file that is one the agent gets under another name (a link) is got too: said as plainly
     // loaded, or loaded on the same read. Then the files some agent gets, by any route: an
     // `agentIgnored` file outside them is `notRead`.
+    let mut seen = seen.into_sorted();
     for ((path, agent), s) in seen.iter_mut() {
         if s.at_start || s.on_read.is_some() {
             reached.insert(path.clone());

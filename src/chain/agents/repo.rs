@@ -310,8 +310,11 @@ impl RepoIndex {
         }
         let globs: Vec<globset::Glob> = owners.iter().map(|(_, _, line)| line.glob.clone()).collect();
         let Some(set) = FoldedSet::new(&globs, |g| Line::glob(g, false)) else { return };
-        // The rules a directory (relative to `dir`) matches, itself or by an ancestor.
-        let mut dirs: HashMap<String, Vec<usize>> = HashMap::new();
+        // The rules each directory on the way to the file before matches (relative to `dir`),
+        // itself or by an ancestor, by where its path ends: the files are in byte order, so
+        // a directory's files come one after another and each directory is matched once.
+        let mut on_the_way: Vec<(usize, Vec<usize>)> = Vec::new();
+        let mut before = "";
         let mut hits = Vec::new();
         // Which rules a path matches by its own last matching pattern; marks the patterns alive.
         let at = |path: &str, is_dir: bool, out: &mut Vec<Search>, hits: &mut Vec<usize>| -> Vec<usize> {
@@ -341,22 +344,24 @@ impl RepoIndex {
                 rel.strip_prefix(prefix.as_str()).and_then(|r| r.strip_prefix('/'))
             };
             let Some(below) = below else { continue };
-            // The directories on the way, each matched once.
-            let mut inherited: Vec<usize> = Vec::new();
-            let mut end = 0;
+            // The directories the file shares with the one before stay; the others are matched.
+            let shared = below.bytes().zip(before.bytes()).take_while(|(a, b)| a == b).count();
+            while on_the_way.last().is_some_and(|(end, _)| *end >= shared || below.as_bytes().get(*end) != Some(&b'/'))
+            {
+                on_the_way.pop();
+            }
+            let mut end = on_the_way.last().map_or(0, |(end, _)| end + 1);
             while let Some(slash) = below[end..].find('/') {
                 let d = &below[..end + slash];
-                if !dirs.contains_key(d) {
-                    let mut matched = inherited.clone();
-                    matched.extend(at(d, true, out, &mut hits));
-                    matched.sort_unstable();
-                    matched.dedup();
-                    dirs.insert(d.to_string(), matched);
-                }
-                inherited = dirs.get(d).cloned().unwrap_or_default();
+                let mut matched = on_the_way.last().map(|(_, m)| m.clone()).unwrap_or_default();
+                matched.extend(at(d, true, out, &mut hits));
+                matched.sort_unstable();
+                matched.dedup();
+                on_the_way.push((end + slash, matched));
                 end += slash + 1;
             }
-            let mut matched = inherited;
+            before = below;
+            let mut matched = on_the_way.last().map(|(_, m)| m.clone()).unwrap_or_default();
             matched.extend(at(below, false, out, &mut hits));
             matched.sort_unstable();
             matched.dedup();
@@ -687,6 +692,9 @@ mod tests {
             "pkg/test/x.test.ts",
             "build/out.js",
             "a/build/b.js",
+            // After a directory in byte order, one whose name starts with the other's.
+            "a/buildx/c.js",
+            "src2/notes.txt",
             "#hash.md",
             "!bang.md",
             "trailing .md",
