@@ -546,12 +546,14 @@ fn check_dirs(
     let inside = |p: &Path| p.starts_with(&project) || p.starts_with(root);
     let root_real = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     // Agents name files by their real paths; findings are placed in the tree as walked.
-    fn placed_in<'p>(p: &'p Path, root: &Path, root_real: &Path) -> std::borrow::Cow<'p, Path> {
-        match p.strip_prefix(root_real) {
-            Ok(rel) if root_real != root => root.join(rel).into(),
-            _ => p.into(),
+    // (`None` when the tree as walked is its real path, as most often: then paths stay.)
+    fn placed_in<'p>(p: &'p Path, root: &Path, root_real: Option<&Path>) -> std::borrow::Cow<'p, Path> {
+        match root_real.and_then(|real| p.strip_prefix(real).ok()) {
+            Some(rel) => root.join(rel).into(),
+            None => p.into(),
         }
     }
+    let root_real = (root_real != root).then_some(root_real);
     let show = super::project::display_paths(&project);
     let shown_dir = |dir: &Path| match dir.strip_prefix(&project) {
         Ok(rel) if !rel.as_os_str().is_empty() => paths::slash_join(rel),
@@ -667,7 +669,9 @@ fn check_dirs(
                     if f.status.reaches() {
                         loaded_ids.extend(agents::file_key(&f.path).map(|k| (p.name, k)));
                     }
-                    let Some(entry) = seen.at(&placed_in(&f.path, root, &root_real), p.name) else { continue };
+                    let Some(entry) = seen.at(&placed_in(&f.path, root, root_real.as_deref()), p.name) else {
+                        continue;
+                    };
                     if f.status.reaches() {
                         entry.at_start = true;
                         entry.attaches = entry.attaches.take().or_else(|| agents::attach_words(&view, f));
@@ -684,7 +688,7 @@ fn check_dirs(
                     k.insert((dir.to_path_buf(), p.name), view.clone());
                 }
                 for mut f in agents::view_findings(&view, dir) {
-                    f.path = placed_in(&f.path, root, &root_real).into_owned();
+                    f.path = placed_in(&f.path, root, root_real.as_deref()).into_owned();
                     if !inside(&f.path) || (!started && f.code == Code::ImportOutside) {
                         continue;
                     }
@@ -701,7 +705,9 @@ fn check_dirs(
                         if let Some(k) = agents::file_key(&f.path) {
                             read_ids.entry((p.name, k)).or_insert_with(|| dir.to_path_buf());
                         }
-                        let Some(entry) = seen.at(&placed_in(&f.path, root, &root_real), p.name) else { continue };
+                        let Some(entry) = seen.at(&placed_in(&f.path, root, root_real.as_deref()), p.name) else {
+                            continue;
+                        };
                         if entry.on_read.is_none() && !entry.at_start {
                             entry.on_read = Some(dir.to_path_buf());
                         }

@@ -108,7 +108,7 @@ fn pick(_: &AgentProfile, dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile> {
     let Some(root) = dirs.first() else { return out };
     let base = super::walk::project_base(root);
     for (i, dir) in dirs.iter().enumerate() {
-        for path in mdc_files(&dir.join(".cursor/rules")) {
+        for path in mdc_files(&crate::paths::join(dir, ".cursor/rules")) {
             // A rule linked out of the project is not read, its front matter included.
             if let Some(real) = super::walk::outside(&path, &base) {
                 out.push(AgentFile::new(path, scope, Status::LinkedOutside).by(&real));
@@ -127,12 +127,12 @@ fn pick(_: &AgentProfile, dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile> {
             };
             out.push(AgentFile { globs: meta.globs, ..f });
         }
-        let agents = dir.join("AGENTS.md");
+        let agents = crate::paths::join(dir, "AGENTS.md");
         let is_file = |p: &Path| super::repo::stat(p).is_some_and(|m| m.is_file);
         if is_file(&agents) {
             out.push(AgentFile::new(agents, scope, Status::Loaded));
         }
-        let legacy = dir.join(".cursorrules");
+        let legacy = crate::paths::join(dir, ".cursorrules");
         if i == 0 && scope != Scope::Nested && is_file(&legacy) {
             out.push(AgentFile::new(legacy, scope, Status::Loaded));
         }

@@ -27,7 +27,7 @@ pub(super) fn present(probe: Probe, path: &Path) -> bool {
 }
 
 pub(super) fn has_git(dir: &Path) -> bool {
-    stat(&dir.join(".git")).is_some()
+    stat(&crate::paths::join(dir, ".git")).is_some()
 }
 
 /// The directories of the walk, root first.
@@ -58,7 +58,7 @@ pub(super) fn pick_files(profile: &AgentProfile, pick: Pick, dirs: &[PathBuf], s
             let layers = if scope == Scope::Nested { &profile.lazy_layers } else { &profile.layers };
             for dir in dirs {
                 for layer in layers {
-                    let path = dir.join(layer.path);
+                    let path = crate::paths::join(dir, layer.path);
                     let found = match layer.kind {
                         LayerKind::File if present(Probe::StatFile, &path) => {
                             vec![AgentFile::new(path, scope, Status::Loaded)]
@@ -78,7 +78,7 @@ pub(super) fn pick_files(profile: &AgentProfile, pick: Pick, dirs: &[PathBuf], s
             for dir in dirs {
                 let mut winner: Option<PathBuf> = None;
                 for name in names {
-                    let path = dir.join(name);
+                    let path = crate::paths::join(dir, name);
                     if !present(probe, &path) {
                         continue;
                     }
@@ -99,7 +99,8 @@ pub(super) fn pick_files(profile: &AgentProfile, pick: Pick, dirs: &[PathBuf], s
         Pick::FirstNameAnywhere(probe) => {
             let mut won: Vec<PathBuf> = Vec::new();
             for name in names {
-                let found: Vec<PathBuf> = dirs.iter().map(|d| d.join(name)).filter(|p| present(probe, p)).collect();
+                let found: Vec<PathBuf> =
+                    dirs.iter().map(|d| crate::paths::join(d, name)).filter(|p| present(probe, p)).collect();
                 match won.last() {
                     Some(last) => {
                         for path in found {
