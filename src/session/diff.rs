@@ -27,6 +27,9 @@ use crate::paths;
 
 use super::check::{self, Selection};
 
+mod scratch;
+use scratch::{LayOut, in_scratch, scratch_places};
+
 /// One side of a diff.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Revision {
@@ -645,65 +648,6 @@ fn safe_rel(path: &str) -> Option<PathBuf> {
     ok.then(|| p.to_path_buf())
 }
 
-/// Where the skeletons may go, best first: `$TMPDIR` when it is set (the user chose it), else
-/// the memory file systems, where making a directory costs microseconds instead of a disk's
-/// hundreds (the user's runtime directory `$XDG_RUNTIME_DIR`, then Linux's `/dev/shm`), and last
-/// the system's temporary directory.
-fn scratch_places() -> Vec<PathBuf> {
-    let mut places = Vec::new();
-    if std::env::var_os("TMPDIR").is_none() {
-        let runtime = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from);
-        places.extend(runtime.filter(|d| d.is_absolute()));
-        if cfg!(target_os = "linux") {
-            places.push(PathBuf::from(agents::read::SHARED_MEMORY));
-        }
-    }
-    places.push(std::env::temp_dir());
-    places.retain(|d| d.is_dir());
-    places.dedup();
-    places
-}
-
-/// Runs `lay_out` in a fresh temporary directory in the first of `places` where it works: a
-/// memory file system may be small (a container's `/dev/shm` holds 64 MB), so a place that is
-/// full or refuses is left for the next. An error that is not the scratch directory's (a wrong
-/// revision) is final.
-fn in_scratch<T>(
-    places: &[PathBuf],
-    mut lay_out: impl FnMut(&Path) -> Result<T, LayOut>,
-) -> Result<(tempfile::TempDir, T), String> {
-    let mut last = "no temporary directory to lay out the revisions in".to_string();
-    for place in places {
-        let made = tempfile::Builder::new().prefix("instructions-lsp-diff").tempdir_in(place);
-        let tmp = match made {
-            Ok(t) => t,
-            Err(e) => {
-                last = format!("cannot create a temporary directory in {}: {e}", place.display());
-                continue;
-            }
-        };
-        match lay_out(tmp.path()) {
-            Ok(out) => return Ok((tmp, out)),
-            Err(LayOut::Scratch(e)) => last = e,
-            Err(LayOut::Other(e)) => return Err(e),
-        }
-    }
-    Err(last)
-}
-
-/// Why laying out a side failed: writing the scratch directory, or anything else.
-#[derive(Debug)]
-enum LayOut {
-    Scratch(String),
-    Other(String),
-}
-
-impl From<String> for LayOut {
-    fn from(e: String) -> Self {
-        LayOut::Other(e)
-    }
-}
-
 /// Lays out `rev` as a skeleton in `into` (see the module's documentation), with an empty
 /// `.git` so that the agents find the project's root there, and returns what it leaves out:
 /// the files whose text no agent reads and the directories that hold nothing kept, which the
@@ -841,31 +785,5 @@ fn link(target: &str, path: &Path) -> std::io::Result<()> {
     #[cfg(not(unix))]
     {
         std::fs::write(path, target)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_full_scratch_place_leaves_the_layout_to_the_next_and_a_wrong_revision_stops_it() {
-        let (small, disk) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
-        let places = [small.path().to_path_buf(), disk.path().to_path_buf()];
-        let mut tried = Vec::new();
-        let (tmp, laid) = in_scratch(&places, |tmp| {
-            tried.push(tmp.to_path_buf());
-            if tmp.starts_with(small.path()) { Err(LayOut::Scratch("No space left on device".into())) } else { Ok(7) }
-        })
-        .expect("the second place works");
-        assert_eq!((laid, tried.len()), (7, 2));
-        assert!(tmp.path().starts_with(disk.path()));
-        // The place that failed keeps nothing.
-        assert!(!tried[0].exists());
-        let wrong =
-            in_scratch(&places, |_| -> Result<(), LayOut> { Err(LayOut::Other("nope: not a revision".into())) });
-        assert_eq!(wrong.err().as_deref(), Some("nope: not a revision"));
-        let full = in_scratch(&places, |_| -> Result<(), LayOut> { Err(LayOut::Scratch("full".into())) });
-        assert_eq!(full.err().as_deref(), Some("full"));
     }
 }
