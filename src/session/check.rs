@@ -669,9 +669,7 @@ fn check_dirs(
                     if f.status.reaches() {
                         loaded_ids.extend(agents::file_key(&f.path).map(|k| (p.name, k)));
                     }
-                    let Some(entry) = seen.at(&placed_in(&f.path, root, root_real.as_deref()), p.name) else {
-                        continue;
-                    };
+                    let entry = seen.at(&placed_in(&f.path, root, root_real.as_deref()), p.name);
                     if f.status.reaches() {
                         entry.at_start = true;
                         entry.attaches = entry.attaches.take().or_else(|| agents::attach_words(&view, f));
@@ -693,9 +691,7 @@ fn check_dirs(
                         continue;
                     }
                     let agent = f.agent.unwrap_or(p.name);
-                    if let Some(entry) = seen.at(&f.path, agent) {
-                        entry.add(f, &label);
-                    }
+                    seen.at(&f.path, agent).add(f, &label);
                 }
                 // An agent that loads nested files on a read, started at the project root (also
                 // when the tree checked is below it), reading here.
@@ -705,9 +701,7 @@ fn check_dirs(
                         if let Some(k) = agents::file_key(&f.path) {
                             read_ids.entry((p.name, k)).or_insert_with(|| dir.to_path_buf());
                         }
-                        let Some(entry) = seen.at(&placed_in(&f.path, root, root_real.as_deref()), p.name) else {
-                            continue;
-                        };
+                        let entry = seen.at(&placed_in(&f.path, root, root_real.as_deref()), p.name);
                         if entry.on_read.is_none() && !entry.at_start {
                             entry.on_read = Some(dir.to_path_buf());
                         }

@@ -262,7 +262,7 @@ pub fn diff(
         let walked = Some(check::walk_with(root, settings, &unwritten));
         Ok(Side { root: root.to_path_buf(), targets: None, walked, explicit })
     };
-    let (_tmp, sides) = in_scratch(&scratch_places(), |tmp| {
+    let (_tmp, mut sides) = in_scratch(&scratch_places(), |tmp| {
         let tmp_root = std::fs::canonicalize(tmp).map_err(|e| LayOut::Scratch(format!("{}: {e}", tmp.display())))?;
         // Two names of one length: the agents' texts name the paths, and equal lengths keep the
         // sides' byte counts comparable.
@@ -279,7 +279,6 @@ pub fn diff(
             Ok(vec![first?, second?])
         })
     })?;
-    let mut sides = sides;
     for (side, rev) in sides.iter_mut().zip([base, head]) {
         let names = side.walked.as_ref().map(|w| w.names.clone()).unwrap_or_default();
         let targets = crate::session::project::targets_of(&side.root, &settings.root_markers, Some(&names));

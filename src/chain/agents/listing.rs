@@ -21,12 +21,12 @@ impl RepoListing {
     pub fn of(root: &Path) -> Option<Self> {
         let base = super::read::real_path(root).ok()?;
         let whole = super::walk::project_base(&base) == base && super::walk::has_git(&base);
-        whole.then(|| Self { base, files: Some(Vec::new()), dirs: Vec::new(), entries: 0 })
+        whole.then(|| Self::at(base))
     }
 
     /// An empty listing of the same repository, for one thread of a parallel walk.
     pub fn empty_like(&self) -> Self {
-        Self { base: self.base.clone(), files: Some(Vec::new()), dirs: Vec::new(), entries: 0 }
+        Self::at(self.base.clone())
     }
 
     /// Takes in the listing another thread of the same walk made: too many entries together
@@ -47,11 +47,9 @@ impl RepoListing {
 
     /// Adds an entry of the walk (of the path it was made for).
     pub fn add(&mut self, e: &ignore::DirEntry) {
-        if self.files.is_none() {
-            return;
-        }
+        let Some(files) = self.files.as_mut() else { return };
         let rel = entry_rel(e);
-        if rel.split('/').any(|c| c == ".git" || c == "node_modules") {
+        if rel.components().any(|c| c.as_os_str() == ".git" || c.as_os_str() == "node_modules") {
             return;
         }
         self.entries += 1;
@@ -59,14 +57,13 @@ impl RepoListing {
             self.files = None;
             return;
         }
-        let Some(files) = self.files.as_mut() else { return };
-        if rel.is_empty() {
+        if rel.as_os_str().is_empty() {
             return;
         }
         if is_file_entry(e) {
-            files.push(rel.into_boxed_str());
+            files.push(crate::paths::slash_join(rel).into_boxed_str());
         } else if e.file_type().is_some_and(|t| t.is_dir()) {
-            self.dirs.push(rel.into_boxed_str());
+            self.dirs.push(crate::paths::slash_join(rel).into_boxed_str());
         }
     }
 
@@ -107,41 +104,44 @@ impl RepoListing {
     }
 }
 
-/// The path of the walk's entry `e` below the walk's root, `/`-separated: the root is the
-/// entry's ancestor `depth` levels up.
+/// The path of the walk's entry `e` below the walk's root: the root is the entry's ancestor
+/// `depth` levels up.
 ///
-/// (Cutting it out of the path's text instead saved a twentieth of a check's instructions, but
-/// left the server on the 200,000-directory tree with 15 MB more resident: its walk's threads
-/// then kept the listing's 100,000 names in allocator arenas they no longer trimmed. The
-/// listing needs a compact store of its own before that can come back.)
-fn entry_rel(e: &ignore::DirEntry) -> String {
+/// (Cutting it out of the path's text as a string instead saved a twentieth of a check's
+/// instructions, but left the server on the 200,000-directory tree with 15 MB more resident: its
+/// walk's threads then kept the listing's 100,000 names in allocator arenas they no longer
+/// trimmed. The listing needs a compact store of its own before that can come back.)
+fn entry_rel(e: &ignore::DirEntry) -> &Path {
     let root = e.path().ancestors().nth(e.depth()).unwrap_or(e.path());
-    crate::paths::slash_join(e.path().strip_prefix(root).unwrap_or(e.path()))
+    e.path().strip_prefix(root).unwrap_or(e.path())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Each entry of a walk is listed by its path below the walk's root, however the root is
-    /// spelled.
+    /// A repository's listing names its files and directories below its base with `/`, and
+    /// leaves out `.git` and `node_modules` with everything below them, however the walk's root
+    /// is spelled.
     #[test]
-    fn a_walks_entries_are_listed_below_its_root() {
+    fn a_listing_names_what_the_walk_saw_below_the_base() {
         let dir = tempfile::tempdir().expect("tempdir");
-        for d in ["a b/ü", "x/y/z", ".hidden/deep"] {
+        for d in ["a b/ü", "x/y/z", ".git/objects", "web/node_modules/pkg"] {
             std::fs::create_dir_all(dir.path().join(d)).expect("mkdir");
             std::fs::write(dir.path().join(d).join("f.md"), "x").expect("write");
         }
         let spelled = format!("{}/", dir.path().display());
         for root in [dir.path().to_path_buf(), PathBuf::from(&spelled), dir.path().join("x/../x/..")] {
-            let mut seen = Vec::new();
-            for e in ignore::WalkBuilder::new(&root).hidden(false).build().flatten() {
-                let below = e.path().strip_prefix(&root).expect("below the root");
-                assert_eq!(entry_rel(&e), crate::paths::slash_join(below), "{}", e.path().display());
-                seen.push(entry_rel(&e));
+            let Some(mut listing) = RepoListing::of(&root) else { panic!("{} is a whole repository", root.display()) };
+            for e in ignore::WalkBuilder::new(&root).hidden(false).ignore(false).git_ignore(false).build().flatten() {
+                listing.add(&e);
             }
-            seen.sort();
-            assert!(seen.contains(&"a b/ü/f.md".to_string()) && seen.contains(&String::new()), "{seen:?}");
+            let mut files: Vec<&str> = listing.files.iter().flatten().map(|f| &**f).collect();
+            files.sort();
+            assert_eq!(files, ["a b/ü/f.md", "x/y/z/f.md"], "{}", root.display());
+            let mut dirs: Vec<&str> = listing.dirs.iter().map(|d| &**d).collect();
+            dirs.sort();
+            assert_eq!(dirs, ["a b", "a b/ü", "web", "x", "x/y", "x/y/z"], "{}", root.display());
         }
     }
 }

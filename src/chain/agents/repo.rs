@@ -399,9 +399,12 @@ pub struct RepoCache {
     /// The bytes of the files read, as read (see [`read`]), and their total.
     reads: Mutex<(PathMap<Arc<Read>>, usize)>,
     /// What each rule file's patterns came to (see [`rule_outcome`]), by profile, status and
-    /// scope, then path, then project base.
-    rule_outcomes: Mutex<HashMap<RuleKey, PathMap<PathMap<Arc<RuleOutcome>>>>>,
+    /// scope, then path, then project base; and how many there are.
+    rule_outcomes: Mutex<(RuleOutcomes, usize)>,
 }
+
+/// See [`RepoCache::rule_outcomes`].
+type RuleOutcomes = HashMap<RuleKey, PathMap<PathMap<Arc<RuleOutcome>>>>;
 
 /// A rule file's profile, status and scope: with its path and project base, all that its
 /// problems depend on in one run.
@@ -603,7 +606,7 @@ pub(super) fn remembered<T: Clone + Send + Sync + 'static>(
 /// a repository it searched counts as searched by this view too.
 pub(super) fn rule_outcome(key: RuleKey, path: &Path, base: &Path) -> Option<Arc<RuleOutcome>> {
     let cache = CACHE.with(|c| c.borrow().clone())?;
-    let map = cache.rule_outcomes.lock().unwrap_or_else(|e| e.into_inner());
+    let map = &cache.rule_outcomes.lock().unwrap_or_else(|e| e.into_inner()).0;
     let known = map.get(&key)?.get(path.as_os_str())?.get(base.as_os_str())?.clone();
     if let Some(searched) = &known.searched {
         SEARCHED.with(|s| *s.borrow_mut() = Some(searched.clone()));
@@ -615,12 +618,16 @@ pub(super) fn rule_outcome(key: RuleKey, path: &Path, base: &Path) -> Option<Arc
 pub(super) fn keep_rule_outcome(key: RuleKey, path: &Path, base: &Path, outcome: RuleOutcome) -> Arc<RuleOutcome> {
     let outcome = Arc::new(outcome);
     let Some(cache) = CACHE.with(|c| c.borrow().clone()) else { return outcome };
-    let mut map = cache.rule_outcomes.lock().unwrap_or_else(|e| e.into_inner());
-    if map.values().flat_map(HashMap::values).map(HashMap::len).sum::<usize>() >= STATS_MAX {
+    let mut guard = cache.rule_outcomes.lock().unwrap_or_else(|e| e.into_inner());
+    let (map, count) = &mut *guard;
+    if *count >= STATS_MAX {
         map.clear();
+        *count = 0;
     }
     let by_base = map.entry(key).or_default().entry(path.as_os_str().to_owned()).or_default();
-    by_base.insert(base.as_os_str().to_owned(), outcome.clone());
+    if by_base.insert(base.as_os_str().to_owned(), outcome.clone()).is_none() {
+        *count += 1;
+    }
     outcome
 }
 

@@ -27,22 +27,36 @@ pub(super) struct Seen {
 /// [`Seen`] of each file (by its path's bytes: every file of every view is looked up, and a
 /// path's order is only needed once, at the end) and agent.
 #[derive(Default)]
-pub(super) struct SeenFiles(HashMap<std::ffi::OsString, BTreeMap<&'static str, Seen>, foldhash::fast::RandomState>);
+pub(super) struct SeenFiles {
+    /// Where each path's entries are in `by_agent`.
+    index: HashMap<std::ffi::OsString, usize, foldhash::fast::RandomState>,
+    by_agent: Vec<BTreeMap<&'static str, Seen>>,
+}
 
 impl SeenFiles {
-    /// The file's entry for `agent`, made when new (always `Some`).
-    pub(super) fn at(&mut self, path: &Path, agent: &'static str) -> Option<&mut Seen> {
-        if !self.0.contains_key(path.as_os_str()) {
-            self.0.insert(path.as_os_str().to_owned(), BTreeMap::new());
-        }
-        self.0.get_mut(path.as_os_str()).map(|by_agent| by_agent.entry(agent).or_default())
+    /// The file's entry for `agent`, made when new.
+    pub(super) fn at(&mut self, path: &Path, agent: &'static str) -> &mut Seen {
+        // (Looked up before it is made: most lookups find it, and `entry` would copy the path.)
+        let i = match self.index.get(path.as_os_str()) {
+            Some(&i) => i,
+            None => {
+                self.index.insert(path.as_os_str().to_owned(), self.by_agent.len());
+                self.by_agent.push(BTreeMap::new());
+                self.by_agent.len() - 1
+            }
+        };
+        self.by_agent[i].entry(agent).or_default()
     }
 
     /// Every entry, in the order of path and agent.
     pub(super) fn into_sorted(self) -> Vec<((PathBuf, &'static str), Seen)> {
-        let mut out: Vec<_> = self
-            .0
+        let mut paths = vec![std::ffi::OsString::new(); self.by_agent.len()];
+        for (path, i) in self.index {
+            paths[i] = path;
+        }
+        let mut out: Vec<_> = paths
             .into_iter()
+            .zip(self.by_agent)
             .flat_map(|(path, by_agent)| {
                 let path = PathBuf::from(path);
                 by_agent.into_iter().map(move |(agent, s)| ((path.clone(), agent), s))
