@@ -318,25 +318,26 @@ pub fn check_tree(root: &Path, settings: &Settings, selection: &Selection) -> Tr
     check_walked_on(root, walked, settings, selection, None, Cores::One)
 }
 
-/// Each agent's view from each directory where it starts, as a check computed it.
-pub type Views = BTreeMap<(PathBuf, &'static str), AgentView>;
+/// Hands each agent's view from each directory where it starts, as a check computed it, to
+/// its caller: the directory, the agent, the view.
+pub type Keep<'a> = &'a mut dyn FnMut(&Path, &'static str, &AgentView);
 
 /// Checks a walked tree for `selection`.
 pub fn check_walked(root: &Path, walked: Walked, settings: &Settings, selection: &Selection) -> Tree {
     check_walked_on(root, walked, settings, selection, None, Cores::All)
 }
 
-/// [`check_walked`] from the `starts` of the tree (see [`starts`]), keeping in `views` each
-/// agent's view from each directory where it starts (what `diff` compares, with those starts).
+/// [`check_walked`] from the `starts` of the tree (see [`starts`]), handing `keep` each agent's
+/// view from each directory where it starts (what `diff` compares, with those starts).
 pub fn check_walked_keeping(
     root: &Path,
     walked: Walked,
     settings: &Settings,
     selection: &Selection,
     starts: &Starts,
-    views: &mut Views,
+    keep: Keep,
 ) -> Tree {
-    check_walked_from(root, walked, settings, selection, starts, Some(views), Cores::All)
+    check_walked_from(root, walked, settings, selection, starts, Some(keep), Cores::All)
 }
 
 fn check_walked_on(
@@ -344,11 +345,11 @@ fn check_walked_on(
     walked: Walked,
     settings: &Settings,
     selection: &Selection,
-    views: Option<&mut Views>,
+    keep: Option<Keep>,
     cores: Cores,
 ) -> Tree {
     let starts = starts(root, &walked, settings, selection);
-    check_walked_from(root, walked, settings, selection, &starts, views, cores)
+    check_walked_from(root, walked, settings, selection, &starts, keep, cores)
 }
 
 fn check_walked_from(
@@ -357,7 +358,7 @@ fn check_walked_from(
     settings: &Settings,
     selection: &Selection,
     starts: &Starts,
-    views: Option<&mut Views>,
+    keep: Option<Keep>,
     cores: Cores,
 ) -> Tree {
     let own = selection.profiles.iter().any(|p| p == settings.profile.name());
@@ -367,7 +368,7 @@ fn check_walked_from(
         repo.insert(index);
     }
     let (mut findings, statements) =
-        agents::with_repo_cache(&repo, || check_dirs(root, settings, own, starts, views, cores));
+        agents::with_repo_cache(&repo, || check_dirs(root, settings, own, starts, keep, cores));
     findings.extend(walked.unreadable);
     findings.sort_by(|a, b| (&a.path, SpanKey::of(a.span), a.code).cmp(&(&b.path, SpanKey::of(b.span), b.code)));
     let runs = &starts.runs;
@@ -535,7 +536,7 @@ fn check_dirs(
     settings: &Settings,
     own: bool,
     starts: &Starts,
-    mut keep: Option<&mut Views>,
+    mut keep: Option<Keep>,
     cores: Cores,
 ) -> (Vec<Finding>, BTreeMap<PathBuf, Vec<Statement>>) {
     let cache = FileCache::new();
@@ -682,8 +683,8 @@ fn check_dirs(
                         entry.how = entry.how.take().or_else(|| agents::explain(&view, f, &show));
                     }
                 }
-                if let Some(k) = keep.as_deref_mut() {
-                    k.insert((dir.to_path_buf(), p.name), view.clone());
+                if let Some(k) = keep.as_mut() {
+                    k(dir, p.name, &view);
                 }
                 for mut f in agents::view_findings(&view, dir) {
                     f.path = placed_in(&f.path, root, root_real.as_deref()).into_owned();

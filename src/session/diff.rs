@@ -12,8 +12,9 @@
 //! that move, rules that attach elsewhere, findings that appear or disappear. Directories that
 //! change the same way are grouped, so that a monorepo reads in a few lines.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -27,6 +28,7 @@ use crate::paths;
 
 use super::check::{self, Selection};
 
+mod objects;
 mod scratch;
 use scratch::{LayOut, in_scratch, scratch_places};
 
@@ -257,8 +259,10 @@ pub fn diff(
     // (The other thread opens the repository again: gix's handles stay on the thread that made
     // them.)
     let git_dir = repo.git_dir().to_path_buf();
+    // What one side reads of the object database the other finds read.
+    let objects = objects::Objects::default();
     let lay_out = |repo: &gix::Repository, rev: &Revision, root: &Path| -> Result<Side, LayOut> {
-        let unwritten = materialize(repo, &workdir, rev, root, &keep)?;
+        let unwritten = materialize(repo, &objects, &workdir, rev, root, &keep)?;
         let walked = Some(check::walk_with(root, settings, &unwritten));
         Ok(Side { root: root.to_path_buf(), targets: None, walked, explicit })
     };
@@ -354,8 +358,13 @@ impl Side {
         let selection = self.selection(profiles);
         let starts = check::starts(&self.root, &walked, settings, &selection);
         let dirs = starts.dirs.iter().map(|d| rel(&self.root, d)).collect();
-        let mut kept = check::Views::new();
-        let tree = check::check_walked_keeping(&self.root, walked, settings, &selection, &starts, &mut kept);
+        // Each view summed up as the check hands it over: kept whole, every agent's text from
+        // every directory of both sides would be held at once.
+        let mut kept = BTreeMap::new();
+        let mut keep = |dir: &Path, agent: &'static str, view: &AgentView| {
+            kept.insert((dir.to_path_buf(), agent), summary(&self.root, workdir, view));
+        };
+        let tree = check::check_walked_keeping(&self.root, walked, settings, &selection, &starts, &mut keep);
         if let Some(e) = tree.config_errors.first() {
             return Err(unrooted(e, &self.root));
         }
@@ -395,15 +404,15 @@ struct Checked {
     dirs: BTreeSet<String>,
     views: BTreeMap<(String, &'static str), ViewSummary>,
     findings: Vec<Found>,
-    /// The views the check computed (from this side's own starts).
-    kept: check::Views,
+    /// The views the check computed (from this side's own starts), summed up.
+    kept: BTreeMap<(PathBuf, &'static str), ViewSummary>,
 }
 
 impl Checked {
     /// The views of every agent from `dirs` (the start directories of both sides) that this
     /// side has.
     fn views_of(
-        &self,
+        &mut self,
         starts: &check::Starts,
         dirs: &BTreeSet<String>,
     ) -> BTreeMap<(String, &'static str), ViewSummary> {
@@ -414,48 +423,50 @@ impl Checked {
                 continue;
             }
             for p in starts.agents_at(&abs) {
-                let summary = match self.kept.get(&(abs.clone(), p.name)) {
-                    Some(view) => self.summary(view),
-                    None => self.summary(&agents::load(p, &abs, &[])),
+                let summary = match self.kept.remove(&(abs.clone(), p.name)) {
+                    Some(kept) => kept,
+                    None => summary(&self.root, &self.workdir, &agents::load(p, &abs, &[])),
                 };
                 out.insert((dir.clone(), p.name), summary);
             }
         }
         out
     }
+}
 
-    fn summary(&self, view: &AgentView) -> ViewSummary {
-        let mut files = BTreeMap::new();
-        for f in &view.files {
-            let Ok(path) = f.path.strip_prefix(&self.root) else { continue };
-            let reach = view.rule_reach.iter().find(|r| r.path == f.path);
-            let cut = matches!(f.status, Status::Truncated | Status::Omitted);
-            let state = State {
-                status: f.status.as_str().to_string(),
-                bytes: Some(f.bytes),
-                included_bytes: Some(f.included_bytes),
-                by: f.by.as_deref().map(|b| rel(&self.root, b)),
-                by_own: false,
-                globs: f.globs.clone(),
-                matching: reach.map(|r| r.matching),
-                budget: view.budget.clone().filter(|_| cut),
-            };
-            // A file the view names twice (an import that stays outside, and the same file
-            // shadowed as the directory's own) is said as the agent gets it, else as first named.
-            match files.entry(paths::slash_join(path)) {
-                std::collections::btree_map::Entry::Vacant(v) => {
-                    v.insert(state);
-                }
-                std::collections::btree_map::Entry::Occupied(mut o) if !o.get().reaches() && state.reaches() => {
-                    o.insert(state);
-                }
-                std::collections::btree_map::Entry::Occupied(_) => {}
+/// What `diff` compares of an agent's view of the side at `root` (`workdir`: the repository's
+/// own checkout, whose paths the agent's text names).
+fn summary(root: &Path, workdir: &Path, view: &AgentView) -> ViewSummary {
+    let mut files = BTreeMap::new();
+    for f in &view.files {
+        let Ok(path) = f.path.strip_prefix(root) else { continue };
+        let reach = view.rule_reach.iter().find(|r| r.path == f.path);
+        let cut = matches!(f.status, Status::Truncated | Status::Omitted);
+        let state = State {
+            status: f.status.as_str().to_string(),
+            bytes: Some(f.bytes),
+            included_bytes: Some(f.included_bytes),
+            by: f.by.as_deref().map(|b| rel(root, b)),
+            by_own: false,
+            globs: f.globs.clone(),
+            matching: reach.map(|r| r.matching),
+            budget: view.budget.clone().filter(|_| cut),
+        };
+        // A file the view names twice (an import that stays outside, and the same file
+        // shadowed as the directory's own) is said as the agent gets it, else as first named.
+        match files.entry(paths::slash_join(path)) {
+            std::collections::btree_map::Entry::Vacant(v) => {
+                v.insert(state);
             }
+            std::collections::btree_map::Entry::Occupied(mut o) if !o.get().reaches() && state.reaches() => {
+                o.insert(state);
+            }
+            std::collections::btree_map::Entry::Occupied(_) => {}
         }
-        // The text as the agent gets it in the repository's own checkout.
-        let text = view.text.replace(&*self.root.to_string_lossy(), &self.workdir.to_string_lossy());
-        ViewSummary { files, bytes: text.len(), digest: Sha256::digest(text.as_bytes()).into() }
     }
+    // The text as the agent gets it in the repository's own checkout.
+    let text = view.text.replace(&*root.to_string_lossy(), &workdir.to_string_lossy());
+    ViewSummary { files, bytes: text.len(), digest: Sha256::digest(text.as_bytes()).into() }
 }
 
 /// `path` from `root`, with slashes; `.` for the root itself.
@@ -654,6 +665,7 @@ fn safe_rel(path: &str) -> Option<PathBuf> {
 /// would cost more than the rest of the diff.
 fn materialize(
     repo: &gix::Repository,
+    objects: &objects::Objects,
     workdir: &Path,
     rev: &Revision,
     into: &Path,
@@ -665,7 +677,7 @@ fn materialize(
     let mut unwritten_dirs: Vec<PathBuf> = Vec::new();
     let mut unwritten_files: Vec<PathBuf> = Vec::new();
     let mut links: Vec<(PathBuf, String)> = Vec::new();
-    let mut place = |rel: &Path, kind: Entry, data: &dyn Fn() -> Result<Vec<u8>, String>| -> Result<(), LayOut> {
+    let mut place = |rel: &Path, kind: Entry, data: &dyn Fn() -> Result<Arc<[u8]>, String>| -> Result<(), LayOut> {
         match kind {
             Entry::Dir => unwritten_dirs.push(rel.to_path_buf()),
             Entry::File if !keeps_text(rel, names) => unwritten_files.push(rel.to_path_buf()),
@@ -697,24 +709,25 @@ fn materialize(
                 .map_err(|e| format!("{spec}: {e}"))?
                 .peel_to_tree()
                 .map_err(|e| format!("{spec}: not a commit or a tree ({e})"))?;
-            let mut recorder = gix::traverse::tree::Recorder::default();
-            tree.traverse().breadthfirst(&mut recorder).map_err(|e| format!("{spec}: cannot read its tree ({e})"))?;
-            for e in recorder.records {
-                let Some(rel) = std::str::from_utf8(&e.filepath).ok().and_then(safe_rel) else { continue };
-                let kind = if e.mode.is_tree() || e.mode.is_commit() {
-                    Entry::Dir
-                } else if e.mode.is_link() {
-                    Entry::Link
-                } else {
-                    Entry::File
-                };
-                let data = || -> Result<Vec<u8>, String> {
-                    repo.find_blob(e.oid)
-                        .map(|b| b.data.clone())
-                        .map_err(|err| format!("{spec}: {}: {err}", rel.display()))
-                };
-                place(&rel, kind, &data)?;
-            }
+            objects.each_entry(
+                repo,
+                tree.id,
+                |path, item| {
+                    let Some(rel) = safe_rel(path) else { return Ok(()) };
+                    let kind = if item.mode.is_tree() || item.mode.is_commit() {
+                        Entry::Dir
+                    } else if item.mode.is_link() {
+                        Entry::Link
+                    } else {
+                        Entry::File
+                    };
+                    let data = || -> Result<Arc<[u8]>, String> {
+                        objects.blob(repo, item.oid).map_err(|err| format!("{spec}: {}: {err}", rel.display()))
+                    };
+                    place(&rel, kind, &data)
+                },
+                |dir, e| LayOut::Other(format!("{spec}: cannot read its tree at {dir} ({e})")),
+            )?;
         }
         Revision::WorkingTree => {
             let walker = ignore::WalkBuilder::new(workdir)
@@ -737,13 +750,13 @@ fn materialize(
                     Entry::File
                 };
                 let path = entry.path().to_path_buf();
-                let data = || -> Result<Vec<u8>, String> {
+                let data = || -> Result<Arc<[u8]>, String> {
                     let read = |e: std::io::Error| format!("{}: {e}", path.display());
                     if kind == Entry::Link {
                         let target = std::fs::read_link(&path).map_err(read)?;
-                        Ok(target.to_string_lossy().into_owned().into_bytes())
+                        Ok(target.to_string_lossy().as_bytes().into())
                     } else {
-                        std::fs::read(&path).map_err(read)
+                        std::fs::read(&path).map(Arc::from).map_err(read)
                     }
                 };
                 place(&rel, kind, &data)?;
@@ -755,7 +768,7 @@ fn materialize(
     out.extend(unwritten_dirs.iter().filter(|d| !into.join(d).is_dir()).map(|d| (paths::slash_join(d), true)));
     // A link to a left-out file dangles in the skeleton: it is listed as the file it names.
     // (The listing sorts what it is given.)
-    let left_out: std::collections::HashSet<&PathBuf> =
+    let left_out: HashSet<&PathBuf> =
         if links.is_empty() { Default::default() } else { unwritten_files.iter().collect() };
     for (rel, target) in &links {
         let named = rel.parent().map(|p| paths::normalize(&p.join(target)));
