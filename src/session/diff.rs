@@ -677,7 +677,13 @@ fn materialize(
     let mut unwritten_dirs: Vec<PathBuf> = Vec::new();
     let mut unwritten_files: Vec<PathBuf> = Vec::new();
     let mut links: Vec<(PathBuf, String)> = Vec::new();
+    let mut linked: HashSet<PathBuf> = HashSet::new();
     let mut place = |rel: &Path, kind: Entry, data: &dyn Fn() -> Result<Arc<[u8]>, String>| -> Result<(), LayOut> {
+        // Nothing is written through a link the skeleton holds: a crafted tree can name both a
+        // link `a` and entries below `a/`, which would land wherever the link points.
+        if !linked.is_empty() && rel.ancestors().any(|a| linked.contains(a)) {
+            return Ok(());
+        }
         match kind {
             Entry::Dir => unwritten_dirs.push(rel.to_path_buf()),
             Entry::File if !keeps_text(rel, names) => unwritten_files.push(rel.to_path_buf()),
@@ -693,6 +699,7 @@ fn materialize(
                 } else {
                     let target = String::from_utf8_lossy(&bytes).into_owned();
                     link(&target, &path).map_err(|e| io(&path, e))?;
+                    linked.insert(rel.to_path_buf());
                     links.push((rel.to_path_buf(), target));
                 }
             }

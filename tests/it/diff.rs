@@ -663,3 +663,51 @@ fn the_action_installs_the_release_binary_for_the_runner_else_builds_the_tag_wit
     assert_eq!(o.status.code(), Some(2));
     assert!(stdout(&o).contains("install must be release or source, not 'binary'"), "{}", stdout(&o));
 }
+
+/// Runs git in the tree's repository with `input` on its standard input.
+fn git_with_input(tree: &Tree, args: &[&str], input: &str) -> String {
+    use std::io::Write;
+    let mut child = Command::new("git")
+        .args(args)
+        .current_dir(tree.root())
+        .env("HOME", tree.home())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run git");
+    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
+    let o = child.wait_with_output().expect("git output");
+    assert!(o.status.success(), "git {args:?}");
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// A pull request can carry any tree git can store, also one no checkout would make: here a
+/// link `a` to a directory outside the repository next to a directory `a` holding an
+/// `AGENTS.md`. Laying out that revision must not write the file through the link.
+#[test]
+fn a_crafted_tree_with_a_link_beside_a_directory_of_its_name_writes_nothing_through_the_link() {
+    let t = repo();
+    t.write("r/AGENTS.md", "# root\n");
+    commit(&t, "base");
+    let outside = tempfile::tempdir().expect("tempdir");
+    let target = outside.path().to_string_lossy().into_owned();
+    let link = git_with_input(&t, &["hash-object", "-w", "--stdin"], &target);
+    let text = git_with_input(&t, &["hash-object", "-w", "--stdin"], "pwned\n");
+    let sub = git_with_input(&t, &["mktree"], &format!("100644 blob {text}\tAGENTS.md\n"));
+    let root = git(&t, &["rev-parse", "HEAD:AGENTS.md"]);
+    let crafted = git_with_input(
+        &t,
+        &["mktree"],
+        &format!("100644 blob {}\tAGENTS.md\n120000 blob {link}\ta\n040000 tree {sub}\ta\n", root.trim()),
+    );
+    let tip = git(&t, &["commit-tree", &crafted, "-p", "HEAD", "-m", "crafted"]);
+    git(&t, &["update-ref", "refs/heads/crafted", tip.trim()]);
+    for (from, to) in [("HEAD", "crafted"), ("crafted", "HEAD")] {
+        let o = diff(&t, &[from, to, "--json"]);
+        assert!(o.status.code().is_some_and(|c| c <= 1), "{}", String::from_utf8_lossy(&o.stderr));
+        let left: Vec<_> =
+            std::fs::read_dir(outside.path()).expect("read outside").flatten().map(|e| e.path()).collect();
+        assert!(left.is_empty(), "diff {from} {to} wrote through the link: {left:?}");
+    }
+}
