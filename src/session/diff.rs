@@ -12,7 +12,7 @@
 //! that move, rules that attach elsewhere, findings that appear or disappear. Directories that
 //! change the same way are grouped, so that a monorepo reads in a few lines.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -222,7 +222,8 @@ pub struct Found {
 struct ViewSummary {
     files: BTreeMap<String, State>,
     bytes: usize,
-    digest: [u8; 32],
+    /// Of the text (`None`: not worked out, as the other side's text has another length).
+    digest: Option<[u8; 32]>,
 }
 
 /// A profile as people read it: the agent's name ("Claude Code"), or the engine's own (`dsh`).
@@ -306,9 +307,12 @@ pub fn diff(
     // Each side in a run of its own: what one side's views learn of the file system stays
     // theirs, and its views search the side's listing (which names the files not written).
     let (base_cache, head_cache) = (Default::default(), Default::default());
-    let run = |side: Side, cache| agents::with_repo_cache(cache, || side.run(settings, &profiles, &workdir));
-    let (mut base_out, base_starts) = run(base_side, &base_cache)?;
-    let (mut head_out, head_starts) = run(head_side, &head_cache)?;
+    let run =
+        |side: Side, cache, other| agents::with_repo_cache(cache, || side.run(settings, &profiles, &workdir, other));
+    let none = HashMap::new();
+    let (mut base_out, base_starts) = run(base_side, &base_cache, &none)?;
+    let lengths = base_out.kept.iter().map(|((dir, agent), v)| ((rel(&base_out.root, dir), *agent), v.bytes)).collect();
+    let (mut head_out, head_starts) = run(head_side, &head_cache, &lengths)?;
     let every: BTreeSet<String> = base_out.dirs.union(&head_out.dirs).cloned().collect();
     base_out.views = agents::with_repo_cache(&base_cache, || base_out.views_of(&base_starts, &every));
     head_out.views = agents::with_repo_cache(&head_cache, || head_out.views_of(&head_starts, &every));
@@ -353,6 +357,7 @@ impl Side {
         settings: &Settings,
         profiles: &[String],
         workdir: &Path,
+        other: &HashMap<(String, &'static str), usize>,
     ) -> Result<(Checked, check::Starts), String> {
         let walked = self.walked.take().ok_or("the side was checked twice")?;
         let selection = self.selection(profiles);
@@ -360,15 +365,26 @@ impl Side {
         let dirs = starts.dirs.iter().map(|d| rel(&self.root, d)).collect();
         // Each view summed up as the check hands it over: kept whole, every agent's text from
         // every directory of both sides would be held at once.
+        // (A text whose length differs from the other side's differs: it is not hashed.)
         let mut kept = BTreeMap::new();
         let mut keep = |dir: &Path, agent: &'static str, view: &AgentView| {
-            kept.insert((dir.to_path_buf(), agent), summary(&self.root, workdir, view));
+            let other = other.get(&(rel(&self.root, dir), agent));
+            let summed = summary(&self.root, workdir, view, |bytes| other.is_none_or(|&b| b == bytes));
+            kept.insert((dir.to_path_buf(), agent), summed);
         };
         let tree = check::check_walked_keeping(&self.root, walked, settings, &selection, &starts, &mut keep);
         if let Some(e) = tree.config_errors.first() {
             return Err(unrooted(e, &self.root));
         }
-        let findings = tree.findings.iter().map(|f| self.found(f, settings)).collect();
+        // The findings come by path: each file is read once for all of its own.
+        let mut text: Option<(&Path, Vec<u8>)> = None;
+        let mut findings = Vec::with_capacity(tree.findings.len());
+        for f in &tree.findings {
+            if text.as_ref().is_none_or(|(p, _)| *p != f.path) {
+                text = Some((&f.path, read_prefix(&f.path, settings.max_file_bytes)));
+            }
+            findings.push(self.found(f, text.as_ref().map_or(&[], |(_, b)| b)));
+        }
         let checked = Checked {
             root: self.root.clone(),
             workdir: workdir.to_path_buf(),
@@ -380,10 +396,10 @@ impl Side {
         Ok((checked, starts))
     }
 
-    fn found(&self, f: &Finding, settings: &Settings) -> Found {
-        let bytes = read_prefix(&f.path, settings.max_file_bytes);
-        let (start, _) = f.span.byte_range(&bytes);
-        let (line, column) = lint::line_col(&bytes, start);
+    /// `f` as the diff says it; `bytes`: the text of its file.
+    fn found(&self, f: &Finding, bytes: &[u8]) -> Found {
+        let (start, _) = f.span.byte_range(bytes);
+        let (line, column) = lint::line_col(bytes, start);
         Found {
             path: rel(&self.root, &f.path),
             line,
@@ -425,7 +441,7 @@ impl Checked {
             for p in starts.agents_at(&abs) {
                 let summary = match self.kept.remove(&(abs.clone(), p.name)) {
                     Some(kept) => kept,
-                    None => summary(&self.root, &self.workdir, &agents::load(p, &abs, &[])),
+                    None => summary(&self.root, &self.workdir, &agents::load(p, &abs, &[]), |_| true),
                 };
                 out.insert((dir.clone(), p.name), summary);
             }
@@ -436,7 +452,7 @@ impl Checked {
 
 /// What `diff` compares of an agent's view of the side at `root` (`workdir`: the repository's
 /// own checkout, whose paths the agent's text names).
-fn summary(root: &Path, workdir: &Path, view: &AgentView) -> ViewSummary {
+fn summary(root: &Path, workdir: &Path, view: &AgentView, hash: impl FnOnce(usize) -> bool) -> ViewSummary {
     let mut files = BTreeMap::new();
     for f in &view.files {
         let Ok(path) = f.path.strip_prefix(root) else { continue };
@@ -464,9 +480,13 @@ fn summary(root: &Path, workdir: &Path, view: &AgentView) -> ViewSummary {
             std::collections::btree_map::Entry::Occupied(_) => {}
         }
     }
-    // The text as the agent gets it in the repository's own checkout.
-    let text = view.text.replace(&*root.to_string_lossy(), &workdir.to_string_lossy());
-    ViewSummary { files, bytes: text.len(), digest: Sha256::digest(text.as_bytes()).into() }
+    // The text as the agent gets it in the repository's own checkout: its length, and what it
+    // hashes to when `hash` says that the length leaves the text's sameness open.
+    let (skeleton, checkout) = (root.to_string_lossy(), workdir.to_string_lossy());
+    let named = memchr::memmem::find_iter(view.text.as_bytes(), skeleton.as_bytes()).count();
+    let bytes = view.text.len() - named * skeleton.len() + named * checkout.len();
+    let digest = hash(bytes).then(|| Sha256::digest(view.text.replace(&*skeleton, &checkout).as_bytes()).into());
+    ViewSummary { files, bytes, digest }
 }
 
 /// `path` from `root`, with slashes; `.` for the root itself.
@@ -584,7 +604,7 @@ fn changes(dir: &str, before: &ViewSummary, after: &ViewSummary) -> Vec<Change> 
         };
         out.push(change);
     }
-    if out.is_empty() && before.digest != after.digest {
+    if out.is_empty() && (before.bytes != after.bytes || before.digest != after.digest) {
         out.push(Change::Text);
     }
     // What leaves first, then what enters, then what moves: the most telling first.

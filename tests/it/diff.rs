@@ -711,3 +711,33 @@ fn a_crafted_tree_with_a_link_beside_a_directory_of_its_name_writes_nothing_thro
         assert!(left.is_empty(), "diff {from} {to} wrote through the link: {left:?}");
     }
 }
+
+/// A file whose words change but not its size changes no file's bytes or cut: the reviewer is
+/// still told that the agents' text changes, in every directory that gets the file, and only
+/// there.
+#[test]
+fn a_change_of_words_at_the_same_size_is_a_change_of_the_text() {
+    let t = repo();
+    t.write("r/AGENTS.md", "use tabs\n");
+    t.write("r/pkg/AGENTS.md", "package rules\n");
+    t.write("r/other/AGENTS.md", "other rules\n");
+    commit(&t, "base");
+    t.write("r/pkg/AGENTS.md", "package RULES\n");
+    commit(&t, "same size, other words");
+    let json: Value =
+        serde_json::from_slice(&diff(&t, &["HEAD~1", "HEAD", "--json", "--profile", "codex"]).stdout).expect("json");
+    let groups = json["groups"].as_array().expect("groups");
+    assert_eq!(groups.len(), 1, "{json:#}");
+    assert_eq!(groups[0]["dirs"], serde_json::json!([{"dir": "pkg", "before": 108, "after": 108}]), "{json:#}");
+    assert_eq!(groups[0]["changes"][0]["kind"], "text", "{json:#}");
+    let text = stdout(&diff(&t, &["HEAD~1", "HEAD", "--profile", "codex"]));
+    assert!(text.contains("the text changes (the same files, the same sizes)"), "{text}");
+    // Back to the first words: no change at all.
+    t.write("r/pkg/AGENTS.md", "package rules\n");
+    commit(&t, "the first words again");
+    let o = diff(&t, &["HEAD~2", "HEAD", "--profile", "codex"]);
+    assert_eq!(
+        lines(&o).last().map(String::as_str),
+        Some("No agent's view changes: Codex gets the same files, bytes and findings.")
+    );
+}
