@@ -500,6 +500,14 @@ struct Row {
     verdict: &'static str,
 }
 
+/// The rows as a Markdown table.
+fn print_rows(rows: &[Row]) {
+    println!("\n| measure | result | target | |\n| --- | --- | --- | --- |");
+    for r in rows {
+        println!("| {} | {} | {} | {} |", r.measure, r.value, r.target, r.verdict);
+    }
+}
+
 fn row(rows: &mut Vec<Row>, measure: &str, value: String, target: &str, met: Option<bool>) {
     let verdict = match met {
         Some(true) => "met",
@@ -1015,6 +1023,12 @@ fn main() {
         println!("{}", large.as_ref().unwrap_or(&small).chain.display());
         return;
     }
+    // `--only diff`: the diff rows alone, to measure a change to `diff` without the rest.
+    if value("--only").as_deref() == Some("diff") {
+        diff_rows(&mut rows, smoke);
+        print_rows(&rows);
+        return;
+    }
     let main_tree = large.as_ref().unwrap_or(&small);
     let n = |full: usize, quick: usize| if smoke { quick } else { full };
     eprintln!("trees ready under {}", main_tree.root.display());
@@ -1525,10 +1539,7 @@ fn main() {
         }
     }
 
-    println!("\n| measure | result | target | |\n| --- | --- | --- | --- |");
-    for r in &rows {
-        println!("| {} | {} | {} | {} |", r.measure, r.value, r.target, r.verdict);
-    }
+    print_rows(&rows);
     if let Some(path) = value("--json") {
         let doc: Vec<Value> = rows
             .iter()
