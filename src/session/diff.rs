@@ -694,25 +694,29 @@ fn materialize(
     // Writing the skeleton failed: another scratch directory may do.
     let io = |p: &Path, e: std::io::Error| LayOut::Scratch(format!("{}: {e}", p.display()));
     std::fs::create_dir_all(into.join(".git")).map_err(|e| io(into, e))?;
-    let mut unwritten_dirs: Vec<PathBuf> = Vec::new();
-    let mut unwritten_files: Vec<PathBuf> = Vec::new();
+    // (Paths relative to the root, with `/`: as the listing takes them.)
+    let mut unwritten_dirs: Vec<String> = Vec::new();
+    let mut unwritten_files: Vec<String> = Vec::new();
+    // The directories made on the disk (those something kept went in).
+    let mut made: HashSet<String> = HashSet::new();
     let mut links: Vec<(PathBuf, String)> = Vec::new();
     let mut linked: HashSet<PathBuf> = HashSet::new();
-    let mut place = |rel: &Path, kind: Entry, data: &dyn Fn() -> Result<Arc<[u8]>, String>| -> Result<(), LayOut> {
+    let mut place = |rel: &Path, slashed: &str, kind: Entry, data: &dyn Fn() -> Result<Arc<[u8]>, String>| {
         // Nothing is written through a link the skeleton holds: a crafted tree can name both a
         // link `a` and entries below `a/`, which would land wherever the link points.
         if !linked.is_empty() && rel.ancestors().any(|a| linked.contains(a)) {
             return Ok(());
         }
         match kind {
-            Entry::Dir => unwritten_dirs.push(rel.to_path_buf()),
-            Entry::File if !keeps_text(rel, names) => unwritten_files.push(rel.to_path_buf()),
+            Entry::Dir => unwritten_dirs.push(slashed.to_string()),
+            Entry::File if !keeps_text(rel, names) => unwritten_files.push(slashed.to_string()),
             Entry::File | Entry::Link => {
                 // A directory is made when something kept goes in it.
                 let path = into.join(rel);
                 if let Some(parent) = path.parent() {
                     std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
                 }
+                made.extend(slashed.match_indices('/').map(|(i, _)| slashed[..i].to_string()));
                 let bytes = data()?;
                 if kind == Entry::File {
                     std::fs::write(&path, bytes).map_err(|e| io(&path, e))?;
@@ -724,7 +728,7 @@ fn materialize(
                 }
             }
         }
-        Ok(())
+        Ok::<(), LayOut>(())
     };
     match rev {
         Revision::Commit(spec) => {
@@ -751,7 +755,12 @@ fn materialize(
                     let data = || -> Result<Arc<[u8]>, String> {
                         objects.blob(repo, item.oid).map_err(|err| format!("{spec}: {}: {err}", rel.display()))
                     };
-                    place(&rel, kind, &data)
+                    // (A crafted name can hold `/`: the path is then said as the disk has it.)
+                    if path.split('/').all(|c| !c.is_empty() && c != ".") {
+                        place(&rel, path, kind, &data)
+                    } else {
+                        place(&rel, &paths::slash_join(&rel), kind, &data)
+                    }
                 },
                 |dir, e| LayOut::Other(format!("{spec}: cannot read its tree at {dir} ({e})")),
             )?;
@@ -786,24 +795,24 @@ fn materialize(
                         std::fs::read(&path).map(Arc::from).map_err(read)
                     }
                 };
-                place(&rel, kind, &data)?;
+                place(&rel, &paths::slash_join(&rel), kind, &data)?;
             }
         }
     }
     let mut out: Vec<check::Unwritten> = Vec::with_capacity(unwritten_dirs.len() + unwritten_files.len());
     // A directory something kept went in is on the disk: the walk lists it.
-    out.extend(unwritten_dirs.iter().filter(|d| !into.join(d).is_dir()).map(|d| (paths::slash_join(d), true)));
+    out.extend(unwritten_dirs.into_iter().filter(|d| !made.contains(d)).map(|d| (d, true)));
     // A link to a left-out file dangles in the skeleton: it is listed as the file it names.
     // (The listing sorts what it is given.)
-    let left_out: HashSet<&PathBuf> =
-        if links.is_empty() { Default::default() } else { unwritten_files.iter().collect() };
+    let left_out: HashSet<&str> =
+        if links.is_empty() { Default::default() } else { unwritten_files.iter().map(String::as_str).collect() };
     for (rel, target) in &links {
-        let named = rel.parent().map(|p| paths::normalize(&p.join(target)));
-        if named.is_some_and(|n| left_out.contains(&n)) {
+        let named = rel.parent().map(|p| paths::slash_join(&paths::normalize(&p.join(target))));
+        if named.is_some_and(|n| left_out.contains(n.as_str())) {
             out.push((paths::slash_join(rel), false));
         }
     }
-    out.extend(unwritten_files.iter().map(|f| (paths::slash_join(f), false)));
+    out.extend(unwritten_files.into_iter().map(|f| (f, false)));
     Ok(out)
 }
 
