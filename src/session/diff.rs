@@ -616,18 +616,34 @@ fn changes(dir: &str, before: &ViewSummary, after: &ViewSummary) -> Vec<Change> 
 fn files(base: &Checked, head: &Checked) -> Vec<FileChange> {
     let named: BTreeSet<&String> =
         base.views.values().chain(head.views.values()).flat_map(|v| v.files.keys()).collect();
-    let read = |side: &Checked, path: &str| std::fs::read(side.root.join(path)).ok();
     named
         .into_iter()
         .filter_map(|path| {
-            let (b, a) = (read(base, path), read(head, path));
+            let (b, a) = (skeleton_file(base, path), skeleton_file(head, path));
             (b != a).then(|| FileChange {
                 path: path.clone(),
-                before: b.map(|t| t.len() as u64),
-                after: a.map(|t| t.len() as u64),
+                before: b.map(|(size, _)| size),
+                after: a.map(|(size, _)| size),
             })
         })
         .collect()
+}
+
+/// The size of the file at `path` in the side's skeleton and its bytes as far as an agent reads
+/// them ([`agents::READ_CAP`]); `None` when it is not a regular file inside the skeleton. A
+/// crafted revision can make it a link to a FIFO (`/dev/stdin`), to `/dev/zero` or to any file
+/// outside: none of them is opened or read.
+fn skeleton_file(side: &Checked, path: &str) -> Option<(u64, Vec<u8>)> {
+    use std::io::Read;
+    let real = std::fs::canonicalize(side.root.join(path)).ok()?;
+    if !real.starts_with(&side.root) {
+        return None;
+    }
+    let file = crate::chain::source::open_regular(&real).ok()?;
+    let size = file.metadata().ok()?.len();
+    let mut bytes = Vec::new();
+    file.take(agents::READ_CAP).read_to_end(&mut bytes).ok()?;
+    Some((size, bytes))
 }
 
 /// The findings of the head side that the base side has not, those it has that the head side

@@ -741,3 +741,39 @@ fn a_change_of_words_at_the_same_size_is_a_change_of_the_text() {
         Some("No agent's view changes: Codex gets the same files, bytes and findings.")
     );
 }
+
+/// A revision can link an instruction file to anything on the reviewer's machine: a FIFO (or
+/// `/dev/stdin`) would block a read forever, `/dev/zero` would never end. `diff` compares such a
+/// file without opening it, and finishes.
+#[test]
+fn an_instruction_file_linked_to_a_fifo_is_compared_without_blocking_on_it() {
+    let t = repo();
+    t.write("r/AGENTS.md", "# rules\n");
+    commit(&t, "base");
+    let outside = tempfile::tempdir().expect("tempdir");
+    let fifo = outside.path().join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("run mkfifo");
+    assert!(made.success(), "mkfifo");
+    std::fs::remove_file(t.path("r/AGENTS.md")).expect("rm");
+    t.symlink(&fifo, "r/AGENTS.md");
+    commit(&t, "AGENTS.md links to a FIFO");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
+        .args(["diff", "HEAD~1", "HEAD", "--json"])
+        .current_dir(t.root())
+        .env("HOME", t.home())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run diff");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("diff blocked on the FIFO the revision links to");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let o = child.wait_with_output().expect("output");
+    let json: Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert!(json["groups"].as_array().is_some_and(|g| !g.is_empty()), "the file's change is reported: {json:#}");
+}

@@ -8,6 +8,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use gix::ObjectId;
 use gix::objs::tree::EntryMode;
 
+/// The largest blob kept for the other side once read (instruction files are far smaller).
+const BLOB_KEPT_MAX: usize = 256 * 1024;
+
 /// One entry of a tree: its name, mode and object.
 pub(super) struct Item {
     pub name: Vec<u8>,
@@ -43,10 +46,16 @@ impl Objects {
         .clone()
     }
 
-    /// The bytes of the blob `oid`.
+    /// The bytes of the blob `oid`. One larger than [`BLOB_KEPT_MAX`] is not kept for the other
+    /// side (a revision of large settings files would stay in memory whole).
     pub(super) fn blob(&self, repo: &gix::Repository, oid: ObjectId) -> Result<Arc<[u8]>, String> {
         let slot = Self::slot(&self.blobs, oid);
-        slot.get_or_init(|| repo.find_blob(oid).map(|b| Arc::from(&b.data[..])).map_err(|e| e.to_string())).clone()
+        let data =
+            slot.get_or_init(|| repo.find_blob(oid).map(|b| Arc::from(&b.data[..])).map_err(|e| e.to_string())).clone();
+        if data.as_ref().is_ok_and(|d| d.len() > BLOB_KEPT_MAX) {
+            self.blobs.lock().unwrap_or_else(|e| e.into_inner()).remove(&oid);
+        }
+        data
     }
 
     fn slot<T: ?Sized>(map: &Mutex<HashMap<ObjectId, Slot<T>>>, oid: ObjectId) -> Slot<T> {
