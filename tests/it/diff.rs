@@ -9,14 +9,25 @@ use serde_json::Value;
 
 /// Runs git in the tree's repository, with a private home and no system configuration.
 fn git(tree: &Tree, args: &[&str]) -> String {
-    let o = Command::new("git")
+    git_with_input(tree, args, "")
+}
+
+/// [`git`] with `input` on its standard input.
+fn git_with_input(tree: &Tree, args: &[&str], input: &str) -> String {
+    use std::io::Write;
+    let mut child = Command::new("git")
         .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
         .args(args)
         .current_dir(tree.root())
         .env("HOME", tree.home())
         .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .expect("run git");
+    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
+    let o = child.wait_with_output().expect("git output");
     assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -33,8 +44,11 @@ fn commit(tree: &Tree, message: &str) {
     git(tree, &["commit", "-q", "-m", message]);
 }
 
-fn diff_in(tree: &Tree, cwd: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
+/// `instructions-lsp diff` run in `cwd`, with the tree's home and no agent's settings from the
+/// environment.
+fn diff_command(tree: &Tree, cwd: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_instructions-lsp"));
+    command
         .arg("diff")
         .args(args)
         .current_dir(cwd)
@@ -42,9 +56,12 @@ fn diff_in(tree: &Tree, cwd: &Path, args: &[&str]) -> Output {
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env_remove("DSH_HOME")
         .env_remove("XDG_CONFIG_HOME")
-        .env_remove("CODEX_HOME")
-        .output()
-        .expect("run instructions-lsp diff")
+        .env_remove("CODEX_HOME");
+    command
+}
+
+fn diff_in(tree: &Tree, cwd: &Path, args: &[&str]) -> Output {
+    diff_command(tree, cwd, args).output().expect("run instructions-lsp diff")
 }
 
 fn diff(tree: &Tree, args: &[&str]) -> Output {
@@ -664,24 +681,6 @@ fn the_action_installs_the_release_binary_for_the_runner_else_builds_the_tag_wit
     assert!(stdout(&o).contains("install must be release or source, not 'binary'"), "{}", stdout(&o));
 }
 
-/// Runs git in the tree's repository with `input` on its standard input.
-fn git_with_input(tree: &Tree, args: &[&str], input: &str) -> String {
-    use std::io::Write;
-    let mut child = Command::new("git")
-        .args(args)
-        .current_dir(tree.root())
-        .env("HOME", tree.home())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("run git");
-    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
-    let o = child.wait_with_output().expect("git output");
-    assert!(o.status.success(), "git {args:?}");
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
-
 /// A pull request can carry any tree git can store, also one no checkout would make: here a
 /// link `a` to a directory outside the repository next to a directory `a` holding an
 /// `AGENTS.md`. Laying out that revision must not write the file through the link.
@@ -692,15 +691,14 @@ fn a_crafted_tree_with_a_link_beside_a_directory_of_its_name_writes_nothing_thro
     commit(&t, "base");
     let outside = tempfile::tempdir().expect("tempdir");
     let target = outside.path().to_string_lossy().into_owned();
-    let link = git_with_input(&t, &["hash-object", "-w", "--stdin"], &target);
-    let text = git_with_input(&t, &["hash-object", "-w", "--stdin"], "pwned\n");
-    let sub = git_with_input(&t, &["mktree"], &format!("100644 blob {text}\tAGENTS.md\n"));
-    let root = git(&t, &["rev-parse", "HEAD:AGENTS.md"]);
-    let crafted = git_with_input(
-        &t,
-        &["mktree"],
-        &format!("100644 blob {}\tAGENTS.md\n120000 blob {link}\ta\n040000 tree {sub}\ta\n", root.trim()),
-    );
+    // (Object ids, without git's closing newline.)
+    let object = |args: &[&str], input: &str| git_with_input(&t, args, input).trim().to_string();
+    let link = object(&["hash-object", "-w", "--stdin"], &target);
+    let text = object(&["hash-object", "-w", "--stdin"], "pwned\n");
+    let sub = object(&["mktree"], &format!("100644 blob {text}\tAGENTS.md\n"));
+    let root = object(&["rev-parse", "HEAD:AGENTS.md"], "");
+    let crafted =
+        object(&["mktree"], &format!("100644 blob {root}\tAGENTS.md\n120000 blob {link}\ta\n040000 tree {sub}\ta\n"));
     let tip = git(&t, &["commit-tree", &crafted, "-p", "HEAD", "-m", "crafted"]);
     git(&t, &["update-ref", "refs/heads/crafted", tip.trim()]);
     for (from, to) in [("HEAD", "crafted"), ("crafted", "HEAD")] {
@@ -757,11 +755,7 @@ fn an_instruction_file_linked_to_a_fifo_is_compared_without_blocking_on_it() {
     std::fs::remove_file(t.path("r/AGENTS.md")).expect("rm");
     t.symlink(&fifo, "r/AGENTS.md");
     commit(&t, "AGENTS.md links to a FIFO");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
-        .args(["diff", "HEAD~1", "HEAD", "--json"])
-        .current_dir(t.root())
-        .env("HOME", t.home())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
+    let mut child = diff_command(&t, &t.root(), &["HEAD~1", "HEAD", "--json"])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("run diff");
