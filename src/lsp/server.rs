@@ -49,6 +49,12 @@ impl Server {
     pub fn remembered_answer(&self, params: &Value) -> Option<Arc<[u8]>> {
         custom::remembered_answer(&self.shared, params)
     }
+
+    /// Whether an `instructions/effective` request changes nothing the next message sees: true
+    /// but for a server without workspace folders, where one starts a session for its path.
+    pub fn effective_changes_nothing(&self) -> bool {
+        !self.shared.state().implicit
+    }
 }
 
 impl LanguageServer for Server {

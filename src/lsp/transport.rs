@@ -60,6 +60,27 @@ fn find_ignore_case(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w.eq_ignore_ascii_case(needle))
 }
 
+/// Where the header block at the start of `unread` ends, and its body starts: the first blank
+/// line (`\n\n` or `\n\r\n`) within [`MAX_HEADER_BYTES`]. Only the header's own bytes are
+/// looked at: a client that sends thousands of requests at once fills the buffer with them, and
+/// searching all of it for every message cost more than answering it.
+fn header_end(unread: &[u8]) -> Option<(usize, usize)> {
+    let window = &unread[..unread.len().min(MAX_HEADER_BYTES + 3)];
+    let mut from = 0;
+    while let Some(at) = memchr::memchr(b'\n', &window[from..]) {
+        let i = from + at;
+        if i > MAX_HEADER_BYTES {
+            return None;
+        }
+        match &window[i + 1..] {
+            [b'\n', ..] => return Some((i, i + 2)),
+            [b'\r', b'\n', ..] => return Some((i, i + 3)),
+            _ => from = i + 1,
+        }
+    }
+    None
+}
+
 /// A header field name: an RFC 9110 token.
 fn is_token(name: &str) -> bool {
     !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
@@ -170,14 +191,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 self.start += 1;
             }
             let unread = self.unread();
-            let end = unread
-                .windows(2)
-                .position(|w| w == b"\n\n")
-                .map(|i| (i, i + 2))
-                .into_iter()
-                .chain(unread.windows(3).position(|w| w == b"\n\r\n").map(|i| (i, i + 3)))
-                .min_by_key(|&(i, _)| i);
-            let Some((block_end, body_start)) = end.filter(|&(i, _)| i <= MAX_HEADER_BYTES) else {
+            let Some((block_end, body_start)) = header_end(unread) else {
                 if unread.len() > MAX_HEADER_BYTES {
                     if let Some(bad) = self.garbage(format!("no end of headers in {MAX_HEADER_BYTES} bytes")) {
                         return bad;
@@ -230,11 +244,16 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     }
 }
 
-async fn write_frame<W: AsyncWrite + Unpin>(out: &mut W, body: &[u8]) -> std::io::Result<()> {
-    out.write_all(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes()).await?;
-    out.write_all(body).await?;
-    out.flush().await
+/// `body` framed, at the end of `out`.
+fn frame_into(out: &mut Vec<u8>, body: &[u8]) {
+    use std::io::Write as _;
+    let _ = write!(out, "Content-Length: {}\r\n\r\n", body.len());
+    out.extend_from_slice(body);
 }
+
+/// The most bytes of frames written in one go: answers queued while the client is slow to read
+/// go out together, in one write instead of two per frame.
+const WRITE_BATCH_BYTES: usize = 1 << 20;
 
 /// Serves `service` over a byte stream until `exit` or the end of input.
 pub async fn serve<I, O>(input: I, mut output: O, mut service: LspService<Server>, socket: ClientSocket)
@@ -244,10 +263,27 @@ where
 {
     let (out_tx, mut out_rx) = mpsc::channel::<Vec<u8>>(MAX_QUEUED_FRAMES);
     let writer = tokio::spawn(async move {
+        let mut batch = Vec::new();
         while let Some(body) = out_rx.recv().await {
-            if let Err(e) = write_frame(&mut output, &body).await {
+            frame_into(&mut batch, &body);
+            while batch.len() < WRITE_BATCH_BYTES
+                && let Ok(body) = out_rx.try_recv()
+            {
+                frame_into(&mut batch, &body);
+            }
+            if let Err(e) = async {
+                output.write_all(&batch).await?;
+                output.flush().await
+            }
+            .await
+            {
                 tracing::error!("cannot write to the client: {e}");
                 break;
+            }
+            batch.clear();
+            // One huge answer must not keep its memory for the rest of the session.
+            if batch.capacity() > 4 * WRITE_BATCH_BYTES {
+                batch.shrink_to(WRITE_BATCH_BYTES);
             }
         }
     });
@@ -275,17 +311,18 @@ where
     // Handler futures, polled in arrival order, a few at once. While an answer waits for room
     // in the output, no further future is polled, this channel fills, and reading stops.
     let (fut_tx, fut_rx) = mpsc::channel::<futures::future::BoxFuture<'static, Option<Response>>>(100);
-    // Messages handed to the service and not finished: a remembered answer is sent straight
-    // away only when there is none, so it never overtakes an earlier message's effect (a
-    // didOpen's touch, say).
+    // Messages handed to the service and not finished, but for `instructions/effective`
+    // requests, which change nothing (in a server with workspace folders): a remembered answer is sent straight away only when there
+    // is none, so it never overtakes an earlier message's effect (a didOpen's touch, say). An
+    // `effective` request still being answered does not count: else one request that finds its
+    // answer forgotten (an event moved the generation on) sends every request a client
+    // pipelines behind it down the slow path, routed, cloned and serialized again.
     let in_flight = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let processing = {
         let out_tx = out_tx.clone();
-        let in_flight = in_flight.clone();
         tokio::spawn(async move {
             let mut results = tokio_stream_from(fut_rx).buffer_unordered(MAX_CONCURRENCY);
             while let Some(result) = results.next().await {
-                in_flight.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
                 if let Some(resp) = result
                     && let Ok(body) = serde_json::to_vec(&resp)
                     && out_tx.send(body).await.is_err()
@@ -338,6 +375,7 @@ where
                 }
             };
             let exit = req.method() == "exit";
+            let counted = req.method() != super::ext::EFFECTIVE || !service.inner().effective_changes_nothing();
             let fut = match service.ready().await {
                 Ok(svc) => svc.call(req),
                 Err(e) => {
@@ -345,9 +383,17 @@ where
                     break;
                 }
             };
-            let boxed: futures::future::BoxFuture<'static, Option<Response>> =
-                Box::pin(async move { fut.await.unwrap_or(None) });
-            in_flight.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if counted {
+                in_flight.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+            let done = in_flight.clone();
+            let boxed: futures::future::BoxFuture<'static, Option<Response>> = Box::pin(async move {
+                let response = fut.await.unwrap_or(None);
+                if counted {
+                    done.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                }
+                response
+            });
             if fut_tx.send(boxed).await.is_err() || exit {
                 break;
             }
@@ -473,6 +519,31 @@ mod tests {
         let next = framed("[3]");
         let input = format!("Content-Length: {}\r\n\r\n{{}}{next}", 2 + 10);
         assert_eq!(frames(input.as_bytes()).await, ["bad", "[3]"]);
+    }
+
+    #[tokio::test]
+    async fn many_messages_read_at_once_come_out_whole_and_in_order() {
+        let bodies: Vec<String> = (0..2000).map(|i| format!("[{i}]")).collect();
+        // Both line ends, and a header block that ends with a bare `\n\n`.
+        let input: String = bodies
+            .iter()
+            .enumerate()
+            .map(|(i, b)| match i % 3 {
+                0 => framed(b),
+                1 => format!("Content-Length: {}\n\n{b}", b.len()),
+                _ => format!("Content-Type: x\r\nContent-Length: {}\n\r\n{b}", b.len()),
+            })
+            .collect();
+        assert_eq!(frames(input.as_bytes()).await, bodies);
+    }
+
+    #[test]
+    fn a_header_block_ends_at_its_first_blank_line_within_the_bound() {
+        assert_eq!(header_end(b"A: 1\r\n\r\n{}\n\n"), Some((5, 8)));
+        assert_eq!(header_end(b"A: 1\n\n{}\r\n\r\n"), Some((4, 6)));
+        assert_eq!(header_end(b"A: 1\r\n\r"), None, "the rest of the line end is still to come");
+        let long = format!("A: {}\r\n\r\n", "x".repeat(MAX_HEADER_BYTES));
+        assert_eq!(header_end(long.as_bytes()), None, "past the bound it is no header");
     }
 
     #[tokio::test]

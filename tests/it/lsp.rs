@@ -718,6 +718,31 @@ async fn a_remembered_answer_never_overtakes_a_touch_sent_before_it() {
     c.finish().await;
 }
 
+/// A client may send many requests before it reads an answer, some remembered and some worked
+/// out again: each answer is the one of the moment its request came, before a touch sent after
+/// it and after a touch sent before it.
+#[tokio::test]
+async fn requests_sent_back_to_back_around_a_touch_each_get_the_answer_of_their_moment() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "root rules");
+    t.write("r/app/AGENTS.md", "app rules");
+    let mut c = Client::start(&t.home(), &[&t.root()], json!({})).await;
+    let first = c.effective(json!({})).await;
+    assert!(!first.to_string().contains("app rules"), "{first:#}");
+    let before: Vec<_> = (0..100).map(|_| c.request_later("instructions/effective", json!({})).1).collect();
+    c.open(&t.path("r/app/main.rs"), "fn main() {}").await;
+    let after: Vec<_> = (0..100).map(|_| c.request_later("instructions/effective", json!({})).1).collect();
+    for answer in futures::future::join_all(before).await {
+        let answer = answer.expect("an answer");
+        assert!(!answer.to_string().contains("app rules"), "asked before the touch: {answer:#}");
+    }
+    for answer in futures::future::join_all(after).await {
+        let answer = answer.expect("an answer");
+        assert!(answer.to_string().contains("app rules"), "asked after the touch: {answer:#}");
+    }
+    c.finish().await;
+}
+
 /// The editor defaults to the agents the repository targets, with the settings its
 /// instructions-lsp.toml gives them: here Codex, and then Codex's budget.
 #[tokio::test]
