@@ -3,7 +3,7 @@
 //! `rg --files` walk of the same tree and against agnix, and the npm peers side by side (their
 //! timings come from `benches/peers.mjs`, run by `benches/run.sh`).
 //!
-//!   cargo bench --bench bench -- [--smoke] [--huge] [--peers FILE] [--agnix FILE] [--json FILE]
+//!   cargo bench --bench bench -- [--smoke] [--huge] [--only diff|warm] [--peers FILE] [--agnix FILE] [--json FILE]
 //!
 //! Trees are generated from a fixed seed under `.cache/bench-trees/` and reused. Peers that are
 //! not installed (`rg` on `PATH`, agnix at `--agnix` or `.cache/peers/agnix/bin/agnix`) are
@@ -1003,6 +1003,103 @@ fn rss_rows(rows: &mut Vec<Row>, home: &Path, t: &Tree, folders: usize, smoke: b
     }
 }
 
+/// Warm answers over JSON-RPC at the depth-10 chain: the engine's, "targets" and "all", their
+/// round trips and the server's CPU per request.
+fn warm_rows(rows: &mut Vec<Row>, results: &mut HashMap<String, f64>, main_tree: &Tree, home: &Path, smoke: bool) {
+    let n = |full: usize, quick: usize| if smoke { quick } else { full };
+    // Warm effective over JSON-RPC.
+    eprintln!("warm");
+    let mut s = Server::spawn(home);
+    s.initialize(&[&main_tree.chain], json!({"stateDir": null}));
+    let _ = s.request("instructions/effective", json!({}));
+    let mut warm: Vec<Duration> = (0..n(2000, 50)).map(|_| s.request("instructions/effective", json!({})).0).collect();
+    let (w50, w99) = (percentile(&mut warm, 0.5), percentile(&mut warm, 0.99));
+    results.insert("warm_us".into(), us(w50));
+    row(
+        rows,
+        "warm effective, JSON-RPC included, p50",
+        format!("{:.0} µs", us(w50)),
+        "≤ 100 µs",
+        Some(w50 <= Duration::from_micros(100)),
+    );
+    row(rows, "warm effective, p99", format!("{:.0} µs", us(w99)), "", None);
+    // What the server itself spends, which a client's round trip hides: CPU time over requests
+    // sent back to back.
+    let pipelined = 3000;
+    if let Some(cpu) = s.cpu_per_request(json!({}), pipelined) {
+        results.insert("warm_cpu_us".into(), us(cpu));
+        row(
+            rows,
+            &format!("warm effective, server CPU per request ({pipelined} pipelined)"),
+            format!("{:.0} µs", us(cpu)),
+            "≤ 20 µs",
+            Some(cpu <= Duration::from_micros(20)),
+        );
+    }
+    // What the sidebar asks (the agents the repository targets, here detected from its files),
+    // then every profile at once: agent views are remembered while every directory they read
+    // is watched (the first requests put the watches in place); Copilot's and Cursor's search
+    // the workspace, so theirs are computed again for every answer.
+    let profiles = instructions_lsp::session::profiles::names().len() - 2;
+    // Before issue 25 one such answer could take minutes on this tree: sampled within a time
+    // budget, and given up (the row says so) when one does not come.
+    let limit = Duration::from_secs(if smoke { 30 } else { 120 });
+    let budget = Duration::from_secs(if smoke { 1 } else { 20 });
+    let mut answering = true;
+    let mut all50 = None;
+    for which in ["targets", "all"] {
+        let label = if which == "all" { format!("{profiles} profiles") } else { "the detected agents".to_string() };
+        let measure = format!("effective with profile \"{which}\" ({label}), warm, p50 / p99");
+        let params = json!({"profile": which});
+        answering =
+            answering && (0..3).all(|_| s.request_within("instructions/effective", params.clone(), limit).is_some());
+        let mut all = Vec::new();
+        if answering {
+            all = sample(5, n(300, 50), budget, || {
+                match s.request_within("instructions/effective", params.clone(), limit) {
+                    Some((took, _)) => took,
+                    None => {
+                        answering = false;
+                        limit
+                    }
+                }
+            });
+        }
+        if !answering {
+            row(rows, &measure, format!("no answer within {}", secs(limit)), "≤ 300 µs p50", Some(false));
+            continue;
+        }
+        let p50 = percentile(&mut all, 0.5);
+        results.insert(format!("{which}_us"), us(p50));
+        all50 = Some(p50);
+        row(
+            rows,
+            &measure,
+            format!("{:.0} µs / {:.0} µs", us(p50), us(percentile(&mut all, 0.99))),
+            "≤ 300 µs p50",
+            Some(p50 <= Duration::from_micros(300)),
+        );
+    }
+    // As many as take about two seconds (3000 at most).
+    let count =
+        all50.map_or(0, |d| (Duration::from_secs(2).as_secs_f64() / d.as_secs_f64()).clamp(10.0, 3000.0) as usize);
+    if answering && let Some(cpu) = s.cpu_per_request(json!({"profile": "all"}), count) {
+        results.insert("all_cpu_us".into(), us(cpu));
+        row(
+            rows,
+            &format!("effective with profile \"all\", server CPU per request ({count} pipelined)"),
+            format!("{:.0} µs", us(cpu)),
+            "",
+            None,
+        );
+    }
+    if answering {
+        s.close();
+    } else {
+        s.kill();
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let flag = |f: &str| args.iter().any(|a| a == f);
@@ -1085,96 +1182,10 @@ fn main() {
         Some(hook_p50 <= Duration::from_millis(5)),
     );
 
-    // Warm effective over JSON-RPC.
-    eprintln!("warm");
-    let mut s = Server::spawn(home.path());
-    s.initialize(&[&main_tree.chain], json!({"stateDir": null}));
-    let _ = s.request("instructions/effective", json!({}));
-    let mut warm: Vec<Duration> = (0..n(2000, 50)).map(|_| s.request("instructions/effective", json!({})).0).collect();
-    let (w50, w99) = (percentile(&mut warm, 0.5), percentile(&mut warm, 0.99));
-    results.insert("warm_us".into(), us(w50));
-    row(
-        &mut rows,
-        "warm effective, JSON-RPC included, p50",
-        format!("{:.0} µs", us(w50)),
-        "≤ 100 µs",
-        Some(w50 <= Duration::from_micros(100)),
-    );
-    row(&mut rows, "warm effective, p99", format!("{:.0} µs", us(w99)), "", None);
-    // What the server itself spends, which a client's round trip hides: CPU time over requests
-    // sent back to back.
-    let pipelined = 3000;
-    if let Some(cpu) = s.cpu_per_request(json!({}), pipelined) {
-        results.insert("warm_cpu_us".into(), us(cpu));
-        row(
-            &mut rows,
-            &format!("warm effective, server CPU per request ({pipelined} pipelined)"),
-            format!("{:.0} µs", us(cpu)),
-            "≤ 20 µs",
-            Some(cpu <= Duration::from_micros(20)),
-        );
-    }
-    // What the sidebar asks (the agents the repository targets, here detected from its files),
-    // then every profile at once: agent views are remembered while every directory they read
-    // is watched (the first requests put the watches in place); Copilot's and Cursor's search
-    // the workspace, so theirs are computed again for every answer.
-    let profiles = instructions_lsp::session::profiles::names().len() - 2;
-    // Before issue 25 one such answer could take minutes on this tree: sampled within a time
-    // budget, and given up (the row says so) when one does not come.
-    let limit = Duration::from_secs(if smoke { 30 } else { 120 });
-    let budget = Duration::from_secs(if smoke { 1 } else { 20 });
-    let mut answering = true;
-    let mut all50 = None;
-    for which in ["targets", "all"] {
-        let label = if which == "all" { format!("{profiles} profiles") } else { "the detected agents".to_string() };
-        let measure = format!("effective with profile \"{which}\" ({label}), warm, p50 / p99");
-        let params = json!({"profile": which});
-        answering =
-            answering && (0..3).all(|_| s.request_within("instructions/effective", params.clone(), limit).is_some());
-        let mut all = Vec::new();
-        if answering {
-            all = sample(5, n(300, 50), budget, || {
-                match s.request_within("instructions/effective", params.clone(), limit) {
-                    Some((took, _)) => took,
-                    None => {
-                        answering = false;
-                        limit
-                    }
-                }
-            });
-        }
-        if !answering {
-            row(&mut rows, &measure, format!("no answer within {}", secs(limit)), "≤ 300 µs p50", Some(false));
-            continue;
-        }
-        let p50 = percentile(&mut all, 0.5);
-        results.insert(format!("{which}_us"), us(p50));
-        all50 = Some(p50);
-        row(
-            &mut rows,
-            &measure,
-            format!("{:.0} µs / {:.0} µs", us(p50), us(percentile(&mut all, 0.99))),
-            "≤ 300 µs p50",
-            Some(p50 <= Duration::from_micros(300)),
-        );
-    }
-    // As many as take about two seconds (3000 at most).
-    let count =
-        all50.map_or(0, |d| (Duration::from_secs(2).as_secs_f64() / d.as_secs_f64()).clamp(10.0, 3000.0) as usize);
-    if answering && let Some(cpu) = s.cpu_per_request(json!({"profile": "all"}), count) {
-        results.insert("all_cpu_us".into(), us(cpu));
-        row(
-            &mut rows,
-            &format!("effective with profile \"all\", server CPU per request ({count} pipelined)"),
-            format!("{:.0} µs", us(cpu)),
-            "",
-            None,
-        );
-    }
-    if answering {
-        s.close();
-    } else {
-        s.kill();
+    warm_rows(&mut rows, &mut results, main_tree, home.path(), smoke);
+    if value("--only").as_deref() == Some("warm") {
+        print_rows(&rows);
+        return;
     }
 
     // The engine alone against the syscall floor.
