@@ -32,6 +32,7 @@ pub fn findings(input: &DiagnosticsInput, shared: &Shared) -> (Vec<Finding>, Vec
             .max_by_key(|s| s.folder.components().count())
             .map(|s| s.folder.clone())
     };
+    let mut scope = None;
     for session in &input.sessions {
         let snap = session.snapshot(cache, buffers);
         let profiles = session.profiles();
@@ -45,7 +46,7 @@ pub fn findings(input: &DiagnosticsInput, shared: &Shared) -> (Vec<Finding>, Vec
             out.extend(session.chain_findings(&snap));
         }
         if profiles.iter().any(|p| crate::chain::agents::NAMES.contains(&p.as_str())) {
-            let tree = shared.tree(session);
+            let tree = shared.tree_in(session, &mut scope);
             // A file above every folder (the root's AGENTS.md of a package opened as a folder)
             // gets what the folders below it say of it.
             out.extend(
@@ -86,13 +87,16 @@ pub fn text_for(path: &Path, buffers: &Buffers, max_bytes: u64) -> Vec<u8> {
 
 /// Findings grouped per file as LSP diagnostics.
 pub fn diagnostics(input: &DiagnosticsInput, shared: &Shared) -> HashMap<PathBuf, Vec<Diagnostic>> {
-    let (found, _) = findings(input, shared);
+    let (mut found, _) = findings(input, shared);
     let max = input.sessions.iter().map(|s| s.settings.max_file_bytes).max().unwrap_or(1_048_576);
-    let mut texts: HashMap<PathBuf, Vec<u8>> = HashMap::new();
+    // A file at a time, its text read once and let go before the next: a monorepo's pass
+    // places findings in thousands of files.
+    found.sort_by(|a, b| a.path.cmp(&b.path));
     let mut out: HashMap<PathBuf, Vec<Diagnostic>> = HashMap::new();
-    for f in &found {
-        let text = texts.entry(f.path.clone()).or_insert_with(|| text_for(&f.path, &input.buffers, max));
-        out.entry(f.path.clone()).or_default().push(convert::diagnostic(f, text, input.encoding));
+    for same_file in found.chunk_by(|a, b| a.path == b.path) {
+        let path = &same_file[0].path;
+        let text = text_for(path, &input.buffers, max);
+        out.insert(path.clone(), same_file.iter().map(|f| convert::diagnostic(f, &text, input.encoding)).collect());
     }
     out
 }
@@ -112,6 +116,7 @@ impl Shared {
             let computed = match tokio::task::spawn_blocking(move || {
                 let diagnostics = diagnostics(&input, &worker);
                 worker.rewatch();
+                super::shared::release_free_memory();
                 diagnostics
             })
             .await
@@ -122,23 +127,21 @@ impl Shared {
                     continue;
                 }
             };
-            let changes: Vec<(PathBuf, Vec<Diagnostic>)> = {
+            // The paths whose diagnostics changed; each is copied out of what is published only
+            // as it is sent, not all at once (the first pass of a monorepo publishes thousands).
+            let changed: Vec<PathBuf> = {
                 let mut st = self.state();
-                let mut changes = Vec::new();
-                for (path, diags) in &computed {
-                    if st.published.get(path) != Some(diags) {
-                        changes.push((path.clone(), diags.clone()));
-                    }
-                }
-                for path in st.published.keys() {
-                    if !computed.contains_key(path) {
-                        changes.push((path.clone(), Vec::new()));
-                    }
-                }
+                let mut changed: Vec<PathBuf> = computed
+                    .iter()
+                    .filter(|(path, diags)| st.published.get(*path) != Some(diags))
+                    .map(|(p, _)| p.clone())
+                    .collect();
+                changed.extend(st.published.keys().filter(|path| !computed.contains_key(*path)).cloned());
                 st.published = computed;
-                changes
+                changed
             };
-            for (path, diags) in changes {
+            for path in changed {
+                let diags = self.state().published.get(&path).cloned().unwrap_or_default();
                 if let Some(uri) = convert::uri_of(&path) {
                     self.client.publish_diagnostics(uri, diags, None).await;
                 }
