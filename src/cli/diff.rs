@@ -6,7 +6,6 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use super::{DiffArgs, DiffFailOn, DiffFormat, EXIT_USAGE, settings_from_args, tree_settings_args};
-use crate::chain::agents;
 use crate::chain::lint::Severity;
 use crate::chain::settings::Env;
 use crate::session::diff::{self, Change, Diff, Found, Group, Place, Revision, State};
@@ -230,7 +229,7 @@ fn dir_list(dirs: &[&str]) -> String {
 /// One line per group: who, where, what.
 fn group_line(g: &Group) -> String {
     let dirs: Vec<&str> = g.dirs.iter().map(|d| d.dir.as_str()).collect();
-    let name = agents::display_name(g.agent);
+    let name = diff::profile_name(g.agent);
     let what: Vec<String> = g.changes.iter().map(|c| change_words(c, &dirs)).collect();
     match g.dirs.as_slice() {
         [one] => format!(
@@ -349,7 +348,7 @@ fn text(d: &Diff) -> String {
     if d.groups.iter().any(|g| g.dirs.len() > 1) {
         let _ = writeln!(out, "directories (bytes before → after):");
         for g in d.groups.iter().filter(|g| g.dirs.len() > 1) {
-            let _ = writeln!(out, "  {}:", agents::display_name(g.agent));
+            let _ = writeln!(out, "  {}:", diff::profile_name(g.agent));
             for dir in &g.dirs {
                 let _ = writeln!(out, "    `{}`: {} → {}", dir.dir, number(dir.before as u64), bytes(dir.after));
             }
@@ -375,7 +374,7 @@ fn markdown(d: &Diff) -> String {
         let _ = writeln!(out, "Files changed: {}\n", s.files.join("; "));
     }
     for (g, line) in d.groups.iter().zip(&s.groups) {
-        let name = agents::display_name(g.agent);
+        let name = diff::profile_name(g.agent);
         let _ = writeln!(out, "- **{name}**{}", md(line.strip_prefix(name).unwrap_or(line)));
     }
     for line in &s.dirs {
@@ -400,7 +399,7 @@ fn markdown(d: &Diff) -> String {
                 let _ = writeln!(
                     out,
                     "| {} | `{}` | {} | {} |",
-                    agents::display_name(g.agent),
+                    diff::profile_name(g.agent),
                     dir.dir.replace('|', "\\|"),
                     number(dir.before as u64),
                     number(dir.after as u64)

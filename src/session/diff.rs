@@ -314,8 +314,10 @@ pub fn diff(
     let lengths = base_out.kept.iter().map(|((dir, agent), v)| ((rel(&base_out.root, dir), *agent), v.bytes)).collect();
     let (mut head_out, head_starts) = run(head_side, &head_cache, &lengths)?;
     let every: BTreeSet<String> = base_out.dirs.union(&head_out.dirs).cloned().collect();
-    base_out.views = agents::with_repo_cache(&base_cache, || base_out.views_of(&base_starts, &every));
-    head_out.views = agents::with_repo_cache(&head_cache, || head_out.views_of(&head_starts, &every));
+    // The engine's own profile is no agent: its views are asked of it apart.
+    let engine = profiles.iter().any(|p| p == settings.profile.name()).then_some(settings);
+    base_out.views = agents::with_repo_cache(&base_cache, || base_out.views_of(&base_starts, &every, engine));
+    head_out.views = agents::with_repo_cache(&head_cache, || head_out.views_of(&head_starts, &every, engine));
     let mut out = compare(&base_out, &head_out);
     out.base = base.label();
     out.head = head.label();
@@ -426,11 +428,12 @@ struct Checked {
 
 impl Checked {
     /// The views of every agent from `dirs` (the start directories of both sides) that this
-    /// side has.
+    /// side has, and the engine's (`engine`: its settings, when its profile is compared).
     fn views_of(
         &mut self,
         starts: &check::Starts,
         dirs: &BTreeSet<String>,
+        engine: Option<&Settings>,
     ) -> BTreeMap<(String, &'static str), ViewSummary> {
         let mut out = BTreeMap::new();
         for dir in dirs {
@@ -438,12 +441,18 @@ impl Checked {
             if !abs.is_dir() {
                 continue;
             }
-            for p in starts.agents_at(&abs) {
-                let summary = match self.kept.remove(&(abs.clone(), p.name)) {
+            let mut add = |name: &'static str, view: &dyn Fn() -> AgentView| {
+                let summary = match self.kept.remove(&(abs.clone(), name)) {
                     Some(kept) => kept,
-                    None => summary(&self.root, &self.workdir, &agents::load(p, &abs, &[]), |_| true),
+                    None => summary(&self.root, &self.workdir, &view(), |_| true),
                 };
-                out.insert((dir.clone(), p.name), summary);
+                out.insert((dir.clone(), name), summary);
+            };
+            for p in starts.agents_at(&abs) {
+                add(p.name, &|| agents::load(p, &abs, &[]));
+            }
+            if let Some(settings) = engine {
+                add(settings.profile.name(), &|| check::engine_view_at(settings, &abs));
             }
         }
         out

@@ -771,3 +771,34 @@ fn an_instruction_file_linked_to_a_fifo_is_compared_without_blocking_on_it() {
     let json: Value = serde_json::from_slice(&o.stdout).expect("json");
     assert!(json["groups"].as_array().is_some_and(|g| !g.is_empty()), "the file's change is reported: {json:#}");
 }
+
+/// The engine's own profiles (`--profile dsh`, `--profile ds4`) are no agents: their views are
+/// compared as the agents' are, so a root `AGENTS.md` that grows past their budget, or whose
+/// words change at the same size, is a change of their view too.
+#[test]
+fn the_engines_own_profiles_see_a_root_agents_md_that_grows_or_changes() {
+    let t = repo();
+    t.write("r/AGENTS.md", rules(60_000));
+    t.write("r/pkg/AGENTS.md", "package rules\n");
+    commit(&t, "base");
+    t.write("r/AGENTS.md", rules(70_000));
+    commit(&t, "grow the root file");
+    t.write("r/AGENTS.md", rules(70_000).replacen("keep", "KEEP", 1));
+    commit(&t, "other words");
+    for profile in ["dsh", "ds4"] {
+        let out = lines(&diff(&t, &["HEAD~2", "HEAD~1", "--profile", profile]));
+        assert!(out.contains(&"files changed: `AGENTS.md`: 60,012 → 70,020 bytes".to_string()), "{out:#?}");
+        assert!(
+            out.iter().any(|l| l.starts_with(&format!("{profile} started in `.` ("))
+                && l.contains(
+                    "`AGENTS.md` grew from 60,012 to 70,020 bytes, past the 64 KiB budget per block: cut at"
+                )),
+            "{out:#?}"
+        );
+        let json: Value = serde_json::from_slice(&diff(&t, &["HEAD~1", "HEAD", "--json", "--profile", profile]).stdout)
+            .expect("json");
+        let groups = json["groups"].as_array().expect("groups");
+        assert!(!groups.is_empty() && groups.iter().all(|g| g["agent"] == profile), "{json:#}");
+        assert!(groups.iter().any(|g| g["changes"][0]["kind"] == "text"), "{json:#}");
+    }
+}
