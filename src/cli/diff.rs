@@ -33,6 +33,9 @@ pub fn run(args: &DiffArgs) -> ExitCode {
     if let Some(name) = args.head_name.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
         d.head = name.to_string();
     }
+    for w in &d.warnings {
+        eprintln!("instructions-lsp diff: warning: {w}");
+    }
     let format = if args.json { DiffFormat::Json } else { args.format };
     let output = match format {
         DiffFormat::Text => text(&d),

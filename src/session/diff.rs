@@ -74,6 +74,9 @@ pub struct Diff {
     pub new_findings: Vec<Found>,
     pub gone_findings: Vec<Found>,
     pub changed_findings: Vec<Found>,
+    /// What laying out the sides skipped, and why (a crafted tree naming one file twice).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl Diff {
@@ -238,6 +241,7 @@ struct Side {
     targets: Option<Targets>,
     walked: Option<check::Walked>,
     explicit: bool,
+    warnings: Vec<String>,
 }
 
 /// Compares what the agents get on `base` and `head` of the git repository holding `start`.
@@ -264,9 +268,9 @@ pub fn diff(
     // What one side reads of the object database the other finds read.
     let objects = objects::Objects::default();
     let lay_out = |repo: &gix::Repository, rev: &Revision, root: &Path| -> Result<Side, LayOut> {
-        let unwritten = materialize(repo, &objects, &workdir, rev, root, &keep)?;
-        let walked = Some(check::walk_with(root, settings, &unwritten));
-        Ok(Side { root: root.to_path_buf(), targets: None, walked, explicit })
+        let laid = materialize(repo, &objects, &workdir, rev, root, &keep)?;
+        let walked = Some(check::walk_with(root, settings, &laid.unwritten));
+        Ok(Side { root: root.to_path_buf(), targets: None, walked, explicit, warnings: laid.warnings })
     };
     let (_tmp, mut sides) = in_scratch(&scratch_places(), |tmp| {
         let tmp_root = std::fs::canonicalize(tmp).map_err(|e| LayOut::Scratch(format!("{}: {e}", tmp.display())))?;
@@ -302,6 +306,7 @@ pub fn diff(
         agents::NAMES.iter().filter(|n| either.contains(**n)).map(|n| n.to_string()).collect()
     };
     let checked_for = CheckedFor { base: sides[0].describe(&profiles), head: sides[1].describe(&profiles) };
+    let warnings: Vec<String> = sides.iter_mut().flat_map(|s| std::mem::take(&mut s.warnings)).collect();
     let Ok([base_side, head_side]) = <[Side; 2]>::try_from(sides) else {
         return Err("a diff has two sides".to_string());
     };
@@ -324,6 +329,7 @@ pub fn diff(
     out.head = head.label();
     out.agents = profiles;
     out.checked_for = checked_for;
+    out.warnings = warnings;
     Ok(out)
 }
 
@@ -567,6 +573,7 @@ fn compare(base: &Checked, head: &Checked) -> Diff {
         new_findings,
         gone_findings,
         changed_findings,
+        warnings: Vec::new(),
     }
 }
 

@@ -13,7 +13,7 @@ fn git(tree: &Tree, args: &[&str]) -> String {
 }
 
 /// [`git`] with `input` on its standard input.
-fn git_with_input(tree: &Tree, args: &[&str], input: &str) -> String {
+fn git_with_input(tree: &Tree, args: &[&str], input: impl AsRef<[u8]>) -> String {
     use std::io::Write;
     let mut child = Command::new("git")
         .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
@@ -26,7 +26,7 @@ fn git_with_input(tree: &Tree, args: &[&str], input: &str) -> String {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("run git");
-    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
+    child.stdin.take().expect("stdin").write_all(input.as_ref()).expect("write stdin");
     let o = child.wait_with_output().expect("git output");
     assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -801,4 +801,85 @@ fn the_engines_own_profiles_see_a_root_agents_md_that_grows_or_changes() {
         assert!(!groups.is_empty() && groups.iter().all(|g| g["agent"] == profile), "{json:#}");
         assert!(groups.iter().any(|g| g["changes"][0]["kind"] == "text"), "{json:#}");
     }
+}
+
+/// A crafted tree can name one file twice (`git mktree` writes a file and a link both named
+/// `AGENTS.md`, or a directory and a file `pkg`), and two entries can land on one path (a name
+/// holding `/` beside the directory it names); a name can be too long for any file system. Such
+/// a revision is its own problem, not the scratch directory's: diff lays out the first entry of
+/// a name (a checkout takes one of them), says on stderr what it skipped, and compares.
+#[cfg(unix)]
+#[test]
+fn a_crafted_tree_that_names_a_file_twice_is_laid_out_with_its_first_entry_and_a_warning() {
+    let t = repo();
+    t.write("r/AGENTS.md", "# root\n");
+    t.write("r/other.md", "other rules\n");
+    commit(&t, "base");
+    let object = |args: &[&str], input: &[u8]| git_with_input(&t, args, input).trim().to_string();
+    let root = object(&["rev-parse", "HEAD:AGENTS.md"], b"");
+    let other = object(&["rev-parse", "HEAD:other.md"], b"");
+    let link = object(&["hash-object", "-w", "--stdin"], b"other.md");
+    let sub = object(&["mktree"], format!("100644 blob {root}\tAGENTS.md\n").as_bytes());
+    let file = |name: &str| format!("100644 blob {root}\t{name}\n");
+    let kept = format!("100644 blob {other}\tother.md\n");
+    let link_line = format!("120000 blob {link}\tAGENTS.md\n");
+    // Trees git's own tools refuse to write (a name holding `/`) or sort otherwise (`mktree`
+    // puts a file before a directory of its name), written as their bytes.
+    let raw = |entries: &[(&str, &str, &str)]| {
+        let mut bytes = Vec::new();
+        for (mode, name, id) in entries {
+            bytes.extend(format!("{mode} {name}\0").into_bytes());
+            bytes.extend((0..id.len()).step_by(2).map(|i| u8::from_str_radix(&id[i..i + 2], 16).expect("hex")));
+        }
+        object(&["hash-object", "-t", "tree", "--literally", "-w", "--stdin"], &bytes)
+    };
+    let slashed = raw(&[("100644", "pkg/AGENTS.md", &other), ("40000", "pkg", &sub)]);
+    let dir_first = raw(&[("100644", "AGENTS.md", &root), ("40000", "pkg", &sub), ("100644", "pkg", &root)]);
+    let long = format!("{}.md", "a".repeat(300));
+    let trees = [
+        ("file-then-link", object(&["mktree"], format!("{}{link_line}{kept}", file("AGENTS.md")).as_bytes())),
+        ("link-then-file", object(&["mktree"], format!("{link_line}{}{kept}", file("AGENTS.md")).as_bytes())),
+        ("dir-then-file", dir_first),
+        (
+            "slashed",
+            object(&["mktree"], format!("{}{kept}040000 tree {slashed}\tdeep\n", file("AGENTS.md")).as_bytes()),
+        ),
+        ("long", object(&["mktree"], format!("{}{kept}{}", file("AGENTS.md"), file(&long)).as_bytes())),
+    ];
+    for (name, tree) in trees {
+        let tip = git(&t, &["commit-tree", &tree, "-p", "HEAD", "-m", name]);
+        git(&t, &["update-ref", &format!("refs/heads/{name}"), tip.trim()]);
+    }
+    let run = |branch: &str| -> (Value, String) {
+        let o = diff(&t, &["HEAD", branch, "--json", "--profile", "codex"]);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(0), "{branch}: {err}");
+        (serde_json::from_slice(&o.stdout).expect("json"), err)
+    };
+    let twice = |name: &str| {
+        format!(
+            "instructions-lsp diff: warning: {name}: a tree names `AGENTS.md` twice: its first entry is laid out, the others are skipped\n"
+        )
+    };
+    // The file comes first: the same AGENTS.md as on the base side.
+    let (json, err) = run("file-then-link");
+    assert_eq!(err, twice("file-then-link"));
+    assert_eq!(json["files"], serde_json::json!([]), "{json:#}");
+    assert_eq!(json["warnings"].as_array().map(Vec::len), Some(1), "{json:#}");
+    // The link comes first: AGENTS.md is other.md's text.
+    let (json, err) = run("link-then-file");
+    assert_eq!(err, twice("link-then-file"));
+    assert_eq!(json["files"], serde_json::json!([{"path": "AGENTS.md", "before": 7, "after": 12}]), "{json:#}");
+    let (json, err) = run("dir-then-file");
+    assert!(err.contains("dir-then-file: a tree names `pkg` twice"), "{err}");
+    assert_eq!(json["addedDirs"], serde_json::json!(["pkg"]), "{json:#}");
+    let (json, err) = run("slashed");
+    assert!(err.contains("slashed: `deep/pkg/AGENTS.md` is laid out already, by another entry"), "{err}");
+    assert_eq!(
+        json["files"],
+        serde_json::json!([{"path": "deep/pkg/AGENTS.md", "before": null, "after": 12}]),
+        "{json:#}"
+    );
+    let (_, err) = run("long");
+    assert!(err.contains(&format!("long: `{long}` cannot be laid out (")), "{err}");
 }

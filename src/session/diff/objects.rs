@@ -2,7 +2,7 @@
 //! most of a history's directories and files are the same on both sides, and each read of a
 //! loose object maps and unmaps it.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use gix::ObjectId;
@@ -64,22 +64,31 @@ impl Objects {
 
     /// Hands `each` every entry below the tree `root`, breadth first (a directory's entries
     /// before what is in its subdirectories), with its path from the root (`/` between names).
-    /// Names that are not UTF-8 are left out, with everything below them. A tree that cannot be
-    /// read is said by `unread` (the tree's path, the error).
+    /// Names that are not UTF-8 are left out, with everything below them. Of the entries of one
+    /// tree that share a name (git never writes such a tree, but a crafted one can hold a file
+    /// and a link `AGENTS.md`), the first is handed over and the others to `twice`, with
+    /// everything below them: a checkout takes one of them. A tree that cannot be read is said
+    /// by `unread` (the tree's path, the error).
     pub(super) fn each_entry<E>(
         &self,
         repo: &gix::Repository,
         root: ObjectId,
         mut each: impl FnMut(&str, &Item) -> Result<(), E>,
+        mut twice: impl FnMut(&str),
         unread: impl Fn(&str, String) -> E,
     ) -> Result<(), E> {
         let mut queue: VecDeque<(String, ObjectId)> = VecDeque::from([(String::new(), root)]);
         while let Some((dir, oid)) = queue.pop_front() {
             let items = self.tree(repo, oid).map_err(|e| unread(if dir.is_empty() { "." } else { &dir }, e))?;
+            let mut names: HashSet<&[u8]> = HashSet::with_capacity(if items.len() > 1 { items.len() } else { 0 });
             for item in items.iter() {
                 // A name that is not UTF-8 (and all below it) is left out.
                 let Ok(name) = std::str::from_utf8(&item.name) else { continue };
                 let path = if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") };
+                if items.len() > 1 && !names.insert(&item.name) {
+                    twice(&path);
+                    continue;
+                }
                 each(&path, item)?;
                 if item.mode.is_tree() {
                     queue.push_back((path, item.oid));

@@ -50,7 +50,8 @@ fn safe_rel(path: &str) -> Option<PathBuf> {
 /// `.git` so that the agents find the project's root there, and returns what it leaves out:
 /// the files whose text no agent reads and the directories that hold nothing kept, which the
 /// side's listing of the repository names instead (see [`check::walk_with`]). Writing them
-/// would cost more than the rest of the diff.
+/// would cost more than the rest of the diff. With it, the warnings of the layout: the entries
+/// it skips because another entry laid out the same path first.
 pub(super) fn materialize(
     repo: &gix::Repository,
     objects: &objects::Objects,
@@ -58,10 +59,9 @@ pub(super) fn materialize(
     rev: &Revision,
     into: &Path,
     names: &BTreeSet<String>,
-) -> Result<Vec<check::Unwritten>, LayOut> {
-    // Writing the skeleton failed: another scratch directory may do.
-    let io = |p: &Path, e: std::io::Error| LayOut::Scratch(format!("{}: {e}", p.display()));
-    std::fs::create_dir_all(into.join(".git")).map_err(|e| io(into, e))?;
+) -> Result<Laid, LayOut> {
+    std::fs::create_dir_all(into.join(".git")).map_err(|e| LayOut::Scratch(format!("{}: {e}", into.display())))?;
+    let io = |p: &Path, e: std::io::Error| write_failed(rev, into, p, e);
     // (Paths relative to the root, with `/`: as the listing takes them.)
     let mut unwritten_dirs: Vec<String> = Vec::new();
     let mut unwritten_files: Vec<String> = Vec::new();
@@ -69,6 +69,8 @@ pub(super) fn materialize(
     let mut made: HashSet<String> = HashSet::new();
     let mut links: Vec<(PathBuf, String)> = Vec::new();
     let mut linked: HashSet<PathBuf> = HashSet::new();
+    let label = rev.label();
+    let (mut twice, mut collided) = (Skipped::default(), Skipped::default());
     let mut place = |rel: &Path, slashed: &str, kind: Entry, data: &dyn Fn() -> Result<Arc<[u8]>, String>| {
         // Nothing is written through a link the skeleton holds: a crafted tree can name both a
         // link `a` and entries below `a/`, which would land wherever the link points.
@@ -81,18 +83,32 @@ pub(super) fn materialize(
             Entry::File | Entry::Link => {
                 // A directory is made when something kept goes in it.
                 let path = into.join(rel);
-                if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
-                }
-                made.extend(slashed.match_indices('/').map(|(i, _)| slashed[..i].to_string()));
+                // Two entries can name one path, which the first takes: a crafted name holding
+                // `/` (`a/b` beside a directory `a` holding `b`), or names that differ only in
+                // case on a file system that does not tell them apart.
                 let bytes = data()?;
-                if kind == Entry::File {
-                    std::fs::write(&path, bytes).map_err(|e| io(&path, e))?;
-                } else {
-                    let target = String::from_utf8_lossy(&bytes).into_owned();
-                    link(&target, &path).map_err(|e| io(&path, e))?;
-                    linked.insert(rel.to_path_buf());
-                    links.push((rel.to_path_buf(), target));
+                let wrote = path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| {
+                    made.extend(slashed.match_indices('/').map(|(i, _)| slashed[..i].to_string()));
+                    if kind == Entry::File {
+                        write_new(&path, &bytes)
+                    } else {
+                        let target = String::from_utf8_lossy(&bytes).into_owned();
+                        link(&target, &path)?;
+                        linked.insert(rel.to_path_buf());
+                        links.push((rel.to_path_buf(), target));
+                        Ok(())
+                    }
+                });
+                match wrote {
+                    Err(e) if collides(&e) => collided.add(|| {
+                        format!("{label}: `{slashed}` is laid out already, by another entry that names the same file: this one is skipped")
+                    }),
+                    // (As a checkout skips it, with an error.)
+                    Err(e) if e.kind() == std::io::ErrorKind::InvalidFilename => {
+                        collided.add(|| format!("{label}: `{slashed}` cannot be laid out ({e}): it is skipped"))
+                    }
+                    Err(e) => return Err(io(&path, e)),
+                    Ok(()) => {}
                 }
             }
         }
@@ -129,6 +145,13 @@ pub(super) fn materialize(
                     } else {
                         place(&rel, &paths::slash_join(&rel), kind, &data)
                     }
+                },
+                |path| {
+                    twice.add(|| {
+                        format!(
+                            "{spec}: a tree names `{path}` twice: its first entry is laid out, the others are skipped"
+                        )
+                    })
                 },
                 |dir, e| LayOut::Other(format!("{spec}: cannot read its tree at {dir} ({e})")),
             )?;
@@ -181,7 +204,77 @@ pub(super) fn materialize(
         }
     }
     out.extend(unwritten_files.into_iter().map(|f| (f, false)));
-    Ok(out)
+    let mut warnings = twice.said();
+    warnings.extend(collided.said());
+    Ok(Laid { unwritten: out, warnings })
+}
+
+/// A side laid out: what its skeleton leaves out, and what the layout warns of.
+pub(super) struct Laid {
+    pub unwritten: Vec<check::Unwritten>,
+    pub warnings: Vec<String>,
+}
+
+/// How many skipped entries of one kind a side's warnings name; the others are counted.
+const SKIPPED_NAMED: usize = 10;
+
+/// The entries a layout skips, as its warnings say them.
+#[derive(Default)]
+struct Skipped {
+    said: Vec<String>,
+    more: usize,
+}
+
+impl Skipped {
+    fn add(&mut self, say: impl FnOnce() -> String) {
+        if self.said.len() < SKIPPED_NAMED {
+            self.said.push(say());
+        } else {
+            self.more += 1;
+        }
+    }
+
+    /// The warnings, and one that counts those not said.
+    fn said(mut self) -> Vec<String> {
+        if self.more > 0 {
+            self.said.push(format!("… and {} more entries skipped so", self.more));
+        }
+        self.said
+    }
+}
+
+/// Why writing `path` of the skeleton in `into` failed. A scratch place that is full or refuses
+/// is the place's fault: another may do. Anything else is the revision's (a name too long for
+/// any file system): it fails the same in every place, and says the path in the repository.
+fn write_failed(rev: &Revision, into: &Path, path: &Path, e: std::io::Error) -> LayOut {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::StorageFull
+        | K::QuotaExceeded
+        | K::FileTooLarge
+        | K::ReadOnlyFilesystem
+        | K::PermissionDenied
+        | K::TooManyLinks
+        | K::Unsupported
+        | K::OutOfMemory => LayOut::Scratch(format!("{}: {e}", path.display())),
+        _ => {
+            let rel = paths::slash_join(path.strip_prefix(into).unwrap_or(path));
+            LayOut::Other(format!("{}: cannot lay out `{rel}`: {e}", rev.label()))
+        }
+    }
+}
+
+/// Whether writing failed because something is at the path (or on its way) already.
+fn collides(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind as K;
+    matches!(e.kind(), K::AlreadyExists | K::NotADirectory | K::IsADirectory)
+}
+
+/// Writes a new file at `path`; one there already (a link above all: writing would follow it)
+/// is an error.
+fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    std::fs::OpenOptions::new().write(true).create_new(true).open(path)?.write_all(bytes)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -201,5 +294,33 @@ fn link(target: &str, path: &Path) -> std::io::Result<()> {
     #[cfg(not(unix))]
     {
         std::fs::write(path, target)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Error, ErrorKind};
+
+    /// Only a scratch place that is full or refuses leaves the layout to the next place; what
+    /// fails for the revision's own paths fails the same everywhere, and says the path in the
+    /// repository (not the scratch directory's).
+    #[test]
+    fn only_a_full_or_refusing_place_is_the_scratch_places_fault() {
+        let rev = Revision::Commit("crafted".into());
+        let into = Path::new("/scratch/head");
+        let path = into.join("a/b.md");
+        for kind in [ErrorKind::StorageFull, ErrorKind::QuotaExceeded, ErrorKind::ReadOnlyFilesystem] {
+            assert!(matches!(write_failed(&rev, into, &path, Error::from(kind)), LayOut::Scratch(_)), "{kind:?}");
+        }
+        for kind in [ErrorKind::InvalidInput, ErrorKind::NotFound] {
+            match write_failed(&rev, into, &path, Error::from(kind)) {
+                LayOut::Other(e) => assert!(e.starts_with("crafted: cannot lay out `a/b.md`: "), "{e}"),
+                LayOut::Scratch(e) => panic!("{kind:?} retried in another place: {e}"),
+            }
+        }
+        for kind in [ErrorKind::AlreadyExists, ErrorKind::NotADirectory, ErrorKind::IsADirectory] {
+            assert!(collides(&Error::from(kind)), "{kind:?}");
+        }
     }
 }
