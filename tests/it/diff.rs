@@ -68,6 +68,20 @@ fn diff(tree: &Tree, args: &[&str]) -> Output {
     diff_in(tree, &tree.root(), args)
 }
 
+/// The output of `child` once it ends; a panic saying `stuck` when it has not ended within a
+/// minute (a guard against a run that never ends, not a measure of its time).
+fn finished(mut child: std::process::Child, stuck: &str) -> Output {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{stuck}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().expect("output")
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
 }
@@ -755,19 +769,11 @@ fn an_instruction_file_linked_to_a_fifo_is_compared_without_blocking_on_it() {
     std::fs::remove_file(t.path("r/AGENTS.md")).expect("rm");
     t.symlink(&fifo, "r/AGENTS.md");
     commit(&t, "AGENTS.md links to a FIFO");
-    let mut child = diff_command(&t, &t.root(), &["HEAD~1", "HEAD", "--json"])
+    let child = diff_command(&t, &t.root(), &["HEAD~1", "HEAD", "--json"])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("run diff");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while child.try_wait().expect("wait").is_none() {
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("diff blocked on the FIFO the revision links to");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let o = child.wait_with_output().expect("output");
+    let o = finished(child, "diff blocked on the FIFO the revision links to");
     let json: Value = serde_json::from_slice(&o.stdout).expect("json");
     assert!(json["groups"].as_array().is_some_and(|g| !g.is_empty()), "the file's change is reported: {json:#}");
 }
@@ -882,4 +888,35 @@ fn a_crafted_tree_that_names_a_file_twice_is_laid_out_with_its_first_entry_and_a
     );
     let (_, err) = run("long");
     assert!(err.contains(&format!("long: `{long}` cannot be laid out (")), "{err}");
+}
+
+/// A revision's tree can name one subtree twice at each of 23 levels: 1.5 KB of objects that
+/// hold 16 million paths (laying them out took 26 s and 3.2 GB). diff visits a bounded number of
+/// entries per side and says what was wrong, as it does for a revision it cannot read.
+#[test]
+fn a_tree_that_names_one_subtree_millions_of_times_is_refused_with_a_clear_error() {
+    let t = repo();
+    t.write("r/AGENTS.md", "# root\n");
+    commit(&t, "base");
+    let object = |args: &[&str], input: &str| git_with_input(&t, args, input).trim().to_string();
+    let root = object(&["rev-parse", "HEAD:AGENTS.md"], "");
+    let mut tree = object(&["mktree"], &format!("100644 blob {root}\tx.rs\n"));
+    for _ in 0..23 {
+        tree = object(&["mktree"], &format!("040000 tree {tree}\ta\n040000 tree {tree}\tb\n"));
+    }
+    let bomb = object(&["mktree"], &format!("100644 blob {root}\tAGENTS.md\n040000 tree {tree}\tsrc\n"));
+    let tip = git(&t, &["commit-tree", &bomb, "-p", "HEAD", "-m", "bomb"]);
+    git(&t, &["update-ref", "refs/heads/bomb", tip.trim()]);
+    let child = diff_command(&t, &t.root(), &["HEAD", "bomb"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run diff");
+    let o = finished(child, "diff laid out the tree's millions of paths");
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "instructions-lsp diff: bomb: its tree holds more than 1000000 entries, more than diff lays out (a tree \
+         can name one subtree many times over, a few bytes for millions of paths)\n"
+    );
 }

@@ -127,6 +127,7 @@ pub(super) fn materialize(
             objects.each_entry(
                 repo,
                 tree.id,
+                &mut objects::Visits::default(),
                 |path, item| {
                     let Some(rel) = safe_rel(path) else { return Ok(()) };
                     let kind = if item.mode.is_tree() || item.mode.is_commit() {
@@ -153,7 +154,7 @@ pub(super) fn materialize(
                         )
                     })
                 },
-                |dir, e| LayOut::Other(format!("{spec}: cannot read its tree at {dir} ({e})")),
+                |e| LayOut::Other(format!("{spec}: {e}")),
             )?;
         }
         Revision::WorkingTree => {
