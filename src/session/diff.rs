@@ -27,6 +27,7 @@ use crate::paths;
 
 use super::check::{self, Selection};
 
+mod follow;
 mod objects;
 mod scratch;
 mod skeleton;

@@ -920,3 +920,67 @@ fn a_tree_that_names_one_subtree_millions_of_times_is_refused_with_a_clear_error
          can name one subtree many times over, a few bytes for millions of paths)\n"
     );
 }
+
+/// An agent reads what a link names: `AGENTS.md` linked to `docs/INSTRUCTIONS` (a name whose
+/// text the skeleton would leave out), a package's `AGENTS.md` linked through another link, an
+/// import of `.claude/notes` where `.claude` links to a folder that is not hidden. A change of
+/// those texts is a change of the agents' views. Links that loop, that name the repository's
+/// root or its parent, or that leave the repository (relative or absolute) change nothing and
+/// make diff read or write nothing outside.
+#[cfg(unix)]
+#[test]
+fn a_link_is_followed_to_the_text_it_names_inside_the_repository() {
+    let t = repo();
+    let outside = tempfile::tempdir().expect("tempdir");
+    std::fs::write(outside.path().join("secret.md"), "secret rules, outside\n").expect("write");
+    t.write("r/docs/INSTRUCTIONS", "rules one\n");
+    t.symlink("docs/INSTRUCTIONS", "r/AGENTS.md");
+    t.write("r/shared/RULES", "shared one\n");
+    t.symlink("RULES", "r/shared/current");
+    t.mkdir("r/pkg");
+    t.symlink("../shared/current", "r/pkg/AGENTS.md");
+    t.write("r/CLAUDE.md", "@.claude/notes\n");
+    t.write("r/config/claude/notes", "notes one\n");
+    t.symlink("config/claude", "r/.claude");
+    t.mkdir("r/loop");
+    t.symlink("../loop/AGENTS.md", "r/loop/AGENTS.md");
+    t.symlink("b", "r/a");
+    t.symlink("a", "r/b");
+    t.symlink(".", "r/.cycle");
+    t.symlink("..", "r/.up");
+    t.mkdir("r/ext");
+    let depth = t.root().components().count();
+    let relative = format!("{}{}", "../".repeat(depth), outside.path().join("secret.md").display());
+    t.symlink(&relative, "r/ext/AGENTS.md");
+    t.symlink(outside.path().join("secret.md"), "r/ext/CLAUDE.md");
+    commit(&t, "links");
+    t.write("r/docs/INSTRUCTIONS", "rules two, longer\n");
+    t.write("r/shared/RULES", "shared two, longer\n");
+    t.write("r/config/claude/notes", "notes two, longer\n");
+    let files =
+        "files changed: `.claude/notes`: 10 → 18 bytes; `AGENTS.md`: 10 → 18 bytes; `pkg/AGENTS.md`: 11 → 19 bytes";
+    // The working tree, and the same change committed.
+    for args in [&["HEAD"][..], &["HEAD~1", "HEAD"]] {
+        if args.len() == 2 {
+            commit(&t, "other texts");
+        }
+        let o = diff(&t, args);
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = lines(&o);
+        assert!(out.contains(&files.to_string()), "{out:#?}");
+        assert!(
+            out.iter().any(|l| l.starts_with("Codex started in `pkg` (")
+                && l.ends_with("`AGENTS.md` grows from 10 to 18 bytes; `pkg/AGENTS.md` grows from 11 to 19 bytes")),
+            "{out:#?}"
+        );
+        assert!(
+            out.iter().any(|l| l.starts_with("Claude Code started in `.` (")
+                && l.ends_with("`.claude/notes` grows from 10 to 18 bytes")),
+            "{out:#?}"
+        );
+        assert!(!stdout(&o).contains("secret"), "{out:#?}");
+    }
+    let left: Vec<_> = std::fs::read_dir(outside.path()).expect("outside").flatten().map(|e| e.file_name()).collect();
+    assert_eq!(left, ["secret.md"]);
+    assert_eq!(std::fs::read_to_string(outside.path().join("secret.md")).expect("read"), "secret rules, outside\n");
+}

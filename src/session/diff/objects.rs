@@ -33,7 +33,7 @@ pub(super) struct Objects {
 
 impl Objects {
     /// The entries of the tree `oid`.
-    fn tree(&self, repo: &gix::Repository, oid: ObjectId) -> Result<Arc<[Item]>, String> {
+    pub(super) fn tree(&self, repo: &gix::Repository, oid: ObjectId) -> Result<Arc<[Item]>, String> {
         let slot = Self::slot(&self.trees, oid);
         slot.get_or_init(|| {
             let tree = repo.find_tree(oid).map_err(|e| e.to_string())?;

@@ -11,8 +11,8 @@ use crate::paths;
 use crate::session::check;
 
 use super::Revision;
-use super::objects;
 use super::scratch::LayOut;
+use super::{follow, objects};
 
 /// The file names whose text the skeleton keeps besides those of [`keeps_text`]'s rules: every
 /// agent's and the engine's instruction file names.
@@ -61,59 +61,35 @@ pub(super) fn materialize(
     names: &BTreeSet<String>,
 ) -> Result<Laid, LayOut> {
     std::fs::create_dir_all(into.join(".git")).map_err(|e| LayOut::Scratch(format!("{}: {e}", into.display())))?;
-    let io = |p: &Path, e: std::io::Error| write_failed(rev, into, p, e);
     // (Paths relative to the root, with `/`: as the listing takes them.)
     let mut unwritten_dirs: Vec<String> = Vec::new();
     let mut unwritten_files: Vec<String> = Vec::new();
-    // The directories made on the disk (those something kept went in).
-    let mut made: HashSet<String> = HashSet::new();
     let mut links: Vec<(PathBuf, String)> = Vec::new();
-    let mut linked: HashSet<PathBuf> = HashSet::new();
-    let label = rev.label();
-    let (mut twice, mut collided) = (Skipped::default(), Skipped::default());
+    let mut written = Written { into, rev, made: HashSet::new(), linked: HashSet::new(), skipped: Skipped::default() };
+    let mut twice = Skipped::default();
+    let mut visits = objects::Visits::default();
     let mut place = |rel: &Path, slashed: &str, kind: Entry, data: &dyn Fn() -> Result<Arc<[u8]>, String>| {
-        // Nothing is written through a link the skeleton holds: a crafted tree can name both a
-        // link `a` and entries below `a/`, which would land wherever the link points.
-        if !linked.is_empty() && rel.ancestors().any(|a| linked.contains(a)) {
+        if written.through_link(rel) {
             return Ok(());
         }
         match kind {
             Entry::Dir => unwritten_dirs.push(slashed.to_string()),
             Entry::File if !keeps_text(rel, names) => unwritten_files.push(slashed.to_string()),
-            Entry::File | Entry::Link => {
-                // A directory is made when something kept goes in it.
-                let path = into.join(rel);
-                // Two entries can name one path, which the first takes: a crafted name holding
-                // `/` (`a/b` beside a directory `a` holding `b`), or names that differ only in
-                // case on a file system that does not tell them apart.
+            Entry::File => {
                 let bytes = data()?;
-                let wrote = path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| {
-                    made.extend(slashed.match_indices('/').map(|(i, _)| slashed[..i].to_string()));
-                    if kind == Entry::File {
-                        write_new(&path, &bytes)
-                    } else {
-                        let target = String::from_utf8_lossy(&bytes).into_owned();
-                        link(&target, &path)?;
-                        linked.insert(rel.to_path_buf());
-                        links.push((rel.to_path_buf(), target));
-                        Ok(())
-                    }
-                });
-                match wrote {
-                    Err(e) if collides(&e) => collided.add(|| {
-                        format!("{label}: `{slashed}` is laid out already, by another entry that names the same file: this one is skipped")
-                    }),
-                    // (As a checkout skips it, with an error.)
-                    Err(e) if e.kind() == std::io::ErrorKind::InvalidFilename => {
-                        collided.add(|| format!("{label}: `{slashed}` cannot be laid out ({e}): it is skipped"))
-                    }
-                    Err(e) => return Err(io(&path, e)),
-                    Ok(()) => {}
+                written.write(rel, slashed, |path| write_new(path, &bytes))?;
+            }
+            Entry::Link => {
+                let target = String::from_utf8_lossy(&data()?).into_owned();
+                if written.write(rel, slashed, |path| link(&target, path))? {
+                    written.linked.insert(rel.to_path_buf());
+                    links.push((rel.to_path_buf(), target));
                 }
             }
         }
         Ok::<(), LayOut>(())
     };
+    let mut root_tree = None;
     match rev {
         Revision::Commit(spec) => {
             let id = repo
@@ -124,10 +100,11 @@ pub(super) fn materialize(
                 .map_err(|e| format!("{spec}: {e}"))?
                 .peel_to_tree()
                 .map_err(|e| format!("{spec}: not a commit or a tree ({e})"))?;
+            root_tree = Some(tree.id);
             objects.each_entry(
                 repo,
                 tree.id,
-                &mut objects::Visits::default(),
+                &mut visits,
                 |path, item| {
                     let Some(rel) = safe_rel(path) else { return Ok(()) };
                     let kind = if item.mode.is_tree() || item.mode.is_commit() {
@@ -158,12 +135,7 @@ pub(super) fn materialize(
             )?;
         }
         Revision::WorkingTree => {
-            let walker = ignore::WalkBuilder::new(workdir)
-                .hidden(false)
-                .require_git(false)
-                .filter_entry(|e| e.file_name() != ".git")
-                .build();
-            for entry in walker.flatten() {
+            for entry in follow::walk_of(workdir).flatten() {
                 let Ok(rel) = entry.path().strip_prefix(workdir) else { continue };
                 let Some(rel) = rel.to_str().and_then(safe_rel) else { continue };
                 if rel.as_os_str().is_empty() {
@@ -191,9 +163,33 @@ pub(super) fn materialize(
             }
         }
     }
+    // What a link the skeleton holds makes an agent read, the agent follows it to: it is laid out
+    // too when the skeleton left it out.
+    if !links.is_empty() {
+        let source = match root_tree {
+            Some(root) => follow::Source::Tree { repo, objects, root },
+            None => follow::Source::Disk(workdir),
+        };
+        let label = rev.label();
+        let named: Vec<(String, String)> = links.iter().map(|(rel, t)| (paths::slash_join(rel), t.clone())).collect();
+        let kept = |path: &str| keeps_text(Path::new(path), names);
+        let files =
+            source.linked_files(&named, &kept, &mut visits).map_err(|e| LayOut::Other(format!("{label}: {e}")))?;
+        let mut laid: HashSet<String> = HashSet::new();
+        for (path, at) in files {
+            let Some(rel) = safe_rel(&path).filter(|rel| !written.through_link(rel)) else { continue };
+            let bytes = source.read(&at).map_err(|e| LayOut::Other(format!("{label}: {path}: {e}")))?;
+            if written.write(&rel, &path, |file| write_new(file, &bytes))? {
+                laid.insert(path);
+            }
+        }
+        if !laid.is_empty() {
+            unwritten_files.retain(|f| !laid.contains(f));
+        }
+    }
     let mut out: Vec<check::Unwritten> = Vec::with_capacity(unwritten_dirs.len() + unwritten_files.len());
     // A directory something kept went in is on the disk: the walk lists it.
-    out.extend(unwritten_dirs.into_iter().filter(|d| !made.contains(d)).map(|d| (d, true)));
+    out.extend(unwritten_dirs.into_iter().filter(|d| !written.made.contains(d)).map(|d| (d, true)));
     // A link to a left-out file dangles in the skeleton: it is listed as the file it names.
     // (The listing sorts what it is given.)
     let left_out: HashSet<&str> =
@@ -206,7 +202,7 @@ pub(super) fn materialize(
     }
     out.extend(unwritten_files.into_iter().map(|f| (f, false)));
     let mut warnings = twice.said();
-    warnings.extend(collided.said());
+    warnings.extend(written.skipped.said());
     Ok(Laid { unwritten: out, warnings })
 }
 
@@ -214,6 +210,60 @@ pub(super) fn materialize(
 pub(super) struct Laid {
     pub unwritten: Vec<check::Unwritten>,
     pub warnings: Vec<String>,
+}
+
+/// What a layout wrote of the skeleton in `into`.
+struct Written<'a> {
+    into: &'a Path,
+    rev: &'a Revision,
+    /// The directories made (those something kept went in), relative, with `/`.
+    made: HashSet<String>,
+    /// The links written.
+    linked: HashSet<PathBuf>,
+    /// The paths it could not write.
+    skipped: Skipped,
+}
+
+impl Written<'_> {
+    /// Whether `rel` lies below a link written: nothing is written through one (a crafted tree
+    /// can name both a link `a` and entries below `a/`, which would land wherever it points).
+    fn through_link(&self, rel: &Path) -> bool {
+        !self.linked.is_empty() && rel.ancestors().any(|a| self.linked.contains(a))
+    }
+
+    /// Writes the entry `rel` (`slashed`: its path with `/`) with `write`, making the directories
+    /// it goes in (a directory is made when something kept goes in it); whether it was written.
+    /// Two entries can name one path, which the first takes: a crafted name holding `/` (`a/b`
+    /// beside a directory `a` holding `b`), or names that differ only in case on a file system
+    /// that does not tell them apart. That path, and one that no file system holds (a name too
+    /// long), are skipped with a warning, as a checkout skips them.
+    fn write(
+        &mut self,
+        rel: &Path,
+        slashed: &str,
+        write: impl FnOnce(&Path) -> std::io::Result<()>,
+    ) -> Result<bool, LayOut> {
+        let path = self.into.join(rel);
+        let wrote = path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| {
+            self.made.extend(slashed.match_indices('/').map(|(i, _)| slashed[..i].to_string()));
+            write(&path)
+        });
+        let label = || self.rev.label();
+        match wrote {
+            Ok(()) => return Ok(true),
+            Err(e) if collides(&e) => self.skipped.add(|| {
+                format!(
+                    "{}: `{slashed}` is laid out already, by another entry that names the same file: this one is skipped",
+                    label()
+                )
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidFilename => {
+                self.skipped.add(|| format!("{}: `{slashed}` cannot be laid out ({e}): it is skipped", label()))
+            }
+            Err(e) => return Err(write_failed(self.rev, self.into, &path, e)),
+        }
+        Ok(false)
+    }
 }
 
 /// How many skipped entries of one kind a side's warnings name; the others are counted.
