@@ -984,3 +984,51 @@ fn a_link_is_followed_to_the_text_it_names_inside_the_repository() {
     assert_eq!(left, ["secret.md"]);
     assert_eq!(std::fs::read_to_string(outside.path().join("secret.md")).expect("read"), "secret rules, outside\n");
 }
+
+/// A directory's name is the revision's to choose: one holding a backtick, newlines, HTML and
+/// Markdown, one that begins and ends with a backtick, one with a table's `|`. In the Markdown
+/// of a pull request's comment each stays in its code span (no line, no HTML of its own), and in
+/// the text its newlines are escaped: no name forges a line of the output.
+#[test]
+fn names_that_hold_newlines_backticks_or_markup_stay_inside_their_code_spans() {
+    let t = repo();
+    let evil = "a`b\n<script>x</script>\n- **Forged** [link](x)";
+    t.write("r/AGENTS.md", rules(30_000));
+    for dir in [evil, "`tick`", "pipe|cell"] {
+        t.write(&format!("r/{dir}/AGENTS.md"), "package rules\n");
+    }
+    commit(&t, "base");
+    t.write("r/AGENTS.md", rules(35_000));
+    commit(&t, "grow the root file");
+    let md = stdout(&diff(&t, &["HEAD~1", "HEAD", "--format", "markdown", "--profile", "codex"]));
+    // Each line is one the diff writes: no name starts one.
+    for line in md.lines() {
+        let ours = [
+            "### ",
+            "`HEAD~1`",
+            "comparing for",
+            "Files changed",
+            "- **Codex**",
+            "- `",
+            "**",
+            "<details>",
+            "| ",
+            "</details>",
+        ];
+        assert!(
+            line.is_empty() || ours.iter().any(|p| line.starts_with(p)),
+            "a line the diff did not write: {line:?}\n{md}"
+        );
+    }
+    assert!(md.contains("| Codex | ``a`b\\n<script>x</script>\\n- **Forged** [link](x)`` | "), "{md}");
+    assert!(md.contains("| Codex | `` `tick` `` | "), "{md}");
+    assert!(md.contains("| Codex | `pipe\\|cell` | "), "{md}");
+    assert!(md.contains("- **Codex**, 3 directories (`` `tick` ``, ``a`b\\n<script>x</script>\\n- **Forged** [link](x)``, `pipe|cell`): lose their own `AGENTS.md`"), "{md}");
+    let text = stdout(&diff(&t, &["HEAD~1", "HEAD", "--profile", "codex"]));
+    assert!(text.contains("    `a`b\\n<script>x</script>\\n- **Forged** [link](x)`: "), "{text}");
+    assert!(!text.lines().any(|l| l.starts_with("<script>") || l.starts_with("- **Forged**")), "{text}");
+    // The JSON says the name as it is.
+    let json: Value =
+        serde_json::from_slice(&diff(&t, &["HEAD~1", "HEAD", "--json", "--profile", "codex"]).stdout).expect("json");
+    assert!(json["groups"][0]["dirs"].as_array().expect("dirs").iter().any(|d| d["dir"] == evil), "{json:#}");
+}
