@@ -67,6 +67,29 @@ pub fn slash_join(path: &Path) -> String {
     out
 }
 
+/// `text` as one line for a person to read: its control characters escaped as Rust escapes them
+/// (`\n`, `\t`, `\u{1b}`), and the invisible ones that break or reorder a line (U+2028, U+2029,
+/// the bidirectional marks and overrides) as `\u{…}`. A name of a repository can hold a newline,
+/// which would otherwise start a forged line of the output; other text stays as it is.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(hidden) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            c if c.is_control() => out.extend(c.escape_debug()),
+            c if hidden(c) => out.extend(c.escape_unicode()),
+            c => out.push(c),
+        }
+    }
+    out.into()
+}
+
 fn push_segment(out: &mut String, segment: &str) {
     if !out.is_empty() && !out.ends_with('/') {
         out.push('/');
@@ -402,6 +425,15 @@ fn percent_decode(s: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A name holding a newline, a tab, an escape or a bidirectional override prints on one line
+    /// as it reads; other text, accents and all, is handed back as it is.
+    #[test]
+    fn printable_escapes_what_would_break_or_reorder_a_line() {
+        assert_eq!(printable("a\nb\tc\u{1b}[31m"), "a\\nb\\tc\\u{1b}[31m");
+        assert_eq!(printable("x\u{202e}y\u{2028}"), "x\\u{202e}y\\u{2028}");
+        assert!(matches!(printable("pkg/été"), std::borrow::Cow::Borrowed("pkg/été")));
+    }
 
     #[test]
     fn join_says_what_path_join_says() {

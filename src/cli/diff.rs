@@ -6,9 +6,9 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use super::{DiffArgs, DiffFailOn, DiffFormat, EXIT_USAGE, settings_from_args, tree_settings_args};
-use crate::chain::agents;
 use crate::chain::lint::Severity;
 use crate::chain::settings::Env;
+use crate::paths;
 use crate::session::diff::{self, Change, Diff, Found, Group, Place, Revision, State};
 
 pub fn run(args: &DiffArgs) -> ExitCode {
@@ -34,6 +34,9 @@ pub fn run(args: &DiffArgs) -> ExitCode {
     if let Some(name) = args.head_name.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
         d.head = name.to_string();
     }
+    for w in &d.warnings {
+        eprintln!("instructions-lsp diff: warning: {}", paths::printable(w));
+    }
     let format = if args.json { DiffFormat::Json } else { args.format };
     let output = match format {
         DiffFormat::Text => text(&d),
@@ -56,7 +59,8 @@ pub fn run(args: &DiffArgs) -> ExitCode {
 }
 
 fn usage(message: &str) -> ExitCode {
-    eprintln!("instructions-lsp diff: {message}");
+    // (A revision's path in an error can hold a newline.)
+    eprintln!("instructions-lsp diff: {}", paths::printable(message));
     ExitCode::from(EXIT_USAGE)
 }
 
@@ -77,17 +81,72 @@ fn bytes(n: usize) -> String {
     format!("{} byte{}", number(n as u64), if n == 1 { "" } else { "s" })
 }
 
+/// How the output sets what a revision or the command line names (a path, a glob, a branch):
+/// such a name can hold a newline, a backtick or markup, and must not forge lines, leave its
+/// code span or add HTML to a pull request's comment.
+#[derive(Clone, Copy)]
+enum Style {
+    Text,
+    Markdown,
+}
+
+impl Style {
+    /// A name as code: in text between backticks, in Markdown a code span that no backtick in
+    /// the name closes; control characters escaped in both, so that it stays on its line.
+    fn code(self, name: &str) -> String {
+        let name = paths::printable(name);
+        match self {
+            Style::Text => format!("`{name}`"),
+            Style::Markdown => {
+                // (A span is closed by a run of as many backticks as opened it; a space on each
+                // side, which Markdown takes away, keeps a backtick at an end from joining the
+                // fence.)
+                let longest = name.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+                let fence = "`".repeat(longest + 1);
+                let ends = |c: char| name.starts_with(c) || name.ends_with(c);
+                let spaced = (name.starts_with(' ') && name.ends_with(' ') && !name.trim().is_empty()) || ends('`');
+                let pad = if spaced || name.is_empty() { " " } else { "" };
+                format!("{fence}{pad}{name}{pad}{fence}")
+            }
+        }
+    }
+
+    /// Other words a revision or the command line gives, in running text: control characters
+    /// escaped, and in Markdown every character that could start markup or HTML.
+    fn words(self, text: &str) -> String {
+        let text = paths::printable(text);
+        match self {
+            Style::Text => text.into_owned(),
+            Style::Markdown => {
+                let mut out = String::with_capacity(text.len());
+                for c in text.chars() {
+                    if matches!(c, '\\' | '`' | '*' | '_' | '<' | '>' | '|' | '[' | ']' | '#' | '&') {
+                        out.push('\\');
+                    }
+                    out.push(c);
+                }
+                out
+            }
+        }
+    }
+
+    /// Globs as code, one after the other.
+    fn globs(self, globs: &[String]) -> String {
+        globs.iter().map(|g| self.code(g)).collect::<Vec<_>>().join(", ")
+    }
+}
+
 /// A file as a line of a group names it: each directory's own file, or one of the repository.
-fn file_name(file: &Place, dirs: &[&str]) -> String {
+fn file_name(file: &Place, dirs: &[&str], st: Style) -> String {
     match (file.own, dirs) {
-        (true, [dir]) => format!("`{dir}/{}`", file.path),
-        (true, _) => format!("their own `{}`", file.path),
-        (false, _) => format!("`{}`", file.path),
+        (true, [dir]) => st.code(&format!("{dir}/{}", file.path)),
+        (true, _) => format!("their own {}", st.code(&file.path)),
+        (false, _) => st.code(&file.path),
     }
 }
 
 /// What an agent does with a file, in a few words (`dirs`: where, for a file named from there).
-fn state_words(s: &State, dirs: &[&str]) -> String {
+fn state_words(s: &State, dirs: &[&str], st: Style) -> String {
     let mut out = match s.status.as_str() {
         "loaded" => match s.bytes {
             Some(n) => format!("whole, {}", bytes(n as usize)),
@@ -104,7 +163,7 @@ fn state_words(s: &State, dirs: &[&str]) -> String {
         other => other.replace('-', " "),
     };
     if !s.globs.is_empty() {
-        let _ = write!(out, " of `{}`", s.globs.join("`, `"));
+        let _ = write!(out, " of {}", st.globs(&s.globs));
     }
     if let Some(n) = s.matching {
         let _ = write!(out, " ({} matching file{})", number(n as u64), if n == 1 { "" } else { "s" });
@@ -116,38 +175,38 @@ fn state_words(s: &State, dirs: &[&str]) -> String {
             _ => "by",
         };
         let space = if how.starts_with(',') { "" } else { " " };
-        let by = file_name(&Place { path: by.clone(), own: s.by_own }, dirs);
+        let by = file_name(&Place { path: by.clone(), own: s.by_own }, dirs, st);
         let _ = write!(out, "{space}{how} {by}");
     }
     if let Some(budget) = &s.budget {
-        let _ = write!(out, " by the {budget}");
+        let _ = write!(out, " by the {}", st.words(budget));
     }
     out
 }
 
 /// One change in words; `many`: said of several directories (plural verbs).
-fn change_words(c: &Change, dirs: &[&str]) -> String {
+fn change_words(c: &Change, dirs: &[&str], st: Style) -> String {
     let many = dirs.len() > 1;
     let verb = |one: &str, several: &str| if many { several.to_string() } else { one.to_string() };
     match c {
         Change::Enters { file, before, after } => {
-            let was = before.as_ref().map(|b| format!("; before: {}", state_words(b, dirs))).unwrap_or_default();
-            format!("{} {} ({}{was})", verb("gains", "gain"), file_name(file, dirs), state_words(after, dirs))
+            let was = before.as_ref().map(|b| format!("; before: {}", state_words(b, dirs, st))).unwrap_or_default();
+            format!("{} {} ({}{was})", verb("gains", "gain"), file_name(file, dirs, st), state_words(after, dirs, st))
         }
         Change::Leaves { file, before, after } => {
             let now = match after {
-                Some(a) => state_words(a, dirs),
+                Some(a) => state_words(a, dirs, st),
                 None => "no longer read".to_string(),
             };
             format!(
                 "{} {} ({now}; before: {})",
                 verb("loses", "lose"),
-                file_name(file, dirs),
-                state_words(before, dirs)
+                file_name(file, dirs, st),
+                state_words(before, dirs, st)
             )
         }
         Change::Resized { file, before, after } => {
-            let name = file_name(file, dirs);
+            let name = file_name(file, dirs, st);
             // A file that reaches the agent on both sides is said with its sizes.
             let (was, now) = (before.bytes.unwrap_or(0), after.bytes.unwrap_or(0));
             if before.bytes.is_none() {
@@ -159,21 +218,21 @@ fn change_words(c: &Change, dirs: &[&str]) -> String {
                     "{name} grew from {} to {}, past the {}: cut at {}",
                     number(was),
                     bytes(now as usize),
-                    after.budget.as_deref().unwrap_or("budget"),
+                    st.words(after.budget.as_deref().unwrap_or("budget")),
                     number(after.included_bytes.unwrap_or(0)),
                 ),
                 ("truncated", "loaded") => {
                     format!(
                         "{name} is no longer cut: {} (before: {})",
-                        state_words(after, dirs),
-                        state_words(before, dirs)
+                        state_words(after, dirs, st),
+                        state_words(before, dirs, st)
                     )
                 }
                 ("truncated", "truncated") => {
                     format!(
                         "the cut of {name} moves: {} (before: {})",
-                        state_words(after, dirs),
-                        state_words(before, dirs)
+                        state_words(after, dirs, st),
+                        state_words(before, dirs, st)
                     )
                 }
                 _ if was != now => format!(
@@ -182,34 +241,38 @@ fn change_words(c: &Change, dirs: &[&str]) -> String {
                     number(was),
                     bytes(now as usize)
                 ),
-                _ => format!("{name}: {} (before: {})", state_words(after, dirs), state_words(before, dirs)),
+                _ => format!("{name}: {} (before: {})", state_words(after, dirs, st), state_words(before, dirs, st)),
             }
         }
         Change::Treated { file, before, after } => {
-            let name = file_name(file, dirs);
+            let name = file_name(file, dirs, st);
             match (before, after) {
                 (Some(b), Some(a)) if b.status == a.status && (b.globs != a.globs || b.matching != a.matching) => {
                     let reach = |s: &State| match s.matching {
-                        Some(n) => format!(
-                            "{} file{} (`{}`)",
-                            number(n as u64),
-                            if n == 1 { "" } else { "s" },
-                            s.globs.join("`, `")
-                        ),
-                        None => format!("the files of `{}`", s.globs.join("`, `")),
+                        Some(n) => {
+                            format!(
+                                "{} file{} ({})",
+                                number(n as u64),
+                                if n == 1 { "" } else { "s" },
+                                st.globs(&s.globs)
+                            )
+                        }
+                        None => format!("the files of {}", st.globs(&s.globs)),
                     };
                     format!("{name} attaches to {} instead of {}", reach(a), reach(b))
                 }
-                (Some(b), Some(a)) => format!("{name}: {} (before: {})", state_words(a, dirs), state_words(b, dirs)),
+                (Some(b), Some(a)) => {
+                    format!("{name}: {} (before: {})", state_words(a, dirs, st), state_words(b, dirs, st))
+                }
                 (None, Some(a)) if a.status == "shadowed" => {
                     let name = match name.strip_prefix("their own ") {
                         Some(own) => format!("their new {own}"),
                         None => format!("the new {name}"),
                     };
-                    format!("{} {name} ({})", verb("ignores", "ignore"), state_words(a, dirs))
+                    format!("{} {name} ({})", verb("ignores", "ignore"), state_words(a, dirs, st))
                 }
-                (None, Some(a)) => format!("{name} is new: {}", state_words(a, dirs)),
-                (Some(b), None) => format!("{name} is gone (before: {})", state_words(b, dirs)),
+                (None, Some(a)) => format!("{name} is new: {}", state_words(a, dirs, st)),
+                (Some(b), None) => format!("{name} is gone (before: {})", state_words(b, dirs, st)),
                 (None, None) => format!("{name} changes"),
             }
         }
@@ -218,9 +281,9 @@ fn change_words(c: &Change, dirs: &[&str]) -> String {
 }
 
 /// "`a`, `b`, `c` and 209 more".
-fn dir_list(dirs: &[&str]) -> String {
+fn dir_list(dirs: &[&str], st: Style) -> String {
     const SHOWN: usize = 3;
-    let shown: Vec<String> = dirs.iter().take(SHOWN).map(|d| format!("`{d}`")).collect();
+    let shown: Vec<String> = dirs.iter().take(SHOWN).map(|d| st.code(d)).collect();
     match dirs.len().saturating_sub(SHOWN) {
         0 => shown.join(", "),
         more => format!("{} and {more} more", shown.join(", ")),
@@ -228,24 +291,25 @@ fn dir_list(dirs: &[&str]) -> String {
 }
 
 /// One line per group: who, where, what.
-fn group_line(g: &Group) -> String {
+fn group_line(g: &Group, st: Style) -> String {
     let dirs: Vec<&str> = g.dirs.iter().map(|d| d.dir.as_str()).collect();
-    let name = agents::display_name(g.agent);
-    let what: Vec<String> = g.changes.iter().map(|c| change_words(c, &dirs)).collect();
+    let name = diff::profile_name(g.agent);
+    let what: Vec<String> = g.changes.iter().map(|c| change_words(c, &dirs, st)).collect();
     match g.dirs.as_slice() {
         [one] => format!(
-            "{name} started in `{}` ({} → {}): {}",
-            one.dir,
+            "{name} started in {} ({} → {}): {}",
+            st.code(&one.dir),
             number(one.before as u64),
             bytes(one.after),
             what.join("; ")
         ),
-        _ => format!("{name}, {} directories ({}): {}", g.dirs.len(), dir_list(&dirs), what.join("; ")),
+        _ => format!("{name}, {} directories ({}): {}", g.dirs.len(), dir_list(&dirs, st), what.join("; ")),
     }
 }
 
 /// The findings as lines: those that say the same of several files (each package's own file left
-/// out) make one line that names the first files and counts the others.
+/// out) make one line that names the first files and counts the others. A path or message that
+/// holds a control character has it escaped: each finding is one line.
 fn finding_lines(found: &[Found]) -> Vec<String> {
     let mut same: Vec<(&Found, Vec<&str>)> = Vec::new();
     for f in found {
@@ -259,22 +323,24 @@ fn finding_lines(found: &[Found]) -> Vec<String> {
             let also = match more.len() {
                 0 => String::new(),
                 n => {
-                    let named: Vec<&str> = more.iter().take(2).copied().collect();
+                    let named: Vec<String> = more.iter().take(2).map(|p| paths::printable(p).into_owned()).collect();
                     let rest = if n > 2 { format!(" and {} more", n - 2) } else { String::new() };
                     format!(" (also {}{rest})", named.join(", "))
                 }
             };
-            format!("{}:{}:{}{also}: {}[{}]: {}", f.path, f.line, f.column, f.severity, f.code, f.message)
+            let (path, message) = (paths::printable(&f.path), paths::printable(&f.message));
+            format!("{path}:{}:{}{also}: {}[{}]: {message}", f.line, f.column, f.severity, f.code)
         })
         .collect()
 }
 
-fn file_line(f: &diff::FileChange) -> String {
+fn file_line(f: &diff::FileChange, st: Style) -> String {
+    let path = st.code(&f.path);
     match (f.before, f.after) {
-        (Some(b), Some(a)) => format!("`{}`: {} → {}", f.path, number(b), bytes(a as usize)),
-        (None, Some(a)) => format!("`{}`: new, {}", f.path, bytes(a as usize)),
-        (Some(b), None) => format!("`{}`: removed (it had {})", f.path, bytes(b as usize)),
-        (None, None) => format!("`{}`", f.path),
+        (Some(b), Some(a)) => format!("{path}: {} → {}", number(b), bytes(a as usize)),
+        (None, Some(a)) => format!("{path}: new, {}", bytes(a as usize)),
+        (Some(b), None) => format!("{path}: removed (it had {})", bytes(b as usize)),
+        (None, None) => path,
     }
 }
 
@@ -287,22 +353,23 @@ struct Said {
     findings: Vec<(&'static str, Vec<String>)>,
 }
 
-fn said(d: &Diff) -> Said {
-    let mut header = vec![format!("{} → {}", d.base, d.head)];
+fn said(d: &Diff, st: Style) -> Said {
+    let (base, head) = (st.words(&d.base), st.words(&d.head));
+    let mut header = vec![format!("{base} → {head}")];
     if d.checked_for.base == d.checked_for.head {
-        header.push(d.checked_for.head.clone());
+        header.push(st.words(&d.checked_for.head));
     } else {
-        header.push(format!("{}: {}", d.base, d.checked_for.base));
-        header.push(format!("{}: {}", d.head, d.checked_for.head));
+        header.push(format!("{base}: {}", st.words(&d.checked_for.base)));
+        header.push(format!("{head}: {}", st.words(&d.checked_for.head)));
     }
     let mut dirs = Vec::new();
     if !d.added_dirs.is_empty() {
         let list: Vec<&str> = d.added_dirs.iter().map(String::as_str).collect();
-        dirs.push(format!("new directories where agents start: {}", dir_list(&list)));
+        dirs.push(format!("new directories where agents start: {}", dir_list(&list, st)));
     }
     if !d.removed_dirs.is_empty() {
         let list: Vec<&str> = d.removed_dirs.iter().map(String::as_str).collect();
-        dirs.push(format!("directories removed: {}", dir_list(&list)));
+        dirs.push(format!("directories removed: {}", dir_list(&list, st)));
     }
     let findings = [
         ("new findings", &d.new_findings),
@@ -315,8 +382,8 @@ fn said(d: &Diff) -> Said {
     .collect();
     Said {
         header,
-        files: d.files.iter().map(file_line).collect(),
-        groups: d.groups.iter().map(group_line).collect(),
+        files: d.files.iter().map(|f| file_line(f, st)).collect(),
+        groups: d.groups.iter().map(|g| group_line(g, st)).collect(),
         dirs,
         findings,
     }
@@ -329,7 +396,7 @@ fn nothing(d: &Diff) -> String {
 }
 
 fn text(d: &Diff) -> String {
-    let s = said(d);
+    let s = said(d, Style::Text);
     let mut out = s.header.join("\n") + "\n";
     if d.is_empty() {
         let _ = writeln!(out, "{}", nothing(d));
@@ -349,9 +416,10 @@ fn text(d: &Diff) -> String {
     if d.groups.iter().any(|g| g.dirs.len() > 1) {
         let _ = writeln!(out, "directories (bytes before → after):");
         for g in d.groups.iter().filter(|g| g.dirs.len() > 1) {
-            let _ = writeln!(out, "  {}:", agents::display_name(g.agent));
+            let _ = writeln!(out, "  {}:", diff::profile_name(g.agent));
             for dir in &g.dirs {
-                let _ = writeln!(out, "    `{}`: {} → {}", dir.dir, number(dir.before as u64), bytes(dir.after));
+                let dir_name = Style::Text.code(&dir.dir);
+                let _ = writeln!(out, "    {dir_name}: {} → {}", number(dir.before as u64), bytes(dir.after));
             }
         }
     }
@@ -360,12 +428,13 @@ fn text(d: &Diff) -> String {
 
 /// For a pull request's comment or a job summary.
 fn markdown(d: &Diff) -> String {
-    let s = said(d);
+    let st = Style::Markdown;
+    let s = said(d, st);
     let mut out = String::from("### Instruction files: what this change does to each agent\n\n");
-    let mut header: Vec<String> = s.header.iter().map(|h| md(h)).collect();
-    // A revision in code; a name in words (`--base-name`, "the working tree") as it is: a
-    // revision never holds a space.
-    let quoted = |label: &str| if label.contains(' ') { label.to_string() } else { format!("`{label}`") };
+    let mut header = s.header;
+    // A revision in code; a name in words (`--base-name`, "the working tree"): a revision never
+    // holds a space.
+    let quoted = |label: &str| if label.contains(' ') { at_line_start(&st.words(label)) } else { st.code(label) };
     header[0] = format!("{} → {}", quoted(&d.base), quoted(&d.head));
     let _ = writeln!(out, "{}\n", header.join("<br>\n"));
     if d.is_empty() {
@@ -375,11 +444,11 @@ fn markdown(d: &Diff) -> String {
         let _ = writeln!(out, "Files changed: {}\n", s.files.join("; "));
     }
     for (g, line) in d.groups.iter().zip(&s.groups) {
-        let name = agents::display_name(g.agent);
-        let _ = writeln!(out, "- **{name}**{}", md(line.strip_prefix(name).unwrap_or(line)));
+        let name = diff::profile_name(g.agent);
+        let _ = writeln!(out, "- **{name}**{}", line.strip_prefix(name).unwrap_or(line));
     }
     for line in &s.dirs {
-        let _ = writeln!(out, "- {}", md(line));
+        let _ = writeln!(out, "- {line}");
     }
     if !s.groups.is_empty() || !s.dirs.is_empty() {
         out.push('\n');
@@ -387,7 +456,7 @@ fn markdown(d: &Diff) -> String {
     for (title, lines) in &s.findings {
         let _ = writeln!(out, "**{}{}**\n", title[..1].to_uppercase(), &title[1..]);
         for l in lines {
-            let _ = writeln!(out, "- `{}`", l.replace('`', "'"));
+            let _ = writeln!(out, "- {}", st.code(&l.replace('`', "'")));
         }
         out.push('\n');
     }
@@ -399,9 +468,10 @@ fn markdown(d: &Diff) -> String {
             for dir in &g.dirs {
                 let _ = writeln!(
                     out,
-                    "| {} | `{}` | {} | {} |",
-                    agents::display_name(g.agent),
-                    dir.dir.replace('|', "\\|"),
+                    "| {} | {} | {} | {} |",
+                    diff::profile_name(g.agent),
+                    // (A table's cells end at `|`, inside a code span too.)
+                    st.code(&dir.dir).replace('|', "\\|"),
                     number(dir.before as u64),
                     number(dir.after as u64)
                 );
@@ -412,19 +482,42 @@ fn markdown(d: &Diff) -> String {
     out
 }
 
-/// Text for Markdown outside code spans: the characters that would start markup escaped.
-fn md(line: &str) -> String {
-    // Code spans (`…`) stay as they are; elsewhere `*`, `_`, `<`, `|` and `[` are escaped.
-    let mut out = String::new();
-    let mut in_code = false;
-    for c in line.chars() {
-        if c == '`' {
-            in_code = !in_code;
-        }
-        if !in_code && matches!(c, '*' | '_' | '<' | '>' | '|' | '[' | ']') {
-            out.push('\\');
-        }
-        out.push(c);
+/// Markdown words that begin a line, with what would make the line a list item or a heading's
+/// underline escaped (`#`, `>` and the others are escaped by [`Style::words`]).
+fn at_line_start(words: &str) -> String {
+    let digits = words.len() - words.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    match words[digits..].chars().next() {
+        Some('-' | '+' | '=') if digits == 0 => format!("\\{words}"),
+        Some('.' | ')') if digits > 0 => format!("{}\\{}", &words[..digits], &words[digits..]),
+        _ => words.to_string(),
     }
-    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A name set as a Markdown code span reads back whole, as CommonMark reads a span: no
+    /// backtick in it closes the span, and it stays on one line.
+    #[test]
+    fn a_markdown_code_span_holds_any_name_whole() {
+        for name in ["pkg", "a`b", "`x`", "``", "a``b`", " x ", "   ", "x\ny", "<b>|</b>"] {
+            let span = Style::Markdown.code(name);
+            let open = span.len() - span.trim_start_matches('`').len();
+            let close = span.len() - span.trim_end_matches('`').len();
+            assert_eq!(open, close, "{span}");
+            let inner = &span[open..span.len() - close];
+            // (One space is taken from each end when both ends have one and not all is space.)
+            let stripped = inner.starts_with(' ') && inner.ends_with(' ') && !inner.trim().is_empty();
+            let content = if stripped { &inner[1..inner.len() - 1] } else { inner };
+            assert_eq!(content, paths::printable(name), "{span}");
+            assert!(!inner.split(|c| c != '`').any(|run| run.len() == open), "{span}");
+            assert!(!span.contains('\n'), "{span}");
+        }
+        assert_eq!(Style::Text.code("a\nb"), "`a\\nb`");
+        assert_eq!(Style::Markdown.words("<b> [x](y) *z*"), "\\<b\\> \\[x\\](y) \\*z\\*");
+        assert_eq!(at_line_start("- x"), "\\- x");
+        assert_eq!(at_line_start("12. x"), "12\\. x");
+        assert_eq!(at_line_start("main at 1a2b3c4"), "main at 1a2b3c4");
+    }
 }

@@ -24,7 +24,10 @@ use crate::paths;
 
 use super::{RenderedFiles, render_files};
 
+mod engine;
 mod seen;
+use engine::engine_view;
+pub use engine::engine_view_at;
 use seen::SeenFiles;
 
 /// What one agent does with one file, in the words of its finding when it has one.
@@ -657,6 +660,9 @@ fn check_dirs(
                 let RenderedFiles { files, rendered } = render_files(settings, chain.files, SectionStyle::Initial);
                 reached.extend(files.iter().map(|f| f.path.clone()));
                 found.extend(lint::chain_findings(&label, &files, &rendered, settings.budget_bytes));
+                if let Some(k) = keep.as_mut() {
+                    k(dir, settings.profile.name(), &engine_view(settings, dir, &files, &rendered, &chain.skipped));
+                }
                 for f in found.into_iter().filter(|f| inside(&f.path)) {
                     let key = (f.path.clone(), f.code, SpanKey::of(f.span));
                     grouped.entry(key).or_insert_with(|| (f, Vec::new())).1.push(label.clone());

@@ -12,9 +12,8 @@
 //! that move, rules that attach elsewhere, findings that appear or disappear. Directories that
 //! change the same way are grouped, so that a monorepo reads in a few lines.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -28,9 +27,12 @@ use crate::paths;
 
 use super::check::{self, Selection};
 
+mod follow;
 mod objects;
 mod scratch;
+mod skeleton;
 use scratch::{LayOut, in_scratch, scratch_places};
+use skeleton::{kept_names, materialize};
 
 /// One side of a diff.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,6 +75,9 @@ pub struct Diff {
     pub new_findings: Vec<Found>,
     pub gone_findings: Vec<Found>,
     pub changed_findings: Vec<Found>,
+    /// What laying out the sides skipped, and why (a crafted tree naming one file twice).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl Diff {
@@ -237,6 +242,7 @@ struct Side {
     targets: Option<Targets>,
     walked: Option<check::Walked>,
     explicit: bool,
+    warnings: Vec<String>,
 }
 
 /// Compares what the agents get on `base` and `head` of the git repository holding `start`.
@@ -263,9 +269,9 @@ pub fn diff(
     // What one side reads of the object database the other finds read.
     let objects = objects::Objects::default();
     let lay_out = |repo: &gix::Repository, rev: &Revision, root: &Path| -> Result<Side, LayOut> {
-        let unwritten = materialize(repo, &objects, &workdir, rev, root, &keep)?;
-        let walked = Some(check::walk_with(root, settings, &unwritten));
-        Ok(Side { root: root.to_path_buf(), targets: None, walked, explicit })
+        let laid = materialize(repo, &objects, &workdir, rev, root, &keep)?;
+        let walked = Some(check::walk_with(root, settings, &laid.unwritten));
+        Ok(Side { root: root.to_path_buf(), targets: None, walked, explicit, warnings: laid.warnings })
     };
     let (_tmp, mut sides) = in_scratch(&scratch_places(), |tmp| {
         let tmp_root = std::fs::canonicalize(tmp).map_err(|e| LayOut::Scratch(format!("{}: {e}", tmp.display())))?;
@@ -301,6 +307,7 @@ pub fn diff(
         agents::NAMES.iter().filter(|n| either.contains(**n)).map(|n| n.to_string()).collect()
     };
     let checked_for = CheckedFor { base: sides[0].describe(&profiles), head: sides[1].describe(&profiles) };
+    let warnings: Vec<String> = sides.iter_mut().flat_map(|s| std::mem::take(&mut s.warnings)).collect();
     let Ok([base_side, head_side]) = <[Side; 2]>::try_from(sides) else {
         return Err("a diff has two sides".to_string());
     };
@@ -314,13 +321,16 @@ pub fn diff(
     let lengths = base_out.kept.iter().map(|((dir, agent), v)| ((rel(&base_out.root, dir), *agent), v.bytes)).collect();
     let (mut head_out, head_starts) = run(head_side, &head_cache, &lengths)?;
     let every: BTreeSet<String> = base_out.dirs.union(&head_out.dirs).cloned().collect();
-    base_out.views = agents::with_repo_cache(&base_cache, || base_out.views_of(&base_starts, &every));
-    head_out.views = agents::with_repo_cache(&head_cache, || head_out.views_of(&head_starts, &every));
+    // The engine's own profile is no agent: its views are asked of it apart.
+    let engine = profiles.iter().any(|p| p == settings.profile.name()).then_some(settings);
+    base_out.views = agents::with_repo_cache(&base_cache, || base_out.views_of(&base_starts, &every, engine));
+    head_out.views = agents::with_repo_cache(&head_cache, || head_out.views_of(&head_starts, &every, engine));
     let mut out = compare(&base_out, &head_out);
     out.base = base.label();
     out.head = head.label();
     out.agents = profiles;
     out.checked_for = checked_for;
+    out.warnings = warnings;
     Ok(out)
 }
 
@@ -426,11 +436,12 @@ struct Checked {
 
 impl Checked {
     /// The views of every agent from `dirs` (the start directories of both sides) that this
-    /// side has.
+    /// side has, and the engine's (`engine`: its settings, when its profile is compared).
     fn views_of(
         &mut self,
         starts: &check::Starts,
         dirs: &BTreeSet<String>,
+        engine: Option<&Settings>,
     ) -> BTreeMap<(String, &'static str), ViewSummary> {
         let mut out = BTreeMap::new();
         for dir in dirs {
@@ -438,12 +449,18 @@ impl Checked {
             if !abs.is_dir() {
                 continue;
             }
-            for p in starts.agents_at(&abs) {
-                let summary = match self.kept.remove(&(abs.clone(), p.name)) {
+            let mut add = |name: &'static str, view: &dyn Fn() -> AgentView| {
+                let summary = match self.kept.remove(&(abs.clone(), name)) {
                     Some(kept) => kept,
-                    None => summary(&self.root, &self.workdir, &agents::load(p, &abs, &[]), |_| true),
+                    None => summary(&self.root, &self.workdir, &view(), |_| true),
                 };
-                out.insert((dir.clone(), p.name), summary);
+                out.insert((dir.clone(), name), summary);
+            };
+            for p in starts.agents_at(&abs) {
+                add(p.name, &|| agents::load(p, &abs, &[]));
+            }
+            if let Some(settings) = engine {
+                add(settings.profile.name(), &|| check::engine_view_at(settings, &abs));
             }
         }
         out
@@ -557,6 +574,7 @@ fn compare(base: &Checked, head: &Checked) -> Diff {
         new_findings,
         gone_findings,
         changed_findings,
+        warnings: Vec::new(),
     }
 }
 
@@ -660,194 +678,4 @@ fn findings(base: &[Found], head: &[Found]) -> (Vec<Found>, Vec<Found>, Vec<Foun
         .cloned()
         .collect();
     (new, gone, changed)
-}
-
-/// The file names whose text the skeleton keeps besides those of [`keeps_text`]'s rules: every
-/// agent's and the engine's instruction file names.
-fn kept_names(settings: &Settings) -> BTreeSet<String> {
-    let mut names: BTreeSet<String> = settings.all_names().map(str::to_string).collect();
-    names.extend(agents::FILE_NAMES.iter().map(|s| s.to_string()));
-    names.extend(crate::chain::targets::CONFIG_NAMES.iter().map(|s| s.to_string()));
-    names
-}
-
-/// Whether the skeleton keeps a file's text: instruction files, anything in a hidden folder or
-/// hidden itself (`.github/`, `.claude/`, `.cursorrules`, `.gitignore`), Markdown and text an
-/// import may name, and settings (`.json`, `.toml`, `.yaml`). Other files (sources) are kept
-/// empty: their names are what rules' globs match.
-fn keeps_text(rel: &Path, names: &BTreeSet<String>) -> bool {
-    const EXTENSIONS: &[&str] = &["md", "mdc", "markdown", "txt", "toml", "json", "jsonc", "yaml", "yml"];
-    let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    names.contains(name)
-        || rel.components().any(|c| c.as_os_str().to_str().is_some_and(|s| s.starts_with('.')))
-        || rel
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
-}
-
-/// A path of the repository as a relative path with normal components only; `None` for one
-/// that would leave the skeleton (`..`, absolute) or names `.git`.
-fn safe_rel(path: &str) -> Option<PathBuf> {
-    let p = Path::new(path);
-    let ok = p.components().all(|c| matches!(c, Component::Normal(n) if n != ".git"));
-    ok.then(|| p.to_path_buf())
-}
-
-/// Lays out `rev` as a skeleton in `into` (see the module's documentation), with an empty
-/// `.git` so that the agents find the project's root there, and returns what it leaves out:
-/// the files whose text no agent reads and the directories that hold nothing kept, which the
-/// side's listing of the repository names instead (see [`check::walk_with`]). Writing them
-/// would cost more than the rest of the diff.
-fn materialize(
-    repo: &gix::Repository,
-    objects: &objects::Objects,
-    workdir: &Path,
-    rev: &Revision,
-    into: &Path,
-    names: &BTreeSet<String>,
-) -> Result<Vec<check::Unwritten>, LayOut> {
-    // Writing the skeleton failed: another scratch directory may do.
-    let io = |p: &Path, e: std::io::Error| LayOut::Scratch(format!("{}: {e}", p.display()));
-    std::fs::create_dir_all(into.join(".git")).map_err(|e| io(into, e))?;
-    // (Paths relative to the root, with `/`: as the listing takes them.)
-    let mut unwritten_dirs: Vec<String> = Vec::new();
-    let mut unwritten_files: Vec<String> = Vec::new();
-    // The directories made on the disk (those something kept went in).
-    let mut made: HashSet<String> = HashSet::new();
-    let mut links: Vec<(PathBuf, String)> = Vec::new();
-    let mut linked: HashSet<PathBuf> = HashSet::new();
-    let mut place = |rel: &Path, slashed: &str, kind: Entry, data: &dyn Fn() -> Result<Arc<[u8]>, String>| {
-        // Nothing is written through a link the skeleton holds: a crafted tree can name both a
-        // link `a` and entries below `a/`, which would land wherever the link points.
-        if !linked.is_empty() && rel.ancestors().any(|a| linked.contains(a)) {
-            return Ok(());
-        }
-        match kind {
-            Entry::Dir => unwritten_dirs.push(slashed.to_string()),
-            Entry::File if !keeps_text(rel, names) => unwritten_files.push(slashed.to_string()),
-            Entry::File | Entry::Link => {
-                // A directory is made when something kept goes in it.
-                let path = into.join(rel);
-                if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
-                }
-                made.extend(slashed.match_indices('/').map(|(i, _)| slashed[..i].to_string()));
-                let bytes = data()?;
-                if kind == Entry::File {
-                    std::fs::write(&path, bytes).map_err(|e| io(&path, e))?;
-                } else {
-                    let target = String::from_utf8_lossy(&bytes).into_owned();
-                    link(&target, &path).map_err(|e| io(&path, e))?;
-                    linked.insert(rel.to_path_buf());
-                    links.push((rel.to_path_buf(), target));
-                }
-            }
-        }
-        Ok::<(), LayOut>(())
-    };
-    match rev {
-        Revision::Commit(spec) => {
-            let id = repo
-                .rev_parse_single(spec.as_str())
-                .map_err(|e| format!("{spec}: not a revision of this repository ({e})"))?;
-            let tree = id
-                .object()
-                .map_err(|e| format!("{spec}: {e}"))?
-                .peel_to_tree()
-                .map_err(|e| format!("{spec}: not a commit or a tree ({e})"))?;
-            objects.each_entry(
-                repo,
-                tree.id,
-                |path, item| {
-                    let Some(rel) = safe_rel(path) else { return Ok(()) };
-                    let kind = if item.mode.is_tree() || item.mode.is_commit() {
-                        Entry::Dir
-                    } else if item.mode.is_link() {
-                        Entry::Link
-                    } else {
-                        Entry::File
-                    };
-                    let data = || -> Result<Arc<[u8]>, String> {
-                        objects.blob(repo, item.oid).map_err(|err| format!("{spec}: {}: {err}", rel.display()))
-                    };
-                    // (A crafted name can hold `/`: the path is then said as the disk has it.)
-                    if path.split('/').all(|c| !c.is_empty() && c != ".") {
-                        place(&rel, path, kind, &data)
-                    } else {
-                        place(&rel, &paths::slash_join(&rel), kind, &data)
-                    }
-                },
-                |dir, e| LayOut::Other(format!("{spec}: cannot read its tree at {dir} ({e})")),
-            )?;
-        }
-        Revision::WorkingTree => {
-            let walker = ignore::WalkBuilder::new(workdir)
-                .hidden(false)
-                .require_git(false)
-                .filter_entry(|e| e.file_name() != ".git")
-                .build();
-            for entry in walker.flatten() {
-                let Ok(rel) = entry.path().strip_prefix(workdir) else { continue };
-                let Some(rel) = rel.to_str().and_then(safe_rel) else { continue };
-                if rel.as_os_str().is_empty() {
-                    continue;
-                }
-                let Some(t) = entry.file_type() else { continue };
-                let kind = if t.is_dir() {
-                    Entry::Dir
-                } else if t.is_symlink() {
-                    Entry::Link
-                } else {
-                    Entry::File
-                };
-                let path = entry.path().to_path_buf();
-                let data = || -> Result<Arc<[u8]>, String> {
-                    let read = |e: std::io::Error| format!("{}: {e}", path.display());
-                    if kind == Entry::Link {
-                        let target = std::fs::read_link(&path).map_err(read)?;
-                        Ok(target.to_string_lossy().as_bytes().into())
-                    } else {
-                        std::fs::read(&path).map(Arc::from).map_err(read)
-                    }
-                };
-                place(&rel, &paths::slash_join(&rel), kind, &data)?;
-            }
-        }
-    }
-    let mut out: Vec<check::Unwritten> = Vec::with_capacity(unwritten_dirs.len() + unwritten_files.len());
-    // A directory something kept went in is on the disk: the walk lists it.
-    out.extend(unwritten_dirs.into_iter().filter(|d| !made.contains(d)).map(|d| (d, true)));
-    // A link to a left-out file dangles in the skeleton: it is listed as the file it names.
-    // (The listing sorts what it is given.)
-    let left_out: HashSet<&str> =
-        if links.is_empty() { Default::default() } else { unwritten_files.iter().map(String::as_str).collect() };
-    for (rel, target) in &links {
-        let named = rel.parent().map(|p| paths::slash_join(&paths::normalize(&p.join(target))));
-        if named.is_some_and(|n| left_out.contains(n.as_str())) {
-            out.push((paths::slash_join(rel), false));
-        }
-    }
-    out.extend(unwritten_files.into_iter().map(|f| (f, false)));
-    Ok(out)
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Entry {
-    Dir,
-    File,
-    Link,
-}
-
-/// A symbolic link at `path` to `target`, as git stores it; where links cannot be made, a file
-/// holding the target's name (as git does with `core.symlinks` off).
-fn link(target: &str, path: &Path) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        std::os::unix::fs::symlink(target, path)
-    }
-    #[cfg(not(unix))]
-    {
-        std::fs::write(path, target)
-    }
 }

@@ -282,6 +282,17 @@ pub fn from_agent(view: &AgentView, show: impl Fn(&Path) -> String) -> ProfileRe
     }
 }
 
+/// What the engine's profiles mirror, in words.
+pub const ENGINE_MIRRORS: &str = "the seeds' rules (docs/discovery.md)";
+
+/// The engine's budget of `budget_bytes`, in words.
+pub fn engine_budget(budget_bytes: i64) -> String {
+    match u64::try_from(budget_bytes) {
+        Ok(b) if b > 0 => format!("{} budget per block", agents::size_words(b)),
+        _ => "no budget: every block disabled".into(),
+    }
+}
+
 pub fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
     // A preview counts as a touch, as it does for the agents.
     let blocks: Vec<_> = std::iter::once(&r.baseline).chain(&r.nested).chain(&r.preview).collect();
@@ -322,14 +333,11 @@ pub fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
     ProfileResult {
         profile: name.into(),
         name: name.into(),
-        mirrors: "the seeds' rules (docs/discovery.md)".into(),
+        mirrors: ENGINE_MIRRORS.into(),
         bytes: parts.iter().map(String::len).sum(),
         text,
         parts,
-        budget: Some(match u64::try_from(r.budget_bytes) {
-            Ok(b) if b > 0 => format!("{} budget per block", agents::size_words(b)),
-            _ => "no budget: every block disabled".into(),
-        }),
+        budget: Some(engine_budget(r.budget_bytes)),
         files,
     }
 }

@@ -13,7 +13,7 @@ fn git(tree: &Tree, args: &[&str]) -> String {
 }
 
 /// [`git`] with `input` on its standard input.
-fn git_with_input(tree: &Tree, args: &[&str], input: &str) -> String {
+fn git_with_input(tree: &Tree, args: &[&str], input: impl AsRef<[u8]>) -> String {
     use std::io::Write;
     let mut child = Command::new("git")
         .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
@@ -26,7 +26,7 @@ fn git_with_input(tree: &Tree, args: &[&str], input: &str) -> String {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("run git");
-    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
+    child.stdin.take().expect("stdin").write_all(input.as_ref()).expect("write stdin");
     let o = child.wait_with_output().expect("git output");
     assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -66,6 +66,20 @@ fn diff_in(tree: &Tree, cwd: &Path, args: &[&str]) -> Output {
 
 fn diff(tree: &Tree, args: &[&str]) -> Output {
     diff_in(tree, &tree.root(), args)
+}
+
+/// The output of `child` once it ends; a panic saying `stuck` when it has not ended within a
+/// minute (a guard against a run that never ends, not a measure of its time).
+fn finished(mut child: std::process::Child, stuck: &str) -> Output {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{stuck}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().expect("output")
 }
 
 fn stdout(o: &Output) -> String {
@@ -755,19 +769,266 @@ fn an_instruction_file_linked_to_a_fifo_is_compared_without_blocking_on_it() {
     std::fs::remove_file(t.path("r/AGENTS.md")).expect("rm");
     t.symlink(&fifo, "r/AGENTS.md");
     commit(&t, "AGENTS.md links to a FIFO");
-    let mut child = diff_command(&t, &t.root(), &["HEAD~1", "HEAD", "--json"])
+    let child = diff_command(&t, &t.root(), &["HEAD~1", "HEAD", "--json"])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("run diff");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while child.try_wait().expect("wait").is_none() {
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("diff blocked on the FIFO the revision links to");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let o = child.wait_with_output().expect("output");
+    let o = finished(child, "diff blocked on the FIFO the revision links to");
     let json: Value = serde_json::from_slice(&o.stdout).expect("json");
     assert!(json["groups"].as_array().is_some_and(|g| !g.is_empty()), "the file's change is reported: {json:#}");
+}
+
+/// The engine's own profiles (`--profile dsh`, `--profile ds4`) are no agents: their views are
+/// compared as the agents' are, so a root `AGENTS.md` that grows past their budget, or whose
+/// words change at the same size, is a change of their view too.
+#[test]
+fn the_engines_own_profiles_see_a_root_agents_md_that_grows_or_changes() {
+    let t = repo();
+    t.write("r/AGENTS.md", rules(60_000));
+    t.write("r/pkg/AGENTS.md", "package rules\n");
+    commit(&t, "base");
+    t.write("r/AGENTS.md", rules(70_000));
+    commit(&t, "grow the root file");
+    t.write("r/AGENTS.md", rules(70_000).replacen("keep", "KEEP", 1));
+    commit(&t, "other words");
+    for profile in ["dsh", "ds4"] {
+        let out = lines(&diff(&t, &["HEAD~2", "HEAD~1", "--profile", profile]));
+        assert!(out.contains(&"files changed: `AGENTS.md`: 60,012 → 70,020 bytes".to_string()), "{out:#?}");
+        assert!(
+            out.iter().any(|l| l.starts_with(&format!("{profile} started in `.` ("))
+                && l.contains(
+                    "`AGENTS.md` grew from 60,012 to 70,020 bytes, past the 64 KiB budget per block: cut at"
+                )),
+            "{out:#?}"
+        );
+        let json: Value = serde_json::from_slice(&diff(&t, &["HEAD~1", "HEAD", "--json", "--profile", profile]).stdout)
+            .expect("json");
+        let groups = json["groups"].as_array().expect("groups");
+        assert!(!groups.is_empty() && groups.iter().all(|g| g["agent"] == profile), "{json:#}");
+        assert!(groups.iter().any(|g| g["changes"][0]["kind"] == "text"), "{json:#}");
+    }
+}
+
+/// A crafted tree can name one file twice (`git mktree` writes a file and a link both named
+/// `AGENTS.md`, or a directory and a file `pkg`), and two entries can land on one path (a name
+/// holding `/` beside the directory it names); a name can be too long for any file system. Such
+/// a revision is its own problem, not the scratch directory's: diff lays out the first entry of
+/// a name (a checkout takes one of them), says on stderr what it skipped, and compares.
+#[cfg(unix)]
+#[test]
+fn a_crafted_tree_that_names_a_file_twice_is_laid_out_with_its_first_entry_and_a_warning() {
+    let t = repo();
+    t.write("r/AGENTS.md", "# root\n");
+    t.write("r/other.md", "other rules\n");
+    commit(&t, "base");
+    let object = |args: &[&str], input: &[u8]| git_with_input(&t, args, input).trim().to_string();
+    let root = object(&["rev-parse", "HEAD:AGENTS.md"], b"");
+    let other = object(&["rev-parse", "HEAD:other.md"], b"");
+    let link = object(&["hash-object", "-w", "--stdin"], b"other.md");
+    let sub = object(&["mktree"], format!("100644 blob {root}\tAGENTS.md\n").as_bytes());
+    let file = |name: &str| format!("100644 blob {root}\t{name}\n");
+    let kept = format!("100644 blob {other}\tother.md\n");
+    let link_line = format!("120000 blob {link}\tAGENTS.md\n");
+    // Trees git's own tools refuse to write (a name holding `/`) or sort otherwise (`mktree`
+    // puts a file before a directory of its name), written as their bytes.
+    let raw = |entries: &[(&str, &str, &str)]| {
+        let mut bytes = Vec::new();
+        for (mode, name, id) in entries {
+            bytes.extend(format!("{mode} {name}\0").into_bytes());
+            bytes.extend((0..id.len()).step_by(2).map(|i| u8::from_str_radix(&id[i..i + 2], 16).expect("hex")));
+        }
+        object(&["hash-object", "-t", "tree", "--literally", "-w", "--stdin"], &bytes)
+    };
+    let slashed = raw(&[("100644", "pkg/AGENTS.md", &other), ("40000", "pkg", &sub)]);
+    let dir_first = raw(&[("100644", "AGENTS.md", &root), ("40000", "pkg", &sub), ("100644", "pkg", &root)]);
+    let long = format!("{}.md", "a".repeat(300));
+    let trees = [
+        ("file-then-link", object(&["mktree"], format!("{}{link_line}{kept}", file("AGENTS.md")).as_bytes())),
+        ("link-then-file", object(&["mktree"], format!("{link_line}{}{kept}", file("AGENTS.md")).as_bytes())),
+        ("dir-then-file", dir_first),
+        (
+            "slashed",
+            object(&["mktree"], format!("{}{kept}040000 tree {slashed}\tdeep\n", file("AGENTS.md")).as_bytes()),
+        ),
+        ("long", object(&["mktree"], format!("{}{kept}{}", file("AGENTS.md"), file(&long)).as_bytes())),
+    ];
+    for (name, tree) in trees {
+        let tip = git(&t, &["commit-tree", &tree, "-p", "HEAD", "-m", name]);
+        git(&t, &["update-ref", &format!("refs/heads/{name}"), tip.trim()]);
+    }
+    let run = |branch: &str| -> (Value, String) {
+        let o = diff(&t, &["HEAD", branch, "--json", "--profile", "codex"]);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(0), "{branch}: {err}");
+        (serde_json::from_slice(&o.stdout).expect("json"), err)
+    };
+    let twice = |name: &str| {
+        format!(
+            "instructions-lsp diff: warning: {name}: a tree names `AGENTS.md` twice: its first entry is laid out, the others are skipped\n"
+        )
+    };
+    // The file comes first: the same AGENTS.md as on the base side.
+    let (json, err) = run("file-then-link");
+    assert_eq!(err, twice("file-then-link"));
+    assert_eq!(json["files"], serde_json::json!([]), "{json:#}");
+    assert_eq!(json["warnings"].as_array().map(Vec::len), Some(1), "{json:#}");
+    // The link comes first: AGENTS.md is other.md's text.
+    let (json, err) = run("link-then-file");
+    assert_eq!(err, twice("link-then-file"));
+    assert_eq!(json["files"], serde_json::json!([{"path": "AGENTS.md", "before": 7, "after": 12}]), "{json:#}");
+    let (json, err) = run("dir-then-file");
+    assert!(err.contains("dir-then-file: a tree names `pkg` twice"), "{err}");
+    assert_eq!(json["addedDirs"], serde_json::json!(["pkg"]), "{json:#}");
+    let (json, err) = run("slashed");
+    assert!(err.contains("slashed: `deep/pkg/AGENTS.md` is laid out already, by another entry"), "{err}");
+    assert_eq!(
+        json["files"],
+        serde_json::json!([{"path": "deep/pkg/AGENTS.md", "before": null, "after": 12}]),
+        "{json:#}"
+    );
+    let (_, err) = run("long");
+    assert!(err.contains(&format!("long: `{long}` cannot be laid out (")), "{err}");
+}
+
+/// A revision's tree can name one subtree twice at each of 23 levels: 1.5 KB of objects that
+/// hold 16 million paths (laying them out took 26 s and 3.2 GB). diff visits a bounded number of
+/// entries per side and says what was wrong, as it does for a revision it cannot read.
+#[test]
+fn a_tree_that_names_one_subtree_millions_of_times_is_refused_with_a_clear_error() {
+    let t = repo();
+    t.write("r/AGENTS.md", "# root\n");
+    commit(&t, "base");
+    let object = |args: &[&str], input: &str| git_with_input(&t, args, input).trim().to_string();
+    let root = object(&["rev-parse", "HEAD:AGENTS.md"], "");
+    let mut tree = object(&["mktree"], &format!("100644 blob {root}\tx.rs\n"));
+    for _ in 0..23 {
+        tree = object(&["mktree"], &format!("040000 tree {tree}\ta\n040000 tree {tree}\tb\n"));
+    }
+    let bomb = object(&["mktree"], &format!("100644 blob {root}\tAGENTS.md\n040000 tree {tree}\tsrc\n"));
+    let tip = git(&t, &["commit-tree", &bomb, "-p", "HEAD", "-m", "bomb"]);
+    git(&t, &["update-ref", "refs/heads/bomb", tip.trim()]);
+    let child = diff_command(&t, &t.root(), &["HEAD", "bomb"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run diff");
+    let o = finished(child, "diff laid out the tree's millions of paths");
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "instructions-lsp diff: bomb: its tree holds more than 1000000 entries, more than diff lays out (a tree \
+         can name one subtree many times over, a few bytes for millions of paths)\n"
+    );
+}
+
+/// An agent reads what a link names: `AGENTS.md` linked to `docs/INSTRUCTIONS` (a name whose
+/// text the skeleton would leave out), a package's `AGENTS.md` linked through another link, an
+/// import of `.claude/notes` where `.claude` links to a folder that is not hidden. A change of
+/// those texts is a change of the agents' views. Links that loop, that name the repository's
+/// root or its parent, or that leave the repository (relative or absolute) change nothing and
+/// make diff read or write nothing outside.
+#[cfg(unix)]
+#[test]
+fn a_link_is_followed_to_the_text_it_names_inside_the_repository() {
+    let t = repo();
+    let outside = tempfile::tempdir().expect("tempdir");
+    std::fs::write(outside.path().join("secret.md"), "secret rules, outside\n").expect("write");
+    t.write("r/docs/INSTRUCTIONS", "rules one\n");
+    t.symlink("docs/INSTRUCTIONS", "r/AGENTS.md");
+    t.write("r/shared/RULES", "shared one\n");
+    t.symlink("RULES", "r/shared/current");
+    t.mkdir("r/pkg");
+    t.symlink("../shared/current", "r/pkg/AGENTS.md");
+    t.write("r/CLAUDE.md", "@.claude/notes\n");
+    t.write("r/config/claude/notes", "notes one\n");
+    t.symlink("config/claude", "r/.claude");
+    t.mkdir("r/loop");
+    t.symlink("../loop/AGENTS.md", "r/loop/AGENTS.md");
+    t.symlink("b", "r/a");
+    t.symlink("a", "r/b");
+    t.symlink(".", "r/.cycle");
+    t.symlink("..", "r/.up");
+    t.mkdir("r/ext");
+    let depth = t.root().components().count();
+    let relative = format!("{}{}", "../".repeat(depth), outside.path().join("secret.md").display());
+    t.symlink(&relative, "r/ext/AGENTS.md");
+    t.symlink(outside.path().join("secret.md"), "r/ext/CLAUDE.md");
+    commit(&t, "links");
+    t.write("r/docs/INSTRUCTIONS", "rules two, longer\n");
+    t.write("r/shared/RULES", "shared two, longer\n");
+    t.write("r/config/claude/notes", "notes two, longer\n");
+    let files =
+        "files changed: `.claude/notes`: 10 → 18 bytes; `AGENTS.md`: 10 → 18 bytes; `pkg/AGENTS.md`: 11 → 19 bytes";
+    // The working tree, and the same change committed.
+    for args in [&["HEAD"][..], &["HEAD~1", "HEAD"]] {
+        if args.len() == 2 {
+            commit(&t, "other texts");
+        }
+        let o = diff(&t, args);
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = lines(&o);
+        assert!(out.contains(&files.to_string()), "{out:#?}");
+        assert!(
+            out.iter().any(|l| l.starts_with("Codex started in `pkg` (")
+                && l.ends_with("`AGENTS.md` grows from 10 to 18 bytes; `pkg/AGENTS.md` grows from 11 to 19 bytes")),
+            "{out:#?}"
+        );
+        assert!(
+            out.iter().any(|l| l.starts_with("Claude Code started in `.` (")
+                && l.ends_with("`.claude/notes` grows from 10 to 18 bytes")),
+            "{out:#?}"
+        );
+        assert!(!stdout(&o).contains("secret"), "{out:#?}");
+    }
+    let left: Vec<_> = std::fs::read_dir(outside.path()).expect("outside").flatten().map(|e| e.file_name()).collect();
+    assert_eq!(left, ["secret.md"]);
+    assert_eq!(std::fs::read_to_string(outside.path().join("secret.md")).expect("read"), "secret rules, outside\n");
+}
+
+/// A directory's name is the revision's to choose: one holding a backtick, newlines, HTML and
+/// Markdown, one that begins and ends with a backtick, one with a table's `|`. In the Markdown
+/// of a pull request's comment each stays in its code span (no line, no HTML of its own), and in
+/// the text its newlines are escaped: no name forges a line of the output.
+#[test]
+fn names_that_hold_newlines_backticks_or_markup_stay_inside_their_code_spans() {
+    let t = repo();
+    let evil = "a`b\n<script>x</script>\n- **Forged** [link](x)";
+    t.write("r/AGENTS.md", rules(30_000));
+    for dir in [evil, "`tick`", "pipe|cell"] {
+        t.write(&format!("r/{dir}/AGENTS.md"), "package rules\n");
+    }
+    commit(&t, "base");
+    t.write("r/AGENTS.md", rules(35_000));
+    commit(&t, "grow the root file");
+    let md = stdout(&diff(&t, &["HEAD~1", "HEAD", "--format", "markdown", "--profile", "codex"]));
+    // Each line is one the diff writes: no name starts one.
+    for line in md.lines() {
+        let ours = [
+            "### ",
+            "`HEAD~1`",
+            "comparing for",
+            "Files changed",
+            "- **Codex**",
+            "- `",
+            "**",
+            "<details>",
+            "| ",
+            "</details>",
+        ];
+        assert!(
+            line.is_empty() || ours.iter().any(|p| line.starts_with(p)),
+            "a line the diff did not write: {line:?}\n{md}"
+        );
+    }
+    assert!(md.contains("| Codex | ``a`b\\n<script>x</script>\\n- **Forged** [link](x)`` | "), "{md}");
+    assert!(md.contains("| Codex | `` `tick` `` | "), "{md}");
+    assert!(md.contains("| Codex | `pipe\\|cell` | "), "{md}");
+    assert!(md.contains("- **Codex**, 3 directories (`` `tick` ``, ``a`b\\n<script>x</script>\\n- **Forged** [link](x)``, `pipe|cell`): lose their own `AGENTS.md`"), "{md}");
+    let text = stdout(&diff(&t, &["HEAD~1", "HEAD", "--profile", "codex"]));
+    assert!(text.contains("    `a`b\\n<script>x</script>\\n- **Forged** [link](x)`: "), "{text}");
+    assert!(!text.lines().any(|l| l.starts_with("<script>") || l.starts_with("- **Forged**")), "{text}");
+    // The JSON says the name as it is.
+    let json: Value =
+        serde_json::from_slice(&diff(&t, &["HEAD~1", "HEAD", "--json", "--profile", "codex"]).stdout).expect("json");
+    assert!(json["groups"][0]["dirs"].as_array().expect("dirs").iter().any(|d| d["dir"] == evil), "{json:#}");
 }

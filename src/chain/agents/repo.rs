@@ -21,7 +21,7 @@ use super::walk::{RuleMatcher, as_matched, project_entries, vscode_glob, vscode_
 
 /// The most entries (files and directories) the repository may hold for its files to be listed:
 /// past it what a pattern matches is not known, and no pattern is said to match nothing.
-pub(super) const REPO_ENTRIES: usize = 100_000;
+pub const REPO_ENTRIES: usize = 100_000;
 
 /// The files of one repository below its base, or `None` when it holds more than
 /// [`REPO_ENTRIES`] entries; and the searches made in them.

@@ -2,10 +2,12 @@
 //! most of a history's directories and files are the same on both sides, and each read of a
 //! loose object maps and unmaps it.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use gix::ObjectId;
+
+use crate::chain::agents;
 use gix::objs::tree::EntryMode;
 
 /// The largest blob kept for the other side once read (instruction files are far smaller).
@@ -31,7 +33,7 @@ pub(super) struct Objects {
 
 impl Objects {
     /// The entries of the tree `oid`.
-    fn tree(&self, repo: &gix::Repository, oid: ObjectId) -> Result<Arc<[Item]>, String> {
+    pub(super) fn tree(&self, repo: &gix::Repository, oid: ObjectId) -> Result<Arc<[Item]>, String> {
         let slot = Self::slot(&self.trees, oid);
         slot.get_or_init(|| {
             let tree = repo.find_tree(oid).map_err(|e| e.to_string())?;
@@ -64,22 +66,36 @@ impl Objects {
 
     /// Hands `each` every entry below the tree `root`, breadth first (a directory's entries
     /// before what is in its subdirectories), with its path from the root (`/` between names).
-    /// Names that are not UTF-8 are left out, with everything below them. A tree that cannot be
-    /// read is said by `unread` (the tree's path, the error).
+    /// Names that are not UTF-8 are left out, with everything below them. Of the entries of one
+    /// tree that share a name (git never writes such a tree, but a crafted one can hold a file
+    /// and a link `AGENTS.md`), the first is handed over and the others to `twice`, with
+    /// everything below them: a checkout takes one of them. Each entry is taken from `visits`;
+    /// a tree that cannot be read, or one that holds more than `visits` allows, is said by
+    /// `fail`.
     pub(super) fn each_entry<E>(
         &self,
         repo: &gix::Repository,
         root: ObjectId,
+        visits: &mut Visits,
         mut each: impl FnMut(&str, &Item) -> Result<(), E>,
-        unread: impl Fn(&str, String) -> E,
+        mut twice: impl FnMut(&str),
+        fail: impl Fn(String) -> E,
     ) -> Result<(), E> {
         let mut queue: VecDeque<(String, ObjectId)> = VecDeque::from([(String::new(), root)]);
         while let Some((dir, oid)) = queue.pop_front() {
-            let items = self.tree(repo, oid).map_err(|e| unread(if dir.is_empty() { "." } else { &dir }, e))?;
+            let items = self.tree(repo, oid).map_err(|e| {
+                fail(format!("cannot read its tree at {} ({e})", if dir.is_empty() { "." } else { &dir }))
+            })?;
+            let mut names: HashSet<&[u8]> = HashSet::with_capacity(if items.len() > 1 { items.len() } else { 0 });
             for item in items.iter() {
+                visits.take(dir.len() + usize::from(!dir.is_empty()) + item.name.len()).map_err(&fail)?;
                 // A name that is not UTF-8 (and all below it) is left out.
                 let Ok(name) = std::str::from_utf8(&item.name) else { continue };
                 let path = if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") };
+                if items.len() > 1 && !names.insert(&item.name) {
+                    twice(&path);
+                    continue;
+                }
                 each(&path, item)?;
                 if item.mode.is_tree() {
                     queue.push_back((path, item.oid));
@@ -87,5 +103,96 @@ impl Objects {
             }
         }
         Ok(())
+    }
+}
+
+/// The most entries of its revision's tree one side of a diff visits: ten times what a
+/// repository's listing names ([`agents::REPO_ENTRIES`]; past it a check still works, without
+/// the listing), and more than twice the files of the largest public monorepos. A tree that names
+/// one subtree twice at each of 23 levels holds 16 million entries in 1.5 KB of objects.
+pub(super) const TREE_ENTRIES_MAX: usize = 10 * agents::REPO_ENTRIES;
+
+/// The most bytes the paths of those entries may add up to: 268 bytes an entry at the most
+/// entries (real paths average under 100), and what bounds the memory the paths take when a
+/// crafted tree nests its entries deep below long names.
+pub(super) const TREE_PATH_BYTES_MAX: usize = 256 << 20;
+
+/// What is left to visit of a side's tree ([`TREE_ENTRIES_MAX`], [`TREE_PATH_BYTES_MAX`]).
+pub(super) struct Visits {
+    entries: usize,
+    path_bytes: usize,
+}
+
+impl Default for Visits {
+    fn default() -> Self {
+        Self { entries: TREE_ENTRIES_MAX, path_bytes: TREE_PATH_BYTES_MAX }
+    }
+}
+
+impl Visits {
+    /// Takes one entry whose path is `path_bytes` long; what was wrong when none is left.
+    pub(super) fn take(&mut self, path_bytes: usize) -> Result<(), String> {
+        const WHY: &str = "a tree can name one subtree many times over, a few bytes for millions of paths";
+        if self.entries == 0 {
+            return Err(format!(
+                "its tree holds more than {TREE_ENTRIES_MAX} entries, more than diff lays out ({WHY})"
+            ));
+        }
+        let Some(left) = self.path_bytes.checked_sub(path_bytes) else {
+            return Err(format!(
+                "the paths of its tree add up to more than {} MiB, more than diff lays out ({WHY})",
+                TREE_PATH_BYTES_MAX >> 20
+            ));
+        };
+        self.entries -= 1;
+        self.path_bytes = left;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tree is visited while its entries and the bytes of their paths fit in what is left;
+    /// past either, the walk stops and says which.
+    #[test]
+    fn a_tree_past_its_entries_or_path_bytes_stops_the_walk() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = gix::init(dir.path()).expect("init");
+        let entry = |kind: gix::objs::tree::EntryKind, name: &str, oid: ObjectId| gix::objs::tree::Entry {
+            mode: kind.into(),
+            filename: name.into(),
+            oid,
+        };
+        let tree = |entry| repo.write_object(gix::objs::Tree { entries: vec![entry] }).expect("tree").detach();
+        // Nine 200-byte names, one below the other, and a file: 10 entries, 10,846 bytes of paths.
+        let blob = repo.write_blob(b"x").expect("blob").detach();
+        let mut oid = tree(entry(gix::objs::tree::EntryKind::Blob, "f", blob));
+        for _ in 0..9 {
+            oid = tree(entry(gix::objs::tree::EntryKind::Tree, &"n".repeat(200), oid));
+        }
+        let walk = |mut visits: Visits| {
+            let mut seen = 0;
+            let done = Objects::default().each_entry(
+                &repo,
+                oid,
+                &mut visits,
+                |_, _| {
+                    seen += 1;
+                    Ok(())
+                },
+                |_| {},
+                |e| e,
+            );
+            (seen, done)
+        };
+        assert_eq!(walk(Visits { entries: 10, path_bytes: 10_846 }), (10, Ok(())));
+        let (seen, done) = walk(Visits { entries: 9, path_bytes: usize::MAX });
+        assert_eq!(seen, 9);
+        assert!(done.is_err_and(|e| e.starts_with("its tree holds more than 1000000 entries")));
+        let (seen, done) = walk(Visits { entries: 10, path_bytes: 10_000 });
+        assert_eq!(seen, 9);
+        assert!(done.is_err_and(|e| e.starts_with("the paths of its tree add up to more than 256 MiB")));
     }
 }

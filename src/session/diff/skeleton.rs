@@ -1,0 +1,377 @@
+//! The skeleton of one side of a diff: the files of a revision (or the working tree) whose text
+//! an agent or this tool may read, laid out in a scratch directory, and what it leaves out.
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use crate::chain::agents;
+use crate::chain::settings::Settings;
+use crate::paths;
+use crate::session::check;
+
+use super::Revision;
+use super::scratch::LayOut;
+use super::{follow, objects};
+
+/// The file names whose text the skeleton keeps besides those of [`keeps_text`]'s rules: every
+/// agent's and the engine's instruction file names.
+pub(super) fn kept_names(settings: &Settings) -> BTreeSet<String> {
+    let mut names: BTreeSet<String> = settings.all_names().map(str::to_string).collect();
+    names.extend(agents::FILE_NAMES.iter().map(|s| s.to_string()));
+    names.extend(crate::chain::targets::CONFIG_NAMES.iter().map(|s| s.to_string()));
+    names
+}
+
+/// Whether the skeleton keeps a file's text: instruction files, anything in a hidden folder or
+/// hidden itself (`.github/`, `.claude/`, `.cursorrules`, `.gitignore`), Markdown and text an
+/// import may name, and settings (`.json`, `.toml`, `.yaml`). Other files (sources) are kept
+/// empty: their names are what rules' globs match.
+fn keeps_text(rel: &Path, names: &BTreeSet<String>) -> bool {
+    const EXTENSIONS: &[&str] = &["md", "mdc", "markdown", "txt", "toml", "json", "jsonc", "yaml", "yml"];
+    let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    names.contains(name)
+        || rel.components().any(|c| c.as_os_str().to_str().is_some_and(|s| s.starts_with('.')))
+        || rel
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+}
+
+/// A path of the repository as a relative path with normal components only; `None` for one
+/// that would leave the skeleton (`..`, absolute) or names `.git`.
+fn safe_rel(path: &str) -> Option<PathBuf> {
+    let p = Path::new(path);
+    let ok = p.components().all(|c| matches!(c, Component::Normal(n) if n != ".git"));
+    ok.then(|| p.to_path_buf())
+}
+
+/// Lays out `rev` as a skeleton in `into` (see the module's documentation), with an empty
+/// `.git` so that the agents find the project's root there, and returns what it leaves out:
+/// the files whose text no agent reads and the directories that hold nothing kept, which the
+/// side's listing of the repository names instead (see [`check::walk_with`]). Writing them
+/// would cost more than the rest of the diff. With it, the warnings of the layout: the entries
+/// it skips because another entry laid out the same path first.
+pub(super) fn materialize(
+    repo: &gix::Repository,
+    objects: &objects::Objects,
+    workdir: &Path,
+    rev: &Revision,
+    into: &Path,
+    names: &BTreeSet<String>,
+) -> Result<Laid, LayOut> {
+    std::fs::create_dir_all(into.join(".git")).map_err(|e| LayOut::Scratch(format!("{}: {e}", into.display())))?;
+    // (Paths relative to the root, with `/`: as the listing takes them.)
+    let mut unwritten_dirs: Vec<String> = Vec::new();
+    let mut unwritten_files: Vec<String> = Vec::new();
+    let mut links: Vec<(PathBuf, String)> = Vec::new();
+    let mut written = Written { into, rev, made: HashSet::new(), linked: HashSet::new(), skipped: Skipped::default() };
+    let mut twice = Skipped::default();
+    let mut visits = objects::Visits::default();
+    let mut place = |rel: &Path, slashed: &str, kind: Entry, data: &dyn Fn() -> Result<Arc<[u8]>, String>| {
+        if written.through_link(rel) {
+            return Ok(());
+        }
+        match kind {
+            Entry::Dir => unwritten_dirs.push(slashed.to_string()),
+            Entry::File if !keeps_text(rel, names) => unwritten_files.push(slashed.to_string()),
+            Entry::File => {
+                let bytes = data()?;
+                written.write(rel, slashed, |path| write_new(path, &bytes))?;
+            }
+            Entry::Link => {
+                let target = String::from_utf8_lossy(&data()?).into_owned();
+                if written.write(rel, slashed, |path| link(&target, path))? {
+                    written.linked.insert(rel.to_path_buf());
+                    links.push((rel.to_path_buf(), target));
+                }
+            }
+        }
+        Ok::<(), LayOut>(())
+    };
+    let mut root_tree = None;
+    match rev {
+        Revision::Commit(spec) => {
+            let id = repo
+                .rev_parse_single(spec.as_str())
+                .map_err(|e| format!("{spec}: not a revision of this repository ({e})"))?;
+            let tree = id
+                .object()
+                .map_err(|e| format!("{spec}: {e}"))?
+                .peel_to_tree()
+                .map_err(|e| format!("{spec}: not a commit or a tree ({e})"))?;
+            root_tree = Some(tree.id);
+            objects.each_entry(
+                repo,
+                tree.id,
+                &mut visits,
+                |path, item| {
+                    let Some(rel) = safe_rel(path) else { return Ok(()) };
+                    let kind = if item.mode.is_tree() || item.mode.is_commit() {
+                        Entry::Dir
+                    } else if item.mode.is_link() {
+                        Entry::Link
+                    } else {
+                        Entry::File
+                    };
+                    let data = || -> Result<Arc<[u8]>, String> {
+                        objects.blob(repo, item.oid).map_err(|err| format!("{spec}: {}: {err}", rel.display()))
+                    };
+                    // (A crafted name can hold `/`: the path is then said as the disk has it.)
+                    if path.split('/').all(|c| !c.is_empty() && c != ".") {
+                        place(&rel, path, kind, &data)
+                    } else {
+                        place(&rel, &paths::slash_join(&rel), kind, &data)
+                    }
+                },
+                |path| {
+                    twice.add(|| {
+                        format!(
+                            "{spec}: a tree names `{path}` twice: its first entry is laid out, the others are skipped"
+                        )
+                    })
+                },
+                |e| LayOut::Other(format!("{spec}: {e}")),
+            )?;
+        }
+        Revision::WorkingTree => {
+            for entry in follow::walk_of(workdir).flatten() {
+                let Ok(rel) = entry.path().strip_prefix(workdir) else { continue };
+                let Some(rel) = rel.to_str().and_then(safe_rel) else { continue };
+                if rel.as_os_str().is_empty() {
+                    continue;
+                }
+                let Some(t) = entry.file_type() else { continue };
+                let kind = if t.is_dir() {
+                    Entry::Dir
+                } else if t.is_symlink() {
+                    Entry::Link
+                } else {
+                    Entry::File
+                };
+                let path = entry.path().to_path_buf();
+                let data = || -> Result<Arc<[u8]>, String> {
+                    let read = |e: std::io::Error| format!("{}: {e}", path.display());
+                    if kind == Entry::Link {
+                        let target = std::fs::read_link(&path).map_err(read)?;
+                        Ok(target.to_string_lossy().as_bytes().into())
+                    } else {
+                        std::fs::read(&path).map(Arc::from).map_err(read)
+                    }
+                };
+                place(&rel, &paths::slash_join(&rel), kind, &data)?;
+            }
+        }
+    }
+    // What a link the skeleton holds makes an agent read, the agent follows it to: it is laid out
+    // too when the skeleton left it out.
+    if !links.is_empty() {
+        let source = match root_tree {
+            Some(root) => follow::Source::Tree { repo, objects, root },
+            None => follow::Source::Disk(workdir),
+        };
+        let label = rev.label();
+        let named: Vec<(String, String)> = links.iter().map(|(rel, t)| (paths::slash_join(rel), t.clone())).collect();
+        let kept = |path: &str| keeps_text(Path::new(path), names);
+        let files =
+            source.linked_files(&named, &kept, &mut visits).map_err(|e| LayOut::Other(format!("{label}: {e}")))?;
+        let mut laid: HashSet<String> = HashSet::new();
+        for (path, at) in files {
+            let Some(rel) = safe_rel(&path).filter(|rel| !written.through_link(rel)) else { continue };
+            let bytes = source.read(&at).map_err(|e| LayOut::Other(format!("{label}: {path}: {e}")))?;
+            if written.write(&rel, &path, |file| write_new(file, &bytes))? {
+                laid.insert(path);
+            }
+        }
+        if !laid.is_empty() {
+            unwritten_files.retain(|f| !laid.contains(f));
+        }
+    }
+    let mut out: Vec<check::Unwritten> = Vec::with_capacity(unwritten_dirs.len() + unwritten_files.len());
+    // A directory something kept went in is on the disk: the walk lists it.
+    out.extend(unwritten_dirs.into_iter().filter(|d| !written.made.contains(d)).map(|d| (d, true)));
+    // A link to a left-out file dangles in the skeleton: it is listed as the file it names.
+    // (The listing sorts what it is given.)
+    let left_out: HashSet<&str> =
+        if links.is_empty() { Default::default() } else { unwritten_files.iter().map(String::as_str).collect() };
+    for (rel, target) in &links {
+        let named = rel.parent().map(|p| paths::slash_join(&paths::normalize(&p.join(target))));
+        if named.is_some_and(|n| left_out.contains(n.as_str())) {
+            out.push((paths::slash_join(rel), false));
+        }
+    }
+    out.extend(unwritten_files.into_iter().map(|f| (f, false)));
+    let mut warnings = twice.said();
+    warnings.extend(written.skipped.said());
+    Ok(Laid { unwritten: out, warnings })
+}
+
+/// A side laid out: what its skeleton leaves out, and what the layout warns of.
+pub(super) struct Laid {
+    pub unwritten: Vec<check::Unwritten>,
+    pub warnings: Vec<String>,
+}
+
+/// What a layout wrote of the skeleton in `into`.
+struct Written<'a> {
+    into: &'a Path,
+    rev: &'a Revision,
+    /// The directories made (those something kept went in), relative, with `/`.
+    made: HashSet<String>,
+    /// The links written.
+    linked: HashSet<PathBuf>,
+    /// The paths it could not write.
+    skipped: Skipped,
+}
+
+impl Written<'_> {
+    /// Whether `rel` lies below a link written: nothing is written through one (a crafted tree
+    /// can name both a link `a` and entries below `a/`, which would land wherever it points).
+    fn through_link(&self, rel: &Path) -> bool {
+        !self.linked.is_empty() && rel.ancestors().any(|a| self.linked.contains(a))
+    }
+
+    /// Writes the entry `rel` (`slashed`: its path with `/`) with `write`, making the directories
+    /// it goes in (a directory is made when something kept goes in it); whether it was written.
+    /// Two entries can name one path, which the first takes: a crafted name holding `/` (`a/b`
+    /// beside a directory `a` holding `b`), or names that differ only in case on a file system
+    /// that does not tell them apart. That path, and one that no file system holds (a name too
+    /// long), are skipped with a warning, as a checkout skips them.
+    fn write(
+        &mut self,
+        rel: &Path,
+        slashed: &str,
+        write: impl FnOnce(&Path) -> std::io::Result<()>,
+    ) -> Result<bool, LayOut> {
+        let path = self.into.join(rel);
+        let wrote = path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| {
+            self.made.extend(slashed.match_indices('/').map(|(i, _)| slashed[..i].to_string()));
+            write(&path)
+        });
+        let label = || self.rev.label();
+        match wrote {
+            Ok(()) => return Ok(true),
+            Err(e) if collides(&e) => self.skipped.add(|| {
+                format!(
+                    "{}: `{slashed}` is laid out already, by another entry that names the same file: this one is skipped",
+                    label()
+                )
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidFilename => {
+                self.skipped.add(|| format!("{}: `{slashed}` cannot be laid out ({e}): it is skipped", label()))
+            }
+            Err(e) => return Err(write_failed(self.rev, self.into, &path, e)),
+        }
+        Ok(false)
+    }
+}
+
+/// How many skipped entries of one kind a side's warnings name; the others are counted.
+const SKIPPED_NAMED: usize = 10;
+
+/// The entries a layout skips, as its warnings say them.
+#[derive(Default)]
+struct Skipped {
+    said: Vec<String>,
+    more: usize,
+}
+
+impl Skipped {
+    fn add(&mut self, say: impl FnOnce() -> String) {
+        if self.said.len() < SKIPPED_NAMED {
+            self.said.push(say());
+        } else {
+            self.more += 1;
+        }
+    }
+
+    /// The warnings, and one that counts those not said.
+    fn said(mut self) -> Vec<String> {
+        if self.more > 0 {
+            self.said.push(format!("… and {} more entries skipped so", self.more));
+        }
+        self.said
+    }
+}
+
+/// Why writing `path` of the skeleton in `into` failed. A scratch place that is full or refuses
+/// is the place's fault: another may do. Anything else is the revision's (a name too long for
+/// any file system): it fails the same in every place, and says the path in the repository.
+fn write_failed(rev: &Revision, into: &Path, path: &Path, e: std::io::Error) -> LayOut {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::StorageFull
+        | K::QuotaExceeded
+        | K::FileTooLarge
+        | K::ReadOnlyFilesystem
+        | K::PermissionDenied
+        | K::TooManyLinks
+        | K::Unsupported
+        | K::OutOfMemory => LayOut::Scratch(format!("{}: {e}", path.display())),
+        _ => {
+            let rel = paths::slash_join(path.strip_prefix(into).unwrap_or(path));
+            LayOut::Other(format!("{}: cannot lay out `{rel}`: {e}", rev.label()))
+        }
+    }
+}
+
+/// Whether writing failed because something is at the path (or on its way) already.
+fn collides(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind as K;
+    matches!(e.kind(), K::AlreadyExists | K::NotADirectory | K::IsADirectory)
+}
+
+/// Writes a new file at `path`; one there already (a link above all: writing would follow it)
+/// is an error.
+fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    std::fs::OpenOptions::new().write(true).create_new(true).open(path)?.write_all(bytes)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Entry {
+    Dir,
+    File,
+    Link,
+}
+
+/// A symbolic link at `path` to `target`, as git stores it; where links cannot be made, a file
+/// holding the target's name (as git does with `core.symlinks` off).
+fn link(target: &str, path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(target, path)
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::write(path, target)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Error, ErrorKind};
+
+    /// Only a scratch place that is full or refuses leaves the layout to the next place; what
+    /// fails for the revision's own paths fails the same everywhere, and says the path in the
+    /// repository (not the scratch directory's).
+    #[test]
+    fn only_a_full_or_refusing_place_is_the_scratch_places_fault() {
+        let rev = Revision::Commit("crafted".into());
+        let into = Path::new("/scratch/head");
+        let path = into.join("a/b.md");
+        for kind in [ErrorKind::StorageFull, ErrorKind::QuotaExceeded, ErrorKind::ReadOnlyFilesystem] {
+            assert!(matches!(write_failed(&rev, into, &path, Error::from(kind)), LayOut::Scratch(_)), "{kind:?}");
+        }
+        for kind in [ErrorKind::InvalidInput, ErrorKind::NotFound] {
+            match write_failed(&rev, into, &path, Error::from(kind)) {
+                LayOut::Other(e) => assert!(e.starts_with("crafted: cannot lay out `a/b.md`: "), "{e}"),
+                LayOut::Scratch(e) => panic!("{kind:?} retried in another place: {e}"),
+            }
+        }
+        for kind in [ErrorKind::AlreadyExists, ErrorKind::NotADirectory, ErrorKind::IsADirectory] {
+            assert!(collides(&Error::from(kind)), "{kind:?}");
+        }
+    }
+}
