@@ -8,9 +8,21 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant, SystemTime};
 
-use notify::event::{AccessKind, AccessMode, ModifyKind};
+use notify::event::{AccessKind, AccessMode};
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use tokio::sync::mpsc::UnboundedSender;
+
+#[cfg(target_os = "linux")]
+mod inotify;
+
+/// What a backend tells the debouncer.
+enum Raw {
+    Changed(Vec<PathBuf>),
+    /// Events were lost: look at everything again.
+    Rescan,
+    /// The backend failed, in words: look at everything again.
+    Failed(String),
+}
 
 /// How long events settle before they are handled.
 pub const DEBOUNCE: Duration = Duration::from_millis(30);
@@ -46,9 +58,10 @@ pub const POLL_VARIABLE: &str = "INSTRUCTIONS_LSP_POLL";
 /// A set of watched directories that follows the sessions.
 pub struct DirWatcher {
     backend: Backend,
-    watched: BTreeSet<PathBuf>,
+    /// Each directory watched, with the backend's handle of its watch.
+    watched: BTreeMap<Arc<Path>, i32>,
     /// Directories asked for that did not exist then (see [`DirWatcher::add_made`]).
-    missing: BTreeSet<PathBuf>,
+    missing: BTreeSet<Arc<Path>>,
     /// Every existing directory asked for is watched (no failure, e.g. no exhausted limit).
     complete: bool,
     warned: bool,
@@ -58,17 +71,16 @@ pub struct DirWatcher {
 }
 
 /// Collects raw events for [`DEBOUNCE`] after the first one, then sends them as one batch.
-fn debounce(raw: mpsc::Receiver<notify::Result<Event>>, tx: UnboundedSender<WatchEvent>) {
+fn debounce(raw: mpsc::Receiver<Raw>, tx: UnboundedSender<WatchEvent>) {
     loop {
         let Ok(first) = raw.recv() else { return };
         let deadline = Instant::now() + DEBOUNCE;
         let mut paths: BTreeSet<PathBuf> = BTreeSet::new();
         let mut rescan = false;
-        let mut take = |result: notify::Result<Event>| match result {
-            Ok(event) if event.need_rescan() => rescan = true,
-            Ok(event) if is_change(&event.kind) => paths.extend(event.paths),
-            Ok(_) => {}
-            Err(e) => {
+        let mut take = |raw: Raw| match raw {
+            Raw::Changed(changed) => paths.extend(changed),
+            Raw::Rescan => rescan = true,
+            Raw::Failed(e) => {
                 tracing::warn!("file watching: {e}; looking at every watched directory again");
                 rescan = true;
             }
@@ -105,18 +117,23 @@ impl DirWatcher {
 
     /// [`DirWatcher::new`], polling from the start when `poll`.
     pub fn start(tx: UnboundedSender<WatchEvent>, poll: bool) -> Result<Self, String> {
+        Self::start_with(tx, if poll { Kind::Polling } else { Kind::System })
+    }
+
+    /// [`DirWatcher::new`] with the backend `kind` (falling back to polling).
+    fn start_with(tx: UnboundedSender<WatchEvent>, kind: Kind) -> Result<Self, String> {
         let (raw_tx, raw_rx) = mpsc::channel();
-        let system = if poll {
-            Err("polling asked for".to_string())
-        } else {
-            let forward = raw_tx.clone();
-            notify::recommended_watcher(move |result: notify::Result<Event>| {
-                let _ = forward.send(result);
-            })
-            .map_err(|e| e.to_string())
+        let system = match kind {
+            Kind::Polling => Err("polling asked for".to_string()),
+            #[cfg(target_os = "linux")]
+            Kind::System => inotify::Inotify::start(raw_tx.clone()).map(Backend::Inotify),
+            #[cfg(not(target_os = "linux"))]
+            Kind::System => notify_watcher(raw_tx.clone()),
+            #[cfg(test)]
+            Kind::Notify => notify_watcher(raw_tx.clone()),
         };
         let backend = match system {
-            Ok(w) => Backend::System(w),
+            Ok(backend) => backend,
             Err(why) => {
                 let poller = Poller::start(raw_tx).map_err(|e| format!("cannot start file watching: {e}"))?;
                 tracing::warn!("file watching: {why}; looking for changes every {} s instead", POLL_INTERVAL.as_secs());
@@ -129,7 +146,7 @@ impl DirWatcher {
             .map_err(|e| format!("cannot start file watching: {e}"))?;
         Ok(Self {
             backend,
-            watched: BTreeSet::new(),
+            watched: BTreeMap::new(),
             missing: BTreeSet::new(),
             complete: true,
             warned: false,
@@ -146,10 +163,11 @@ impl DirWatcher {
     /// existing directory cannot be watched (e.g. the inotify limit is exhausted) the watcher is
     /// incomplete: requests then re-walk the disk, the client is asked to report changes, and
     /// one warning is logged.
-    pub fn set(&mut self, dirs: BTreeSet<PathBuf>) {
-        let gone: Vec<PathBuf> = self.watched.difference(&dirs).cloned().collect();
-        for dir in gone {
-            self.backend.unwatch(&dir);
+    pub fn set(&mut self, dirs: BTreeSet<Arc<Path>>) {
+        let gone: Vec<(Arc<Path>, i32)> =
+            self.watched.iter().filter(|(d, _)| !dirs.contains(*d)).map(|(d, h)| (d.clone(), *h)).collect();
+        for (dir, handle) in gone {
+            self.backend.unwatch(&dir, handle);
             self.watched.remove(&dir);
         }
         self.missing.retain(|d| dirs.contains(d));
@@ -158,11 +176,17 @@ impl DirWatcher {
     }
 
     /// Watches `dirs` too, keeping what is watched: when the set only grows.
-    pub fn add(&mut self, dirs: impl IntoIterator<Item = PathBuf>) {
+    pub fn add(&mut self, dirs: impl IntoIterator<Item = Arc<Path>>) {
         let mut failures = Vec::new();
         let mut added = false;
         for dir in dirs {
-            if self.watched.contains(&dir) {
+            if let Some((known, &handle)) = self.watched.get_key_value(&dir) {
+                // The same directory from a newer listing: its path is kept once, the newer.
+                if !Arc::ptr_eq(known, &dir) {
+                    self.backend.rekey(&dir, handle);
+                    self.watched.remove(&dir);
+                    self.watched.insert(dir, handle);
+                }
                 continue;
             }
             if !dir.is_dir() {
@@ -170,9 +194,9 @@ impl DirWatcher {
                 continue;
             }
             match self.backend.watch(&dir) {
-                Ok(()) => {
+                Ok(handle) => {
                     self.missing.remove(&dir);
-                    self.watched.insert(dir);
+                    self.watched.insert(dir, handle);
                     added = true;
                 }
                 Err(e) => failures.push(format!("{}: {e}", dir.display())),
@@ -195,7 +219,7 @@ impl DirWatcher {
     /// Watches the directories asked for before that have been made since: after a change on
     /// disk, instead of setting every directory again.
     pub fn add_made(&mut self) {
-        let made: Vec<PathBuf> = self.missing.iter().filter(|d| d.is_dir()).cloned().collect();
+        let made: Vec<Arc<Path>> = self.missing.iter().filter(|d| d.is_dir()).cloned().collect();
         if !made.is_empty() {
             self.add(made);
         }
@@ -208,7 +232,7 @@ impl DirWatcher {
 
     /// Whether `dir` is watched.
     pub fn watches(&self, dir: &std::path::Path) -> bool {
-        self.watched.contains(dir)
+        self.watched.contains_key(dir)
     }
 
     /// Moves whenever a watch is added (see the field).
@@ -217,23 +241,68 @@ impl DirWatcher {
     }
 }
 
-/// Who tells the watcher of changes: the kernel (inotify), or a thread that looks.
+/// Which backend to start.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// Linux's inotify of our own, elsewhere the system's through the `notify` package.
+    System,
+    Polling,
+    /// The `notify` package's backend, on Linux too (its tests).
+    #[cfg(test)]
+    Notify,
+}
+
+/// Who tells the watcher of changes: the kernel, or a thread that looks.
 enum Backend {
-    System(RecommendedWatcher),
+    #[cfg(target_os = "linux")]
+    Inotify(inotify::Inotify),
+    #[cfg_attr(all(target_os = "linux", not(test)), allow(dead_code))]
+    Notify(RecommendedWatcher),
     Polling(Poller),
 }
 
+/// The system's watcher through the `notify` package, its events as changes.
+#[cfg_attr(all(target_os = "linux", not(test)), allow(dead_code))]
+fn notify_watcher(raw: mpsc::Sender<Raw>) -> Result<Backend, String> {
+    notify::recommended_watcher(move |result: notify::Result<Event>| {
+        let event = match result {
+            Ok(event) if event.need_rescan() => Raw::Rescan,
+            Ok(event) if is_change(&event.kind) => Raw::Changed(event.paths),
+            Ok(_) => return,
+            Err(e) => Raw::Failed(e.to_string()),
+        };
+        let _ = raw.send(event);
+    })
+    .map(Backend::Notify)
+    .map_err(|e| e.to_string())
+}
+
 impl Backend {
-    fn watch(&mut self, dir: &Path) -> Result<(), String> {
+    /// Watches `dir`; the handle [`Backend::unwatch`] takes.
+    fn watch(&mut self, dir: &Arc<Path>) -> Result<i32, String> {
         match self {
-            Backend::System(w) => w.watch(dir, RecursiveMode::NonRecursive).map_err(|e| e.to_string()),
-            Backend::Polling(p) => p.watch(dir),
+            #[cfg(target_os = "linux")]
+            Backend::Inotify(w) => w.watch(dir),
+            Backend::Notify(w) => w.watch(dir, RecursiveMode::NonRecursive).map(|()| 0).map_err(|e| e.to_string()),
+            Backend::Polling(p) => p.watch(dir).map(|()| 0),
         }
     }
 
-    fn unwatch(&mut self, dir: &Path) {
+    /// `dir`, watched as `handle`, is from now on named by this allocation of its path.
+    fn rekey(&mut self, dir: &Arc<Path>, handle: i32) {
+        #[cfg(target_os = "linux")]
+        if let Backend::Inotify(w) = self {
+            w.rekey(dir, handle);
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (dir, handle);
+    }
+
+    fn unwatch(&mut self, dir: &Path, handle: i32) {
         match self {
-            Backend::System(w) => {
+            #[cfg(target_os = "linux")]
+            Backend::Inotify(w) => w.unwatch(dir, handle),
+            Backend::Notify(w) => {
                 let _ = w.unwatch(dir);
             }
             Backend::Polling(p) => p.unwatch(dir),
@@ -290,7 +359,7 @@ fn differences(dir: &Path, before: &Option<Listing>, now: &Option<Listing>, out:
 }
 
 impl Poller {
-    fn start(raw: mpsc::Sender<notify::Result<Event>>) -> std::io::Result<Self> {
+    fn start(raw: mpsc::Sender<Raw>) -> std::io::Result<Self> {
         let dirs: Arc<Mutex<BTreeMap<PathBuf, Option<Listing>>>> = Arc::default();
         let watched = Arc::downgrade(&dirs);
         std::thread::Builder::new().name("watch-poll".into()).spawn(move || {
@@ -308,12 +377,8 @@ impl Poller {
                         *before = now;
                     }
                 }
-                if !changed.is_empty() {
-                    let mut event = Event::new(EventKind::Modify(ModifyKind::Any));
-                    event.paths = changed;
-                    if raw.send(Ok(event)).is_err() {
-                        return;
-                    }
+                if !changed.is_empty() && raw.send(Raw::Changed(changed)).is_err() {
+                    return;
                 }
             }
         })?;
@@ -350,24 +415,34 @@ mod tests {
 
     #[test]
     fn the_servers_own_reads_raise_no_event_and_a_write_does() {
-        reads_are_quiet_and_a_write_is_reported(false, 200);
+        reads_are_quiet_and_a_write_is_reported(Kind::System, 200);
+    }
+
+    /// The `notify` package's backend, which other systems than Linux use, behaves the same.
+    #[test]
+    fn the_notify_backend_reports_a_write_and_no_read() {
+        reads_are_quiet_and_a_write_is_reported(Kind::Notify, 200);
     }
 
     /// Without inotify (no instance left, or a network file system) the watcher polls, and a
     /// write is still reported, within a few polling intervals.
     #[test]
     fn a_polling_watcher_reports_a_write_too() {
-        reads_are_quiet_and_a_write_is_reported(true, 100 * 3 * POLL_INTERVAL.as_secs() as usize);
+        reads_are_quiet_and_a_write_is_reported(Kind::Polling, 100 * 3 * POLL_INTERVAL.as_secs() as usize);
     }
 
-    fn reads_are_quiet_and_a_write_is_reported(poll: bool, tries: usize) {
+    fn arcs(dirs: &[&Path]) -> BTreeSet<Arc<Path>> {
+        dirs.iter().map(|d| Arc::from(*d)).collect()
+    }
+
+    fn reads_are_quiet_and_a_write_is_reported(kind: Kind, tries: usize) {
         let dir = tempfile::tempdir().expect("tempdir");
         let file = dir.path().join("AGENTS.md");
         std::fs::write(&file, "rules").expect("write");
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let mut w = DirWatcher::start(tx, poll).expect("watcher");
-        assert_eq!(w.polling(), poll);
-        w.set([dir.path().to_path_buf()].into_iter().collect());
+        let mut w = DirWatcher::start_with(tx, kind).expect("watcher");
+        assert_eq!(w.polling(), matches!(kind, Kind::Polling));
+        w.set(arcs(&[dir.path()]));
         for _ in 0..20 {
             let _ = std::fs::read(&file).expect("read");
         }
@@ -388,6 +463,36 @@ mod tests {
         }
     }
 
+    /// What the kernel says of a rename into the directory, a removal in it and of the
+    /// directory itself reaches the server as the paths they name.
+    #[test]
+    fn renames_and_removals_are_reported_as_their_paths() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (watched, outside) = (dir.path().join("w"), dir.path().join("draft.md"));
+        std::fs::create_dir(&watched).expect("mkdir");
+        std::fs::write(watched.join("old.md"), "x").expect("write");
+        std::fs::write(&outside, "x").expect("write");
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut w = DirWatcher::start_with(tx, Kind::System).expect("watcher");
+        w.set(arcs(&[&watched]));
+        let until = |rx: &mut tokio::sync::mpsc::UnboundedReceiver<WatchEvent>, path: &Path| {
+            for _ in 0..300 {
+                match rx.try_recv() {
+                    Ok(WatchEvent::Changed(paths)) if paths.iter().any(|p| p == path) => return true,
+                    Ok(_) => {}
+                    Err(_) => std::thread::sleep(Duration::from_millis(10)),
+                }
+            }
+            false
+        };
+        std::fs::rename(&outside, watched.join("AGENTS.md")).expect("rename");
+        assert!(until(&mut rx, &watched.join("AGENTS.md")), "a file renamed into it");
+        std::fs::remove_file(watched.join("old.md")).expect("remove");
+        assert!(until(&mut rx, &watched.join("old.md")), "a file removed");
+        std::fs::remove_dir_all(&watched).expect("remove the directory");
+        assert!(until(&mut rx, &watched), "the directory itself removed");
+    }
+
     /// A directory asked for before it exists is watched once it is made and the watcher is told
     /// of a change on disk, without the whole set being set again; one no longer asked for is not.
     #[test]
@@ -396,9 +501,9 @@ mod tests {
         let (later, dropped) = (dir.path().join("later"), dir.path().join("dropped"));
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
         let mut w = DirWatcher::start(tx, false).expect("watcher");
-        w.set([dir.path().to_path_buf(), later.clone(), dropped.clone()].into_iter().collect());
+        w.set(arcs(&[dir.path(), &later, &dropped]));
         assert!(w.watches(dir.path()) && !w.watches(&later));
-        w.set([dir.path().to_path_buf(), later.clone()].into_iter().collect());
+        w.set(arcs(&[dir.path(), &later]));
         std::fs::create_dir(&later).expect("mkdir");
         std::fs::create_dir(&dropped).expect("mkdir");
         let epoch = w.epoch();

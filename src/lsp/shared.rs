@@ -40,13 +40,13 @@ pub struct Shared {
     pub(super) profile_memo: Memo<(PathBuf, String, Option<PathBuf>), Value>,
     /// Directories remembered answers read beyond the sessions' own: watched too, and a change
     /// in one is an event.
-    pub(super) read_dirs: Mutex<std::collections::BTreeSet<PathBuf>>,
+    pub(super) read_dirs: Mutex<std::collections::BTreeSet<Arc<Path>>>,
     /// The repositories' listings the agents' searches use (see [`agents::RepoIndex`]), by base:
     /// kept only once every directory of theirs is watched, and forgotten when a file is made
     /// or removed in one (see [`Shared::forget_outdated_listings`]).
     pub(super) listings: Mutex<std::collections::HashMap<PathBuf, Arc<agents::RepoIndex>>>,
     /// The directories of the listings, watched for files made or removed.
-    pub(super) listing_dirs: Mutex<std::collections::BTreeSet<PathBuf>>,
+    pub(super) listing_dirs: Mutex<std::collections::HashMap<PathBuf, Arc<[Arc<Path>]>>>,
     /// `read_dirs` grew since the watches were last set (see [`Shared::rewatch`]).
     pub(super) rewatch: AtomicBool,
     /// Bumped whenever `read_dirs` or `listing_dirs` grow.
@@ -156,7 +156,7 @@ impl Shared {
             profile_memo: Memo::default(),
             read_dirs: Mutex::new(std::collections::BTreeSet::new()),
             listings: Mutex::new(std::collections::HashMap::new()),
-            listing_dirs: Mutex::new(std::collections::BTreeSet::new()),
+            listing_dirs: Mutex::new(std::collections::HashMap::new()),
             rewatch: AtomicBool::new(false),
             dirs_generation: std::sync::atomic::AtomicU64::new(0),
             last_watch: Mutex::new(None),
@@ -201,7 +201,7 @@ impl Shared {
             let mut watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
             let Some(w) = watcher.as_mut() else { return false };
             if !new.is_empty() {
-                w.add(new);
+                w.add(new.into_iter().map(Arc::from));
             }
             if disk_moved {
                 w.add_made();
@@ -218,10 +218,13 @@ impl Shared {
     }
 
     /// The sessions' directories and those remembered answers read.
-    pub(super) fn watched_dirs(&self) -> std::collections::BTreeSet<PathBuf> {
-        let mut dirs = self.state().watched_dirs();
+    pub(super) fn watched_dirs(&self) -> std::collections::BTreeSet<Arc<Path>> {
+        let mut dirs: std::collections::BTreeSet<Arc<Path>> =
+            self.state().watched_dirs().into_iter().map(Arc::from).collect();
         dirs.extend(self.read_dirs.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned());
-        dirs.extend(self.listing_dirs.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned());
+        for listed in self.listing_dirs.lock().unwrap_or_else(|e| e.into_inner()).values() {
+            dirs.extend(listed.iter().cloned());
+        }
         dirs
     }
 
@@ -254,12 +257,15 @@ impl Shared {
                 self.listings.lock().unwrap_or_else(|e| e.into_inner()).insert(index.base().to_path_buf(), index);
                 continue;
             }
-            let mut dirs = self.listing_dirs.lock().unwrap_or_else(|e| e.into_inner());
-            let before = dirs.len();
-            if before + index.dirs().len() <= LISTING_DIRS_MAX {
-                dirs.extend(index.dirs().iter().cloned());
+            // The newest listing of a repository names the directories to watch in it: one
+            // made before names some that are gone.
+            let mut listed = self.listing_dirs.lock().unwrap_or_else(|e| e.into_inner());
+            if listed.get(index.base()).is_some_and(|d| Arc::ptr_eq(d, index.dirs())) {
+                continue;
             }
-            if dirs.len() != before {
+            let others: usize = listed.iter().filter(|(base, _)| *base != index.base()).map(|(_, d)| d.len()).sum();
+            if others + index.dirs().len() <= LISTING_DIRS_MAX {
+                listed.insert(index.base().to_path_buf(), index.dirs().clone());
                 self.dirs_generation.fetch_add(1, Ordering::SeqCst);
                 self.rewatch.store(true, Ordering::SeqCst);
             }
@@ -308,9 +314,11 @@ impl Shared {
             let mut read = self.read_dirs.lock().unwrap_or_else(|e| e.into_inner());
             let before = read.len();
             if before + dirs.len() <= READ_DIRS_MAX {
-                read.extend(dirs.iter().cloned());
+                let new: Vec<Arc<Path>> =
+                    dirs.iter().filter(|d| !read.contains(d.as_path())).map(|d| Arc::from(d.as_path())).collect();
+                read.extend(new);
             }
-            (dirs.iter().all(|d| read.contains(d)), read.len() != before)
+            (dirs.iter().all(|d| read.contains(d.as_path())), read.len() != before)
         };
         if grew {
             self.dirs_generation.fetch_add(1, Ordering::SeqCst);
@@ -723,7 +731,7 @@ impl Shared {
             }
             let changed = if events.contains(&WatchEvent::Rescan) {
                 // Events were lost: every directory that matters is looked at again.
-                self.watched_dirs().into_iter().collect()
+                self.watched_dirs().into_iter().map(|d| d.to_path_buf()).collect()
             } else {
                 events
                     .into_iter()

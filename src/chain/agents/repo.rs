@@ -36,7 +36,7 @@ pub struct RepoIndex {
     /// Told when searches are done (see [`RepoIndex::search`]).
     searched: std::sync::Condvar,
     /// The directories holding the files (see [`RepoIndex::dirs`]), worked out when asked.
-    dirs: std::sync::OnceLock<Vec<PathBuf>>,
+    dirs: std::sync::OnceLock<Arc<[Arc<Path>]>>,
     /// The directories the walk met, relative and `/`-separated, until `dirs` is worked out
     /// from them (only a server asks: `check` never does).
     walked_dirs: Mutex<Option<Vec<Box<str>>>>,
@@ -131,14 +131,15 @@ impl RepoIndex {
     /// The directories a file made or removed in changes the listing: the base and every
     /// directory of the repository (when listed from a walk; else those holding a listed file);
     /// only the base when the repository is too large to list.
-    pub fn dirs(&self) -> &[PathBuf] {
+    /// Each is one allocation, shared with whoever watches it (the server's watcher).
+    pub fn dirs(&self) -> &Arc<[Arc<Path>]> {
         self.dirs.get_or_init(|| {
             if let Some(walked) = self.walked_dirs.lock().unwrap_or_else(|e| e.into_inner()).take() {
-                let mut dirs: Vec<PathBuf> = walked.iter().map(|d| self.base.join(&**d)).collect();
-                dirs.push(self.base.clone());
+                let mut dirs: Vec<Arc<Path>> = walked.iter().map(|d| Arc::from(self.base.join(&**d))).collect();
+                dirs.push(Arc::from(self.base.as_path()));
                 dirs.sort_unstable();
                 dirs.dedup();
-                return dirs;
+                return dirs.into();
             }
             let mut out: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
             for f in self.files.iter().flatten() {
@@ -150,12 +151,12 @@ impl RepoIndex {
                     at = slash;
                 }
             }
-            let mut dirs = vec![self.base.clone()];
+            let mut dirs: Vec<Arc<Path>> = vec![Arc::from(self.base.as_path())];
             if self.files.is_some() {
-                dirs.extend(out.into_iter().map(|d| self.base.join(d)));
+                dirs.extend(out.into_iter().map(|d| Arc::from(self.base.join(d))));
             }
             dirs.sort_unstable();
-            dirs
+            dirs.into()
         })
     }
 
@@ -170,7 +171,7 @@ impl RepoIndex {
         }
         let rel = crate::paths::slash_join(rel);
         let listed = files.binary_search_by(|f| (**f).cmp(rel.as_str())).is_ok();
-        let listed_dir = self.dirs().binary_search(&path.to_path_buf()).is_ok();
+        let listed_dir = self.dirs().binary_search_by(|d| (**d).cmp(path)).is_ok();
         match std::fs::metadata(path) {
             Ok(m) if m.is_dir() => !listed_dir,
             Ok(_) => !listed,
