@@ -14,7 +14,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::globs::{FoldedSet, Line};
+use super::globs::{Line, RuleSet};
 use super::listing::RepoListing;
 use super::profile::GlobStyle;
 use super::walk::{RuleMatcher, as_matched, project_entries, vscode_glob, vscode_pattern};
@@ -229,6 +229,19 @@ impl RepoIndex {
     /// path, the gitignore-style ones against each path below their rule's directory and each
     /// directory on the way.
     fn run(&self, files: &[Box<str>], keys: &[&SearchKey]) -> Vec<Search> {
+        // The top folders of the repository, and the folders of the base, which (nearly) every
+        // path has: not worth a look-up of their own (see `RuleSet`).
+        let mut common: std::collections::HashSet<String> =
+            self.base.components().filter_map(|c| c.as_os_str().to_str()).map(str::to_ascii_lowercase).collect();
+        let mut last = "";
+        for f in files {
+            if let Some((top, _)) = f.split_once('/')
+                && top != last
+            {
+                common.insert(top.to_ascii_lowercase());
+                last = top;
+            }
+        }
         let mut out: Vec<Search> =
             keys.iter().map(|k| Search { alive: vec![false; k.globs.len()], ..Search::default() }).collect();
         let mut found = |k: usize, rel: &str, out: &mut Vec<Search>| {
@@ -252,7 +265,7 @@ impl RepoIndex {
                     }
                 }
             }
-            if let Some(set) = FoldedSet::new(&globs, |g| vscode_glob(g, false)) {
+            if let Some(set) = RuleSet::new(&globs, |g| vscode_glob(g, false), &common) {
                 let mut hits = Vec::new();
                 let mut whole = String::new();
                 let mut rules = Vec::new();
@@ -282,7 +295,7 @@ impl RepoIndex {
             by_dir.entry(key.rule_dir.as_path()).or_default().push(k);
         }
         for (dir, rules) in by_dir {
-            self.run_gitignore(files, dir, keys, &rules, &mut out, &mut found);
+            self.run_gitignore((files, &common), dir, keys, &rules, &mut out, &mut found);
         }
         out
     }
@@ -292,7 +305,7 @@ impl RepoIndex {
     /// rule's patterns the last that matches a path decides (a `!pattern` un-matches).
     fn run_gitignore(
         &self,
-        files: &[Box<str>],
+        (files, common): (&[Box<str>], &std::collections::HashSet<String>),
         dir: &Path,
         keys: &[&SearchKey],
         rules: &[usize],
@@ -310,7 +323,7 @@ impl RepoIndex {
             }
         }
         let globs: Vec<globset::Glob> = owners.iter().map(|(_, _, line)| line.glob.clone()).collect();
-        let Some(set) = FoldedSet::new(&globs, |g| Line::glob(g, false)) else { return };
+        let Some(set) = RuleSet::new(&globs, |g| Line::glob(g, false), common) else { return };
         // The rules each directory on the way to the file before matches (relative to `dir`),
         // itself or by an ancestor, by where its path ends: the files are in byte order, so
         // a directory's files come one after another and each directory is matched once.
@@ -684,8 +697,26 @@ pub(super) fn index(base: &Path) -> Arc<RepoIndex> {
 mod tests {
     use super::*;
 
-    /// The one-pass matcher says of every pattern and path what the `ignore` package says of
-    /// that pattern alone, and of a rule what its lines together say.
+    /// What the `ignore` package says of `target` below `base` for a rule of gitignore lines
+    /// (case ignored): a matching parent directory decides, else the path itself.
+    fn ignore_package_matches(globs: &[String], base: &Path, target: &Path) -> bool {
+        let mut builder = ignore::gitignore::GitignoreBuilder::new("");
+        builder.case_insensitive(true).expect("case");
+        for g in globs {
+            let _ = builder.add_line(None, super::super::walk::as_matched(g));
+        }
+        let Ok(set) = builder.build() else { return false };
+        let Ok(rel) = target.strip_prefix(base) else { return false };
+        let parts: Vec<_> = rel.components().collect();
+        let mut prefix = PathBuf::new();
+        parts.iter().enumerate().any(|(i, part)| {
+            prefix.push(part);
+            set.matched(&prefix, i + 1 < parts.len()).is_ignore()
+        })
+    }
+
+    /// The one-pass search, and the matcher of a touch, say of every pattern and path what the
+    /// `ignore` package says of that pattern alone, and of a rule what its lines together say.
     #[test]
     fn gitignore_lines_match_as_the_ignore_package_matches_them() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -703,6 +734,8 @@ mod tests {
             // After a directory in byte order, one whose name starts with the other's.
             "a/buildx/c.js",
             "src2/notes.txt",
+            "Deep/Src/x/y.RS",
+            "pkg/src/deep/src/z.rs",
             "#hash.md",
             "!bang.md",
             "trailing .md",
@@ -734,14 +767,26 @@ mod tests {
             "**",
             "",
             "/",
+            "**/src/*.rs",
+            "**/SRC/**/*.rs",
+            "**/src/**",
+            "**/Build/",
+            "**/a b/*",
+            "!**/src/**",
         ];
         for p in patterns {
             let key = SearchKey { style: GlobStyle::Gitignore, rule_dir: base.clone(), globs: vec![p.to_string()] };
             let index = RepoIndex::of(base.clone(), Some(files.iter().map(|f| Box::from(*f)).collect()), None);
             let search = index.search(std::slice::from_ref(&key)).expect("listed");
             let m = super::super::walk::RuleMatcher::new(GlobStyle::Gitignore, &[p.to_string()]);
-            let expected: Vec<&str> =
+            let expected: Vec<&str> = files
+                .iter()
+                .copied()
+                .filter(|f| ignore_package_matches(&[p.to_string()], &base, &base.join(f)))
+                .collect();
+            let touched: Vec<&str> =
                 files.iter().copied().filter(|f| m.as_ref().is_some_and(|m| m.matches(&base, &base.join(f)))).collect();
+            assert_eq!(touched, expected, "a touch, pattern {p:?}");
             let got: Vec<String> = files
                 .iter()
                 .filter(|f| {
@@ -760,7 +805,8 @@ mod tests {
         let index = RepoIndex::of(base.clone(), Some(files.iter().map(|f| Box::from(*f)).collect()), None);
         let search = index.search(std::slice::from_ref(&key)).expect("listed");
         let m = super::super::walk::RuleMatcher::new(GlobStyle::Gitignore, &rule).expect("compiles");
-        let expected = files.iter().filter(|f| m.matches(&base, &base.join(f))).count();
+        let expected = files.iter().filter(|f| ignore_package_matches(&rule, &base, &base.join(f))).count();
+        assert_eq!(files.iter().filter(|f| m.matches(&base, &base.join(f))).count(), expected, "a touch");
         assert_eq!(search[0].matching, expected);
         assert_eq!(search[0].alive, [true, false, true]);
     }

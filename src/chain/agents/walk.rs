@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::globs::{Line, RuleSet};
 use super::profile::{AgentProfile, FrontMatter, GlobStyle, LayerKind, Pick, Probe, Root};
 use super::read::read_capped;
 use super::repo::{lstat_file_or_link as stat_l, stat};
@@ -335,42 +336,48 @@ pub(super) fn rule_matches(globs: &[String], base: &Path, target: &Path) -> bool
     RuleMatcher::new(GlobStyle::Gitignore, globs).is_some_and(|m| m.matches(base, target))
 }
 
-/// A rule's globs, compiled once per rule: a view's touches all use them.
+/// A rule's globs, compiled once per rule: a view's touches all use them. Both match as the
+/// agents' packages do (the `ignore` package's gitignore lines, case ignored; VS Code's globs),
+/// with the one-pass sets of `globs.rs`, which the rule searches use too (and whose tests hold
+/// them to those packages).
 pub(super) enum RuleMatcher {
-    Gitignore(ignore::gitignore::Gitignore),
-    VsCode(globset::GlobSet),
+    /// Each line's directory-only and `!` marks, and the lines' globs.
+    Gitignore {
+        lines: Vec<(bool, bool)>,
+        set: RuleSet,
+    },
+    VsCode(RuleSet),
 }
 
 impl RuleMatcher {
     pub(super) fn new(style: GlobStyle, globs: &[String]) -> Option<Self> {
+        let none = HashSet::new();
         match style {
             GlobStyle::Gitignore => {
-                let mut builder = ignore::gitignore::GitignoreBuilder::new("");
-                builder.case_insensitive(true).ok();
-                for g in globs {
-                    // A line the matcher refuses matches nothing, as in the package.
-                    let _ = builder.add_line(None, as_matched(g));
-                }
-                builder.build().ok().map(Self::Gitignore)
+                // A line the package refuses matches nothing.
+                let lines: Vec<Line> = globs.iter().filter_map(|g| Line::parse(as_matched(g))).collect();
+                let compiled: Vec<globset::Glob> = lines.iter().map(|l| l.glob.clone()).collect();
+                let set = RuleSet::new(&compiled, |g| Line::glob(g, false), &none)?;
+                Some(Self::Gitignore { lines: lines.iter().map(|l| (l.dir_only, l.whitelist)).collect(), set })
             }
             GlobStyle::VsCode => {
-                let mut builder = globset::GlobSetBuilder::new();
-                for g in globs {
-                    // A pattern VS Code's matcher would not parse matches nothing here either.
-                    if let Ok(glob) = vscode_glob(&vscode_pattern(g), true) {
-                        builder.add(glob);
-                    }
-                }
-                builder.build().ok().map(Self::VsCode)
+                // A pattern VS Code's matcher would not parse matches nothing here either.
+                let compiled: Vec<globset::Glob> =
+                    globs.iter().filter_map(|g| vscode_glob(&vscode_pattern(g), true).ok()).collect();
+                RuleSet::new(&compiled, |g| vscode_glob(g, false), &none).map(Self::VsCode)
             }
         }
     }
 
     /// Whether `target` (a real path) matches; `base` is where gitignore-style globs start.
     pub(super) fn matches(&self, base: &Path, target: &Path) -> bool {
+        let mut hits = Vec::new();
         match self {
-            Self::Gitignore(set) => globs_match(set, base, target),
-            Self::VsCode(set) => set.is_match(crate::paths::slash_join(target)),
+            Self::Gitignore { lines, set } => globs_match(lines, set, base, target, &mut hits),
+            Self::VsCode(set) => {
+                set.matches_into(&crate::paths::slash_join(target), &mut hits);
+                !hits.is_empty()
+            }
         }
     }
 }
@@ -395,22 +402,20 @@ pub(super) fn vscode_pattern(glob: &str) -> String {
 }
 
 /// [`RuleMatcher::matches`] for gitignore-style globs.
-fn globs_match(set: &ignore::gitignore::Gitignore, base: &Path, target: &Path) -> bool {
+fn globs_match(lines: &[(bool, bool)], set: &RuleSet, base: &Path, target: &Path, hits: &mut Vec<usize>) -> bool {
     let Ok(rel) = target.strip_prefix(base) else { return false };
     if rel.as_os_str().is_empty() {
         return false;
     }
-    // As the package does: a matching parent directory decides; else the path itself.
-    let parts: Vec<_> = rel.components().collect();
-    let mut prefix = PathBuf::new();
-    for (i, part) in parts.iter().enumerate() {
-        prefix.push(part);
-        let is_dir = i + 1 < parts.len();
-        if set.matched(&prefix, is_dir).is_ignore() {
-            return true;
-        }
-    }
-    false
+    // As the package does: the last line that matches a path decides (a directory-only line
+    // only for a directory), and a matching parent directory decides; else the path itself.
+    let mut matched = |path: &str, is_dir: bool| {
+        set.matches_into(path, hits);
+        let last = hits.iter().rev().map(|&h| lines[h]).find(|(dir_only, _)| is_dir || !dir_only);
+        last.is_some_and(|(_, whitelist)| !whitelist)
+    };
+    let rel = crate::paths::slash_join(rel);
+    memchr::memchr_iter(b'/', rel.as_bytes()).any(|slash| matched(&rel[..slash], true)) || matched(&rel, false)
 }
 
 /// The directory a rule's globs are relative to: the one holding its `.claude` (or `.cursor`),
