@@ -6,12 +6,117 @@ use std::path::{Path, PathBuf};
 use super::repo::{REPO_ENTRIES, RepoIndex};
 use super::walk::is_file_entry;
 
+/// Paths, `/`-separated, one after another in one text: a listing of 100,000 names is a few
+/// allocations, not 100,000 (which the walk's threads made in arenas of their own, and kept
+/// resident once the names were gone).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Names {
+    text: String,
+    /// Where each name ends in `text`.
+    ends: Vec<u32>,
+}
+
+impl Names {
+    /// Adds `name`; false (and nothing added) when the text would pass 4 GiB.
+    pub fn push(&mut self, name: &str) -> bool {
+        let Ok(end) = u32::try_from(self.text.len() + name.len()) else { return false };
+        self.text.push_str(name);
+        self.ends.push(end);
+        true
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The `i`th name.
+    pub fn get(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.text[start..self.ends[i] as usize]
+    }
+
+    pub fn iter(&self) -> NamesIter<'_> {
+        self.into_iter()
+    }
+
+    /// Adds the names of `other`; false (and nothing added) when the text would pass 4 GiB.
+    pub fn append(&mut self, other: &Names) -> bool {
+        let Ok(shift) = u32::try_from(self.text.len()) else { return false };
+        if u32::try_from(self.text.len() + other.text.len()).is_err() {
+            return false;
+        }
+        self.text.push_str(&other.text);
+        self.ends.extend(other.ends.iter().map(|e| e + shift));
+        true
+    }
+
+    /// The names in byte order.
+    pub fn sorted(self) -> Names {
+        let mut order: Vec<usize> = (0..self.len()).collect();
+        order.sort_unstable_by(|&a, &b| self.get(a).cmp(self.get(b)));
+        let mut out = Names { text: String::with_capacity(self.text.len()), ends: Vec::with_capacity(self.len()) };
+        for i in order {
+            out.push(self.get(i));
+        }
+        out
+    }
+
+    /// Where `name` is, as `slice::binary_search` says, in names kept in byte order.
+    pub fn binary_search(&self, name: &str) -> Result<usize, usize> {
+        let (mut low, mut high) = (0, self.len());
+        while low < high {
+            let mid = low + (high - low) / 2;
+            match self.get(mid).cmp(name) {
+                std::cmp::Ordering::Less => low = mid + 1,
+                std::cmp::Ordering::Greater => high = mid,
+                std::cmp::Ordering::Equal => return Ok(mid),
+            }
+        }
+        Err(low)
+    }
+}
+
+impl<'a> IntoIterator for &'a Names {
+    type Item = &'a str;
+    type IntoIter = NamesIter<'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        NamesIter { names: self, next: 0, start: 0 }
+    }
+}
+
+/// The names of a [`Names`], in order.
+pub(super) struct NamesIter<'a> {
+    names: &'a Names,
+    next: usize,
+    start: usize,
+}
+
+impl<'a> Iterator for NamesIter<'a> {
+    type Item = &'a str;
+    fn next(&mut self) -> Option<&'a str> {
+        let end = *self.names.ends.get(self.next)? as usize;
+        let name = &self.names.text[std::mem::replace(&mut self.start, end)..end];
+        self.next += 1;
+        Some(name)
+    }
+}
+
+impl<'a> FromIterator<&'a str> for Names {
+    fn from_iter<I: IntoIterator<Item = &'a str>>(names: I) -> Self {
+        let mut out = Names::default();
+        for n in names {
+            out.push(n);
+        }
+        out
+    }
+}
+
 /// A listing of the repository made from a walk of it made for another purpose (`check`'s), which
 /// sees more than the agents' searches: `node_modules` is left out here.
 pub struct RepoListing {
     base: PathBuf,
-    files: Option<Vec<Box<str>>>,
-    dirs: Vec<Box<str>>,
+    files: Option<Names>,
+    dirs: Names,
     entries: usize,
 }
 
@@ -33,23 +138,25 @@ impl RepoListing {
     /// leave the repository unlisted, as one walk would.
     pub fn merge(&mut self, other: Self) {
         self.entries += other.entries;
-        match (self.files.as_mut(), other.files) {
-            (Some(files), Some(more)) if self.entries <= REPO_ENTRIES => {
-                files.extend(more);
-                self.dirs.extend(other.dirs);
+        let kept = match (self.files.as_mut(), other.files) {
+            (Some(files), Some(more)) => {
+                self.entries <= REPO_ENTRIES && files.append(&more) && self.dirs.append(&other.dirs)
             }
-            _ => {
-                self.files = None;
-                self.dirs = Vec::new();
-            }
+            _ => false,
+        };
+        if !kept {
+            self.files = None;
+            self.dirs = Names::default();
         }
     }
 
     /// Adds an entry of the walk (of the path it was made for).
     pub fn add(&mut self, e: &ignore::DirEntry) {
-        let Some(files) = self.files.as_mut() else { return };
+        if self.files.is_none() {
+            return;
+        }
         let rel = entry_rel(e);
-        if rel.components().any(|c| c.as_os_str() == ".git" || c.as_os_str() == "node_modules") {
+        if rel.split('/').any(|c| c == ".git" || c == "node_modules") {
             return;
         }
         self.entries += 1;
@@ -57,13 +164,18 @@ impl RepoListing {
             self.files = None;
             return;
         }
-        if rel.as_os_str().is_empty() {
+        if rel.is_empty() {
             return;
         }
-        if is_file_entry(e) {
-            files.push(crate::paths::slash_join(rel).into_boxed_str());
+        let added = if is_file_entry(e) {
+            self.files.as_mut().is_some_and(|files| files.push(&rel))
         } else if e.file_type().is_some_and(|t| t.is_dir()) {
-            self.dirs.push(crate::paths::slash_join(rel).into_boxed_str());
+            self.dirs.push(&rel)
+        } else {
+            true
+        };
+        if !added {
+            self.files = None;
         }
     }
 
@@ -76,14 +188,9 @@ impl RepoListing {
             return;
         }
         self.entries += 1;
-        if self.entries > REPO_ENTRIES {
+        let added = self.entries <= REPO_ENTRIES && if is_dir { self.dirs.push(rel) } else { files.push(rel) };
+        if !added {
             self.files = None;
-            return;
-        }
-        if is_dir {
-            self.dirs.push(rel.into());
-        } else {
-            files.push(rel.into());
         }
     }
 
@@ -95,7 +202,7 @@ impl RepoListing {
 
     /// An empty listing of the repository at the real path `base`.
     pub(super) fn at(base: PathBuf) -> Self {
-        Self { base, files: Some(Vec::new()), dirs: Vec::new(), entries: 0 }
+        Self { base, files: Some(Names::default()), dirs: Names::default(), entries: 0 }
     }
 
     /// Whether the repository is still small enough to list.
@@ -104,21 +211,51 @@ impl RepoListing {
     }
 }
 
-/// The path of the walk's entry `e` below the walk's root: the root is the entry's ancestor
-/// `depth` levels up.
-///
-/// (Cutting it out of the path's text as a string instead saved a twentieth of a check's
-/// instructions, but left the server on the 200,000-directory tree with 15 MB more resident: its
-/// walk's threads then kept the listing's 100,000 names in allocator arenas they no longer
-/// trimmed. The listing needs a compact store of its own before that can come back.)
-fn entry_rel(e: &ignore::DirEntry) -> &Path {
-    let root = e.path().ancestors().nth(e.depth()).unwrap_or(e.path());
-    e.path().strip_prefix(root).unwrap_or(e.path())
+/// The path of the walk's entry `e` below the walk's root, `/`-separated: the root is the
+/// entry's ancestor `depth` levels up, so the path is the entry's last `depth` names (cut out
+/// of the path's bytes on Unix, where a name holds no `/`).
+fn entry_rel(e: &ignore::DirEntry) -> std::borrow::Cow<'_, str> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let bytes = e.path().as_os_str().as_bytes();
+        let mut at = bytes.len();
+        for _ in 0..e.depth() {
+            match memchr::memrchr(b'/', &bytes[..at]) {
+                Some(slash) => at = slash,
+                None => return String::from_utf8_lossy(bytes),
+            }
+        }
+        let rel = if e.depth() == 0 { &[][..] } else { &bytes[at + 1..] };
+        String::from_utf8_lossy(rel)
+    }
+    #[cfg(not(unix))]
+    {
+        let root = e.path().ancestors().nth(e.depth()).unwrap_or(e.path());
+        crate::paths::slash_join(e.path().strip_prefix(root).unwrap_or(e.path())).into()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Names kept in one text come back as they were added, joined and sorted, and are found
+    /// where a slice of them would be.
+    #[test]
+    fn names_in_one_text_are_the_names_added() {
+        let mut a: Names = ["b/c", "", "a", "ü/x"].into_iter().collect();
+        let b: Names = ["a/b", "z"].into_iter().collect();
+        assert!(a.append(&b));
+        assert_eq!(a.iter().collect::<Vec<_>>(), ["b/c", "", "a", "ü/x", "a/b", "z"]);
+        assert_eq!((a.len(), a.get(3)), (6, "ü/x"));
+        let sorted = a.sorted();
+        let want = ["", "a", "a/b", "b/c", "z", "ü/x"];
+        assert_eq!(sorted.iter().collect::<Vec<_>>(), want);
+        for probe in ["", "a", "a/a", "b", "z", "zz", "ü/x", "ü/y"] {
+            assert_eq!(sorted.binary_search(probe), want.binary_search(&probe), "{probe:?}");
+        }
+    }
 
     /// A repository's listing names its files and directories below its base with `/`, and
     /// leaves out `.git` and `node_modules` with everything below them, however the walk's root
@@ -136,10 +273,10 @@ mod tests {
             for e in ignore::WalkBuilder::new(&root).hidden(false).ignore(false).git_ignore(false).build().flatten() {
                 listing.add(&e);
             }
-            let mut files: Vec<&str> = listing.files.iter().flatten().map(|f| &**f).collect();
+            let mut files: Vec<&str> = listing.files.iter().flat_map(Names::iter).collect();
             files.sort();
             assert_eq!(files, ["a b/ü/f.md", "x/y/z/f.md"], "{}", root.display());
-            let mut dirs: Vec<&str> = listing.dirs.iter().map(|d| &**d).collect();
+            let mut dirs: Vec<&str> = listing.dirs.iter().collect();
             dirs.sort();
             assert_eq!(dirs, ["a b", "a b/ü", "web", "x", "x/y", "x/y/z"], "{}", root.display());
         }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::globs::{Line, RuleSet};
-use super::listing::RepoListing;
+use super::listing::{Names, RepoListing};
 use super::profile::GlobStyle;
 use super::walk::{RuleMatcher, as_matched, project_entries, vscode_glob, vscode_pattern};
 
@@ -31,7 +31,7 @@ pub struct RepoIndex {
     base_text: String,
     /// The files, relative to `base`, `/`-separated, in walk order (a directory's entries after
     /// it); `None` when the repository is too large to list.
-    files: Option<Vec<Box<str>>>,
+    files: Option<Names>,
     searches: Mutex<Searches>,
     /// Told when searches are done (see [`RepoIndex::search`]).
     searched: std::sync::Condvar,
@@ -39,7 +39,7 @@ pub struct RepoIndex {
     dirs: std::sync::OnceLock<Arc<[Arc<Path>]>>,
     /// The directories the walk met, relative and `/`-separated, until `dirs` is worked out
     /// from them (only a server asks: `check` never does).
-    walked_dirs: Mutex<Option<Vec<Box<str>>>>,
+    walked_dirs: Mutex<Option<Names>>,
 }
 
 /// The searches made in a repository, and those a thread is making.
@@ -102,10 +102,8 @@ impl RepoIndex {
 
     /// An index of `files` (relative, `/`-separated) below the real path `base`, kept in byte
     /// order (a rule's example is the first file it matches in that order).
-    pub(super) fn of(base: PathBuf, mut files: Option<Vec<Box<str>>>, walked: Option<Vec<Box<str>>>) -> Self {
-        if let Some(files) = files.as_mut() {
-            files.sort_unstable();
-        }
+    pub(super) fn of(base: PathBuf, files: Option<Names>, walked: Option<Names>) -> Self {
+        let files = files.map(Names::sorted);
         let base_text = crate::paths::slash_join(&base);
         Self {
             base,
@@ -135,14 +133,14 @@ impl RepoIndex {
     pub fn dirs(&self) -> &Arc<[Arc<Path>]> {
         self.dirs.get_or_init(|| {
             if let Some(walked) = self.walked_dirs.lock().unwrap_or_else(|e| e.into_inner()).take() {
-                let mut dirs: Vec<Arc<Path>> = walked.iter().map(|d| Arc::from(self.base.join(&**d))).collect();
+                let mut dirs: Vec<Arc<Path>> = walked.iter().map(|d| Arc::from(self.base.join(d))).collect();
                 dirs.push(Arc::from(self.base.as_path()));
                 dirs.sort_unstable();
                 dirs.dedup();
                 return dirs.into();
             }
             let mut out: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
-            for f in self.files.iter().flatten() {
+            for f in self.files.iter().flat_map(Names::iter) {
                 let mut at = f.len();
                 while let Some(slash) = f[..at].rfind('/') {
                     if !out.insert(&f[..slash]) {
@@ -170,7 +168,7 @@ impl RepoIndex {
             return false;
         }
         let rel = crate::paths::slash_join(rel);
-        let listed = files.binary_search_by(|f| (**f).cmp(rel.as_str())).is_ok();
+        let listed = files.binary_search(&rel).is_ok();
         let listed_dir = self.dirs().binary_search_by(|d| (**d).cmp(path)).is_ok();
         match std::fs::metadata(path) {
             Ok(m) if m.is_dir() => !listed_dir,
@@ -181,10 +179,10 @@ impl RepoIndex {
 
     /// The listed files whose name is `name` in any letter case, as absolute paths.
     pub(super) fn named(&self, name: &str) -> Vec<PathBuf> {
-        let files = self.files.iter().flatten();
+        let files = self.files.iter().flat_map(Names::iter);
         files
             .filter(|f| f.rsplit('/').next().is_some_and(|n| n.eq_ignore_ascii_case(name)))
-            .map(|f| self.base.join(&**f))
+            .map(|f| self.base.join(f))
             .collect()
     }
 
@@ -228,7 +226,7 @@ impl RepoIndex {
     /// One pass over `files` for all `keys`: the VS Code-style patterns against each whole
     /// path, the gitignore-style ones against each path below their rule's directory and each
     /// directory on the way.
-    fn run(&self, files: &[Box<str>], keys: &[&SearchKey]) -> Vec<Search> {
+    fn run(&self, files: &Names, keys: &[&SearchKey]) -> Vec<Search> {
         // The top folders of the repository, and the folders of the base, which (nearly) every
         // path has: not worth a look-up of their own (see `RuleSet`).
         let mut common: std::collections::HashSet<String> =
@@ -305,7 +303,7 @@ impl RepoIndex {
     /// rule's patterns the last that matches a path decides (a `!pattern` un-matches).
     fn run_gitignore(
         &self,
-        (files, common): (&[Box<str>], &std::collections::HashSet<String>),
+        (files, common): (&Names, &std::collections::HashSet<String>),
         dir: &Path,
         keys: &[&SearchKey],
         rules: &[usize],
@@ -353,7 +351,7 @@ impl RepoIndex {
         };
         for rel in files {
             let below = if prefix.is_empty() {
-                Some(&**rel)
+                Some(rel)
             } else {
                 rel.strip_prefix(prefix.as_str()).and_then(|r| r.strip_prefix('/'))
             };
@@ -776,7 +774,7 @@ mod tests {
         ];
         for p in patterns {
             let key = SearchKey { style: GlobStyle::Gitignore, rule_dir: base.clone(), globs: vec![p.to_string()] };
-            let index = RepoIndex::of(base.clone(), Some(files.iter().map(|f| Box::from(*f)).collect()), None);
+            let index = RepoIndex::of(base.clone(), Some(files.iter().copied().collect()), None);
             let search = index.search(std::slice::from_ref(&key)).expect("listed");
             let m = super::super::walk::RuleMatcher::new(GlobStyle::Gitignore, &[p.to_string()]);
             let expected: Vec<&str> = files
@@ -790,7 +788,7 @@ mod tests {
             let got: Vec<String> = files
                 .iter()
                 .filter(|f| {
-                    let one = RepoIndex::of(base.clone(), Some(vec![Box::from(**f)]), None);
+                    let one = RepoIndex::of(base.clone(), Some([**f].into_iter().collect()), None);
                     one.search(std::slice::from_ref(&key)).is_some_and(|s| s[0].matching == 1)
                 })
                 .map(|f| f.to_string())
@@ -802,7 +800,7 @@ mod tests {
         // Together: the last line that matches decides.
         let rule = vec!["pkg/**".to_string(), "!pkg/test".to_string(), "*.md".to_string()];
         let key = SearchKey { style: GlobStyle::Gitignore, rule_dir: base.clone(), globs: rule.clone() };
-        let index = RepoIndex::of(base.clone(), Some(files.iter().map(|f| Box::from(*f)).collect()), None);
+        let index = RepoIndex::of(base.clone(), Some(files.iter().copied().collect()), None);
         let search = index.search(std::slice::from_ref(&key)).expect("listed");
         let m = super::super::walk::RuleMatcher::new(GlobStyle::Gitignore, &rule).expect("compiles");
         let expected = files.iter().filter(|f| ignore_package_matches(&rule, &base, &base.join(f))).count();
@@ -816,8 +814,9 @@ mod tests {
     #[test]
     fn searches_from_many_threads_agree_with_one() {
         let base = PathBuf::from("/repo");
-        let files: Vec<Box<str>> =
-            (0..2_000).map(|i| format!("d{}/f{i}.{}", i % 37, ["ts", "md", "rs"][i % 3]).into()).collect();
+        let files: Vec<String> =
+            (0..2_000).map(|i| format!("d{}/f{i}.{}", i % 37, ["ts", "md", "rs"][i % 3])).collect();
+        let files: Names = files.iter().map(String::as_str).collect();
         let key = |globs: &[&str], style| SearchKey {
             style,
             rule_dir: base.clone(),
@@ -855,7 +854,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let base = super::super::read::real_path(dir.path()).expect("real");
         let files = ["src/a.ts", "src/b.TS", "web/src/c.ts", "README.md"];
-        let index = RepoIndex::of(base.clone(), Some(files.iter().map(|f| Box::from(*f)).collect()), None);
+        let index = RepoIndex::of(base.clone(), Some(files.iter().copied().collect()), None);
         let keys = [
             SearchKey {
                 style: GlobStyle::VsCode,
