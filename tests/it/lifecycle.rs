@@ -312,7 +312,12 @@ async fn two_servers_on_one_folder_never_leave_a_half_written_ledger() {
         let (ledger, stop) = (ledger.clone(), stop.clone());
         std::thread::spawn(move || {
             let mut reads = 0;
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            // Ledgers are written in the background: on a loaded machine the first one may land
+            // after the touches are answered, so the reader goes on until it has read one.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while !stop.load(std::sync::atomic::Ordering::Relaxed)
+                || (reads == 0 && std::time::Instant::now() < deadline)
+            {
                 if let Ok(text) = std::fs::read_to_string(&ledger) {
                     let parsed: Result<Value, _> = serde_json::from_str(&text);
                     assert!(parsed.is_ok(), "a half-written ledger: {} bytes", text.len());
