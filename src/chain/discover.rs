@@ -97,7 +97,8 @@ pub fn project_root(folder: &Path, markers: &[String]) -> PathBuf {
     }
     folder
         .ancestors()
-        .find(|dir| markers.iter().any(|m| fs::symlink_metadata(dir.join(m)).is_ok()))
+        // Remembered within a run of views (each directory's chain asks for the same ancestors).
+        .find(|dir| markers.iter().any(|m| crate::chain::agents::lstat_exists(&crate::paths::join(dir, m))))
         .unwrap_or(folder)
         .to_path_buf()
 }

@@ -135,7 +135,11 @@ impl Cores {
     fn threads(self) -> usize {
         match self {
             Cores::One => 1,
-            Cores::All => std::thread::available_parallelism().map_or(1, |n| n.get()).min(8),
+            Cores::All => {
+                // Asked once: the answer reads the cgroup's files each time.
+                static ALL: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+                *ALL.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()).min(8))
+            }
         }
     }
 }

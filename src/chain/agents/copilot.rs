@@ -365,7 +365,9 @@ fn instructions_list(entries: &[Entry]) -> Option<String> {
     let nested: Vec<&Entry> = entries.iter().filter(|e| e.file.label == Some(NESTED)).collect();
     let root = match attached_root {
         Some(e) => e.file.path.parent(),
-        None => nested.first().and_then(|e| e.file.path.ancestors().find(|d| d.join(".git").exists())),
+        None => nested.first().and_then(|e| {
+            e.file.path.ancestors().find(|d| super::repo::stat(&crate::paths::join(d, ".git")).is_some())
+        }),
     };
     for e in attached_root.into_iter().chain(nested) {
         let folder = e
@@ -483,7 +485,7 @@ fn dirs_read(
     listed_dirs(view, &mut out);
     let mut seen = HashSet::new();
     for dir in trees.iter().chain(&folders[1..3]) {
-        if dir.is_dir() && !below(dir, 0, &mut seen, &mut out) {
+        if super::repo::is_dir(dir) && !below(dir, 0, &mut seen, &mut out) {
             return None;
         }
     }

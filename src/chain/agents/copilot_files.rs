@@ -223,7 +223,7 @@ fn find_stray_files(root: &Path) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
     for top in [".github", ".claude"] {
         let dir = root.join(top);
-        if !dir.is_dir() {
+        if !super::repo::is_dir(&dir) {
             continue;
         }
         let walk = ignore::WalkBuilder::new(&dir).hidden(false).require_git(false).max_depth(Some(12)).build();

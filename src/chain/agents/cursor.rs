@@ -89,9 +89,9 @@ fn mdc_files_now(dir: &Path) -> Vec<PathBuf> {
             if *entries > RULES_WALK_ENTRIES {
                 return;
             }
-            match fs::metadata(&path) {
-                Ok(m) if m.is_dir() && depth < RULES_MAX_DEPTH => walk(&path, depth + 1, seen, entries, out),
-                Ok(m) if m.is_file() && path.extension().is_some_and(|e| e == "mdc") => out.push(path),
+            match super::repo::stat(&path) {
+                Some(m) if m.is_dir && depth < RULES_MAX_DEPTH => walk(&path, depth + 1, seen, entries, out),
+                Some(m) if m.is_file && path.extension().is_some_and(|e| e == "mdc") => out.push(path),
                 _ => {}
             }
         }
@@ -161,7 +161,7 @@ fn dirs_read(_: &AgentProfile, view: &super::view::AgentView, touched: &[PathBuf
     for dir in walked_dirs(view, touched) {
         out.insert(existing(&dir.join(".cursor")));
         let rules = dir.join(".cursor/rules");
-        if rules.is_dir() && !below(&rules, 0, &mut seen, &mut out) {
+        if super::repo::is_dir(&rules) && !below(&rules, 0, &mut seen, &mut out) {
             return None;
         }
         out.insert(dir);

@@ -66,7 +66,7 @@ pub fn dirs_read(profile: &AgentProfile, view: &AgentView, touched: &[PathBuf]) 
     listed_dirs(view, &mut out);
     let mut seen = HashSet::new();
     for dir in rules {
-        if dir.is_dir() && !below(&dir, 0, &mut seen, &mut out) {
+        if super::repo::is_dir(&dir) && !below(&dir, 0, &mut seen, &mut out) {
             return None;
         }
     }
@@ -98,7 +98,7 @@ pub(super) fn listed_dirs(view: &AgentView, out: &mut BTreeSet<PathBuf>) {
 
 /// `dir` when it exists, else its nearest existing ancestor.
 pub(super) fn existing(dir: &Path) -> PathBuf {
-    dir.ancestors().find(|d| d.is_dir()).unwrap_or(dir).to_path_buf()
+    dir.ancestors().find(|d| super::repo::is_dir(d)).unwrap_or(dir).to_path_buf()
 }
 
 /// Adds `dir` and every directory below it (links followed, each directory once); false past
@@ -115,7 +115,7 @@ pub(super) fn below(dir: &Path, depth: usize, seen: &mut HashSet<(u64, u64)>, ou
     let Ok(entries) = fs::read_dir(dir) else { return true };
     for entry in entries.flatten() {
         let path = entry.path();
-        if depth < RULES_MAX_DEPTH && path.is_dir() && !below(&path, depth + 1, seen, out) {
+        if depth < RULES_MAX_DEPTH && super::repo::is_dir(&path) && !below(&path, depth + 1, seen, out) {
             return false;
         }
     }

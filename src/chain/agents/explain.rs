@@ -74,7 +74,7 @@ pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> Strin
         // not there to load (`@ts-ignore` in prose, a name with a trailing comma: the agent
         // skips those without a word), or the agent loads it all the same by another route
         // (a rules folder, another importer).
-        Status::Outside if !file.path.is_file() || loaded_elsewhere(view, file) => None,
+        Status::Outside if !super::repo::is_file(&file.path) || loaded_elsewhere(view, file) => None,
         Status::Outside => {
             let cwd = match name(&view.cwd) {
                 n if n.is_empty() || Path::new(&n) == view.cwd => format!("`{}`", view.cwd.display()),

@@ -168,7 +168,8 @@ fn git_root_or(dir: &Path) -> PathBuf {
 fn git_root_or_now(dir: &Path) -> PathBuf {
     let mut cur = Some(dir);
     while let Some(d) = cur {
-        if fs::symlink_metadata(d.join(".git")).is_ok() || fs::metadata(d.join(".git")).is_ok() {
+        // `lstat` finds whatever `stat` finds (and a dangling link too).
+        if super::repo::lstat_file_or_link(&crate::paths::join(d, ".git")).is_some() {
             return d.to_path_buf();
         }
         cur = d.parent();

@@ -51,7 +51,7 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
         GlobalRule::Labelled => {
             for (i, path) in profile.global.iter().flatten().enumerate() {
                 let label = profile.global_labels.get(i).copied();
-                let found = if path.is_dir() {
+                let found = if super::repo::is_dir(path) {
                     rule_files(path, Scope::Global)
                 } else if present(Probe::StatFile, path) {
                     vec![AgentFile::new(path.clone(), Scope::Global, Status::Loaded)]

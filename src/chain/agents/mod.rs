@@ -84,7 +84,7 @@ pub use profile::{
     Probe, Root, RuleFiles,
 };
 pub use read::{READ_CAP, js_trim, read_capped};
-pub use repo::{REPO_ENTRIES, RepoCache, RepoIndex, with_cache as with_repo_cache};
+pub use repo::{REPO_ENTRIES, RepoCache, RepoIndex, lstat_exists, with_cache as with_repo_cache};
 pub use view::{AgentFile, AgentView, Role, Scope, Status};
 pub use walk::{file_key, front_matter};
 

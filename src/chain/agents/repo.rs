@@ -403,6 +403,9 @@ pub struct RepoCache {
     /// views started in a thousand directories of one tree probe the same ancestors' names.
     stats: Mutex<PathMap<Option<Stat>>>,
     lstats: Mutex<PathMap<Option<bool>>>,
+    /// Whether a file opened for reading (Gemini's `access(R_OK)`: every view from every
+    /// directory probes the root's file again).
+    opens: Mutex<PathMap<bool>>,
     /// Real paths worked out (see `read::real_path`).
     reals: Mutex<PathMap<PathBuf>>,
     /// What a view worked out of one file or folder (a rule's front matter, the files Copilot
@@ -570,6 +573,28 @@ pub(super) fn lstat_file_or_link(path: &Path) -> Option<bool> {
         path,
         || std::fs::symlink_metadata(path).ok().map(|m| m.file_type().is_file() || m.file_type().is_symlink()),
     )
+}
+
+/// Whether `path` is a directory (links followed), as [`stat`] says.
+pub(super) fn is_dir(path: &Path) -> bool {
+    stat(path).is_some_and(|m| m.is_dir)
+}
+
+/// Whether `path` is a regular file (links followed), as [`stat`] says.
+pub(super) fn is_file(path: &Path) -> bool {
+    stat(path).is_some_and(|m| m.is_file)
+}
+
+/// Whether anything is at `path`, a link not followed (a dangling link is there), as
+/// [`lstat_file_or_link`] says: what Node's `existsSync` after `lstat`, and the root markers, ask.
+pub fn lstat_exists(path: &Path) -> bool {
+    lstat_file_or_link(path).is_some()
+}
+
+/// Whether the regular file at `path` opens for reading. The scope's answer, else the file
+/// system's.
+pub(super) fn opens(path: &Path) -> bool {
+    probed(|c| &c.opens, path, || crate::chain::source::open_regular(path).is_ok())
 }
 
 /// What `probe` says of `path`, remembered in the scope's map `map` (at most [`STATS_MAX`]

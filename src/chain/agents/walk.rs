@@ -19,7 +19,7 @@ pub(super) fn present(probe: Probe, path: &Path) -> bool {
         Probe::StatFile => stat(path).is_some_and(|m| m.is_file),
         Probe::Readable => match stat(path) {
             Some(m) if m.is_dir => fs::read_dir(path).is_ok(),
-            Some(m) if m.is_file => crate::chain::source::open_regular(path).is_ok(),
+            Some(m) if m.is_file => super::repo::opens(path),
             // A FIFO or a device passes `access(R_OK)`; it is never opened here, and fails to read.
             Some(_) => true,
             None => false,
