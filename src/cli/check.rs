@@ -55,10 +55,10 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         Err(e) => return usage(&e),
     };
     for c in &checked.checked_for {
-        eprintln!("{}", c.line);
+        eprintln!("{}", paths::printable(&c.line));
     }
     for w in &checked.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", paths::printable(w));
     }
     let located: Vec<Located> = checked.findings.into_iter().map(|f| locate(f, &cwd, &settings)).collect();
     let output = match args.format {
@@ -207,12 +207,14 @@ fn text(located: &[Located]) -> String {
         let _ = writeln!(
             out,
             "{}:{}:{}: {}[{}]: {}",
-            l.display,
+            // A name holding a newline would start a forged line (one a CI's problem matcher
+            // reads as a finding of another file).
+            paths::printable(&l.display),
             l.line,
             l.column,
             l.finding.severity().name(),
             l.finding.code.name(),
-            l.finding.message
+            paths::printable(&l.finding.message)
         );
     }
     out

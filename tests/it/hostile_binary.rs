@@ -528,3 +528,25 @@ fn an_instruction_file_linked_outside_is_read_by_no_profile() {
     let (_, out, _) = cli(&t, &["check", "--profile", "codex", root_arg]);
     assert!(out.contains("AGENTS.md:1:1: warning[linkOutside]: Codex would load this link's target"), "{out}");
 }
+
+#[test]
+fn a_name_holding_a_newline_forges_no_line_of_check() {
+    let t = Tree::new();
+    t.write("r/.git/HEAD", "ref: refs/heads/main\n");
+    t.write("r/AGENTS.md", "Root rules.\n");
+    // A file Codex cuts (a finding) in a folder whose name carries a line of its own.
+    let forged = "pkg\nforged/AGENTS.md:1:1: error[forged]: planted";
+    t.write(&format!("r/{forged}/AGENTS.md"), "x".repeat(40_000));
+    let root = t.path("r");
+    let (code, out, err) = cli(&t, &["check", "--profile", "codex", &root.to_string_lossy()]);
+    assert!(matches!(code, Some(0 | 1)), "check ends with its findings: {code:?} {err}");
+    let escaped = "pkg\\nforged/AGENTS.md:1:1: error[forged]: planted/AGENTS.md";
+    let line = out.lines().find(|l| l.contains(escaped)).unwrap_or_else(|| panic!("the finding, escaped: {out}"));
+    assert!(line.contains("warning[agentCut]"), "the escaped name is the cut file's: {line}");
+    for l in out.lines() {
+        assert!(!l.starts_with("forged/"), "a forged line: {l:?} in {out}");
+    }
+    for l in err.lines() {
+        assert!(!l.starts_with("forged/"), "a forged line on stderr: {l:?} in {err}");
+    }
+}
