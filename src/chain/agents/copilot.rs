@@ -365,9 +365,7 @@ fn instructions_list(entries: &[Entry]) -> Option<String> {
     let nested: Vec<&Entry> = entries.iter().filter(|e| e.file.label == Some(NESTED)).collect();
     let root = match attached_root {
         Some(e) => e.file.path.parent(),
-        None => nested.first().and_then(|e| {
-            e.file.path.ancestors().find(|d| super::repo::stat(&crate::paths::join(d, ".git")).is_some())
-        }),
+        None => nested.first().and_then(|e| e.file.path.ancestors().find(|d| super::walk::has_git(d))),
     };
     for e in attached_root.into_iter().chain(nested) {
         let folder = e

@@ -169,7 +169,7 @@ fn git_root_or_now(dir: &Path) -> PathBuf {
     let mut cur = Some(dir);
     while let Some(d) = cur {
         // `lstat` finds whatever `stat` finds (and a dangling link too).
-        if super::repo::lstat_file_or_link(&crate::paths::join(d, ".git")).is_some() {
+        if super::repo::lstat_exists(&crate::paths::join(d, ".git")) {
             return d.to_path_buf();
         }
         cur = d.parent();

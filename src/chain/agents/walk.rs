@@ -16,7 +16,7 @@ pub(super) fn present(probe: Probe, path: &Path) -> bool {
     match probe {
         Probe::Lstat => stat_l(path).unwrap_or(false),
         Probe::Exists => stat(path).is_some(),
-        Probe::StatFile => stat(path).is_some_and(|m| m.is_file),
+        Probe::StatFile => super::repo::is_file(path),
         Probe::Readable => match stat(path) {
             Some(m) if m.is_dir => fs::read_dir(path).is_ok(),
             Some(m) if m.is_file => super::repo::opens(path),
