@@ -935,10 +935,10 @@ fn a_link_is_followed_to_the_text_it_names_inside_the_repository() {
     std::fs::write(outside.path().join("secret.md"), "secret rules, outside\n").expect("write");
     t.write("r/docs/INSTRUCTIONS", "rules one\n");
     t.symlink("docs/INSTRUCTIONS", "r/AGENTS.md");
-    t.write("r/shared/RULES", "shared one\n");
-    t.symlink("RULES", "r/shared/current");
+    t.write("r/common/RULES", "shared one\n");
+    t.symlink("RULES", "r/common/current");
     t.mkdir("r/pkg");
-    t.symlink("../shared/current", "r/pkg/AGENTS.md");
+    t.symlink("../common/current", "r/pkg/AGENTS.md");
     t.write("r/CLAUDE.md", "@.claude/notes\n");
     t.write("r/config/claude/notes", "notes one\n");
     t.symlink("config/claude", "r/.claude");
@@ -955,7 +955,7 @@ fn a_link_is_followed_to_the_text_it_names_inside_the_repository() {
     t.symlink(outside.path().join("secret.md"), "r/ext/CLAUDE.md");
     commit(&t, "links");
     t.write("r/docs/INSTRUCTIONS", "rules two, longer\n");
-    t.write("r/shared/RULES", "shared two, longer\n");
+    t.write("r/common/RULES", "shared two, longer\n");
     t.write("r/config/claude/notes", "notes two, longer\n");
     let files =
         "files changed: `.claude/notes`: 10 → 18 bytes; `AGENTS.md`: 10 → 18 bytes; `pkg/AGENTS.md`: 11 → 19 bytes";
