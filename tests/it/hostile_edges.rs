@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use crate::common::tree::Tree;
@@ -52,6 +52,8 @@ struct Mcp {
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<Value>,
     stderr: Arc<Mutex<String>>,
+    /// While set, the reader of the server's output reads nothing: the client stops reading.
+    paused: Arc<(Mutex<bool>, Condvar)>,
 }
 
 impl Mcp {
@@ -60,9 +62,19 @@ impl Mcp {
         let mut child = bin(t, &["mcp"]).current_dir(cwd).spawn().expect("spawn the MCP server");
         let out = child.stdout.take().expect("stdout");
         let (tx, lines) = mpsc::channel();
+        let paused = Arc::new((Mutex::new(false), Condvar::new()));
+        let gate = paused.clone();
         std::thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { return };
+            let mut out = BufReader::new(out);
+            loop {
+                // Waits here, before reading a byte more, while the client does not read.
+                let (lock, wake) = &*gate;
+                drop(wake.wait_while(lock.lock().expect("gate"), |p| *p).expect("gate"));
+                let mut line = String::new();
+                match out.read_line(&mut line) {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {}
+                }
                 if let Ok(v) = serde_json::from_str(&line)
                     && tx.send(v).is_err()
                 {
@@ -83,7 +95,7 @@ impl Mcp {
             }
         });
         let stdin = child.stdin.take();
-        let mut mcp = Self { child, stdin, lines, stderr };
+        let mut mcp = Self { child, stdin, lines, stderr, paused };
         let init = json!({"protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": "hostile", "version": "1"}});
         mcp.send(&request(0, "initialize", init));
@@ -118,6 +130,13 @@ impl Mcp {
         let texts = answer["result"]["content"].as_array().cloned().unwrap_or_default();
         assert!(!texts.is_empty(), "a tool result: {answer}");
         texts.iter().filter_map(|c| c["text"].as_str()).collect::<Vec<_>>().join("\n")
+    }
+
+    /// Stops (`true`) or restarts reading the server's output.
+    fn pause_reading(&self, paused: bool) {
+        let (lock, wake) = &*self.paused;
+        *lock.lock().expect("gate") = paused;
+        wake.notify_all();
     }
 
     fn log(&self) -> String {
@@ -172,7 +191,9 @@ fn mcp_a_client_that_never_reads_stops_the_server_reading_and_every_call_is_answ
     // Benign control: a call answers.
     assert!(mcp.call(1, "instructions_for", json!({"path": r})).contains("root rules"));
 
-    // 20,000 calls, written by a thread that blocks once the server stops reading.
+    // 20,000 calls, written by a thread that blocks once the server stops reading, while
+    // nothing reads the server's answers.
+    mcp.pause_reading(true);
     const CALLS: u64 = 20_000;
     let mut stdin = mcp.stdin.take().expect("stdin");
     let written = Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -198,11 +219,15 @@ fn mcp_a_client_that_never_reads_stops_the_server_reading_and_every_call_is_answ
         last = now;
     }
     let stuck_at = written.load(std::sync::atomic::Ordering::SeqCst);
-    assert!(stuck_at < CALLS, "the server read all {CALLS} calls while its answers were not read");
+    // What the server may hold unread: the input pipe (64 KiB), its own read buffer (64 KiB) and
+    // 16 calls waiting for their answers; a line is some 65 bytes. Without the bound it reads on
+    // (more than 16,000 calls here).
+    assert!(stuck_at < 4_000, "the server read {stuck_at} of {CALLS} calls while its answers were not read");
     let peak = mcp.peak_rss_kb();
     assert!(peak < MAX_RSS_KB, "the server's peak resident memory was {peak} KiB");
 
     // Reading again: every call is answered, once, and the server goes on.
+    mcp.pause_reading(false);
     let mut answered = std::collections::BTreeSet::new();
     while answered.len() < CALLS as usize {
         let m = mcp.lines.recv_timeout(GUARD).expect("an answer");
