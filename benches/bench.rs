@@ -3,7 +3,7 @@
 //! `rg --files` walk of the same tree and against agnix, and the npm peers side by side (their
 //! timings come from `benches/peers.mjs`, run by `benches/run.sh`).
 //!
-//!   cargo bench --bench bench -- [--smoke] [--huge] [--only diff|warm] [--peers FILE] [--agnix FILE] [--json FILE]
+//!   cargo bench --bench bench -- [--smoke] [--huge] [--only diff|warm|rss] [--peers FILE] [--agnix FILE] [--json FILE]
 //!
 //! Trees are generated from a fixed seed under `.cache/bench-trees/` and reused. Peers that are
 //! not installed (`rg` on `PATH`, agnix at `--agnix` or `.cache/peers/agnix/bin/agnix`) are
@@ -1129,6 +1129,12 @@ fn main() {
     let main_tree = large.as_ref().unwrap_or(&small);
     let n = |full: usize, quick: usize| if smoke { quick } else { full };
     eprintln!("trees ready under {}", main_tree.root.display());
+    // `--only rss`: the memory row alone.
+    if value("--only").as_deref() == Some("rss") {
+        rss_rows(&mut rows, home.path(), main_tree, n(100, 20), smoke);
+        print_rows(&rows);
+        return;
+    }
 
     // Start to initialize, and cold (first) effective, over fresh processes.
     eprintln!("start and cold");
