@@ -274,8 +274,7 @@ fn agent_row(
         Status::TooDeep,
         Status::Empty,
     ];
-    // A name that is no file (an import of `@ts-ignore`, of `FEATURE.md,` with the comma) is
-    // not found, not unreadable; quoted, so that its last character shows.
+    // (A mention that names no file, `@ts-ignore` in prose, is no file of the view.)
     // An import refused from outside that the agent loads by another route (a rules folder)
     // is no skip.
     let skipped = with(other)
@@ -283,7 +282,6 @@ fn agent_row(
         .filter(|f| f.status != Status::Outside || !agents::loaded_elsewhere(&view, f))
         .map(|f| match f.status {
             Status::LinkedOutside => format!("{} ({})", name(&f.path), f.status.as_str()),
-            _ if std::fs::symlink_metadata(&f.path).is_err() => format!("`{}` (not found)", name(&f.path)),
             _ => format!("{} ({})", name(&f.path), f.status.as_str()),
         })
         .collect();

@@ -199,6 +199,21 @@ fn a_claude_md_that_stops_importing_agents_md_leaves_claude_code_its_own_two_lin
     assert!(out.contains(&"files changed: `CLAUDE.md`: 11 → 22 bytes".to_string()), "{out:#?}");
 }
 
+/// A mention that names no file (a handle in prose) is no import: when the text drops it, the
+/// only change is the text's size, never a file that "is gone".
+#[test]
+fn a_mention_that_names_no_file_is_no_change_when_it_goes() {
+    let t = repo();
+    t.write("r/CLAUDE.md", "Thanks to @neongreen, for the rules below.\n");
+    commit(&t, "thanks");
+    t.write("r/CLAUDE.md", "The rules below.\n");
+    commit(&t, "no thanks");
+    let out = diff(&t, &["HEAD~1", "HEAD", "--profile", "claude"]);
+    let text = stdout(&out);
+    assert!(!text.contains("neongreen"), "{text}");
+    assert!(text.contains("`CLAUDE.md` shrinks from 43 to 17 bytes"), "{text}");
+}
+
 #[test]
 fn a_wider_apply_to_attaches_a_copilot_rule_to_more_files() {
     let t = repo();

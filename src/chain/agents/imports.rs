@@ -187,6 +187,12 @@ fn node_error(path: &Path, e: &io::Error) -> String {
     }
 }
 
+/// Whether `path` names nothing on disk (nor a link that leads somewhere): an `@` mention of it
+/// is prose, not an import.
+fn names_no_file(path: &Path) -> bool {
+    matches!(fs::metadata(path), Err(e) if e.kind() == io::ErrorKind::NotFound)
+}
+
 fn read_text(path: &Path) -> io::Result<String> {
     let meta = fs::metadata(path)?;
     if meta.is_dir() {
@@ -255,7 +261,11 @@ pub fn gemini_expand(
             }
             Err(e) => {
                 out.push_str(&format!("<!-- Import failed: {} - {} -->", d.path, node_error(&full, &e)));
-                files.push(AgentFile::new(full, Scope::Import, Status::Unreadable).by(importer));
+                // Gemini writes the failure into the text, but a mention that names no file
+                // loads none: no file of the view.
+                if e.kind() != io::ErrorKind::NotFound {
+                    files.push(AgentFile::new(full, Scope::Import, Status::Unreadable).by(importer));
+                }
             }
         }
     }
@@ -313,6 +323,11 @@ impl ClaudeImports<'_> {
                 (Some(_), None) => continue,
                 (None, _) => resolve(base, &d.path),
             };
+            // A mention that names no file (a handle such as `@someone,` in prose) is no
+            // import: the agent loads nothing for it, so it is no file of the view.
+            if names_no_file(&full) {
+                continue;
+            }
             if seen.contains(&full) {
                 out.push((imported(full, Status::Cycle), String::new()));
                 continue;
@@ -404,6 +419,38 @@ mod tests {
     fn resolve_folds_dots_lexically() {
         assert_eq!(resolve(Path::new("/a/b"), "../c/./d.md"), PathBuf::from("/a/c/d.md"));
         assert_eq!(resolve(Path::new("/a"), "/x/../y"), PathBuf::from("/y"));
+    }
+
+    #[test]
+    fn a_mention_that_names_no_file_is_no_file_of_either_agents_view() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("repo");
+        fs::create_dir_all(root.join(".git")).expect("git");
+        fs::write(root.join("a.md"), "A").expect("write");
+        let top = root.join("CLAUDE.md");
+        let text = "Thanks to @neongreen, see @a.md and @missing.md";
+        let claude = ClaudeImports {
+            home: None,
+            boundary: Some(&root),
+            label: None,
+            role: crate::chain::agents::Role::default(),
+            steps: std::cell::Cell::new(0),
+        };
+        let found = claude.resolve(text, &root, &top, 0, &mut Vec::new());
+        let files: Vec<(PathBuf, Status)> = found.iter().map(|(f, _)| (f.path.clone(), f.status)).collect();
+        assert_eq!(files, [(root.join("a.md"), Status::Loaded)]);
+        // Started below the file's folder, the one import that names a file is outside.
+        fs::create_dir_all(root.join("pkg")).expect("pkg");
+        let below = ClaudeImports { boundary: Some(&root.join("pkg")), ..claude };
+        let found = below.resolve(text, &root, &top, 0, &mut Vec::new());
+        let files: Vec<(PathBuf, Status)> = found.iter().map(|(f, _)| (f.path.clone(), f.status)).collect();
+        assert_eq!(files, [(root.join("a.md"), Status::Outside)]);
+        // Gemini writes each failure into the text, and lists only the file it loads.
+        let mut files = Vec::new();
+        let out = gemini_expand(text, &root, &root.join("GEMINI.md"), &[], 0, &mut files, &mut Work::default());
+        assert!(out.as_deref().unwrap_or_default().contains("<!-- Import failed: neongreen, - ENOENT"), "{out:?}");
+        let files: Vec<(PathBuf, Status)> = files.iter().map(|f| (f.path.clone(), f.status)).collect();
+        assert_eq!(files, [(root.join("a.md"), Status::Loaded)]);
     }
 
     #[test]
