@@ -120,6 +120,10 @@ pub struct Settings {
     pub profile_chosen: bool,
     /// Candidate entries that were dropped as invalid (empty, `.`, `..`, path separators).
     pub ignored_candidates: Vec<String>,
+    /// What these settings set that the agents' profiles read too (`baselineMaxBytes`,
+    /// `instructionFileCandidates`), only where they were set: every edge hands it to each
+    /// agent over the repository's `instructions-lsp.toml` (`session::project::overrides`).
+    pub agent_sets: crate::chain::agents::Overrides,
 }
 
 /// One problem found while reading settings: the key, and what was wrong with its value.
@@ -324,7 +328,21 @@ impl Settings {
             previous.map(|p| p.profiles.clone()),
         );
 
+        // Only what was set: a default budget of the engine is no budget of an agent's.
+        let was_set = |k: &str| obj.get(k).is_some_and(|v| !v.is_null());
+        let agent_sets = crate::chain::agents::Overrides {
+            max_bytes: match was_set("baselineMaxBytes") {
+                true => u64::try_from(budget_bytes).ok(),
+                false => previous.and_then(|p| p.agent_sets.max_bytes),
+            },
+            candidates: match was_set("instructionFileCandidates") {
+                true => Some(candidates.clone()),
+                false => previous.and_then(|p| p.agent_sets.candidates.clone()),
+            },
+            editor: Default::default(),
+        };
         let settings = Self {
+            agent_sets,
             profile,
             profiles,
             targeted,

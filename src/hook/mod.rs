@@ -360,7 +360,8 @@ pub fn respond(agent: Agent, event: &Event, settings: &Settings, env: &AgentEnv)
     if !new.is_empty() {
         let mut own = Own::new(agent.name(), std::mem::take(&mut session_file.agent_files));
         // The agent runs with what the repository's instructions-lsp.toml gives it (Codex's
-        // file names, say): found from the folder up, without walking the project.
+        // file names, say): found from the folder up, without walking the project. Not with
+        // the hook's `--set`, which budgets the blocks served, not the agent's own loading.
         let overrides = crate::session::project::configured_overrides(&folder, agent.name());
         own.add(env, &overrides, &folder, &touched);
         texts = new.iter().map(|b| own.trim(b, &session, &cache).batch.text).filter(|t| !t.is_empty()).collect();

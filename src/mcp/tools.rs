@@ -401,7 +401,7 @@ impl Connection {
         }
         let known = self.own.remove(root).filter(|(a, _)| a == agent).map(|(_, files)| files).unwrap_or_default();
         let mut own = Own::new(agent, known);
-        own.add(&self.agent_env, &session.overrides(agent), &session.folder, &session.touched_paths());
+        own.add(&self.agent_env, &session.configured_overrides(agent), &session.folder, &session.touched_paths());
         let mut left_out: Vec<String> = Vec::new();
         let mut kept = Vec::new();
         for batch in &batches {

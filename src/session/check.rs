@@ -80,8 +80,9 @@ pub struct Selection {
 }
 
 impl Selection {
-    fn overrides(&self, agent: &str) -> agents::Overrides {
-        self.targets.as_ref().map(|t| t.overrides(agent)).unwrap_or_default()
+    /// What `agent` runs with: the repository's configuration under `settings`' own.
+    fn overrides(&self, agent: &str, settings: &Settings) -> agents::Overrides {
+        super::project::overrides(self.targets.as_ref(), agent, Some(&settings.agent_sets))
     }
 }
 
@@ -407,7 +408,7 @@ impl Starts {
 
 /// The places of a walked tree where `check` starts agents (see [`Starts`]).
 pub fn starts(root: &Path, walked: &Walked, settings: &Settings, selection: &Selection) -> Starts {
-    let runs = Agents::of(root, &walked.configs, selection, &agents::AgentEnv::from_process());
+    let runs = Agents::of(root, &walked.configs, selection, settings, &agents::AgentEnv::from_process());
     let project = crate::chain::discover::project_root(root, &settings.root_markers);
     let project = if root.starts_with(&project) { project } else { root.to_path_buf() };
     // A directory in a configuration folder stands for the directory that holds the folder:
@@ -433,11 +434,17 @@ struct Agents {
 }
 
 impl Agents {
-    fn of(root: &Path, configs: &BTreeMap<PathBuf, PathBuf>, selection: &Selection, env: &agents::AgentEnv) -> Self {
+    fn of(
+        root: &Path,
+        configs: &BTreeMap<PathBuf, PathBuf>,
+        selection: &Selection,
+        settings: &Settings,
+        env: &agents::AgentEnv,
+    ) -> Self {
         let set = |names: &[String], overrides: &dyn Fn(&str) -> agents::Overrides| -> Vec<AgentProfile> {
             names.iter().filter_map(|n| agents::profile(n, env, &overrides(n))).collect()
         };
-        let mut sets = vec![set(&selection.profiles, &|n| selection.overrides(n))];
+        let mut sets = vec![set(&selection.profiles, &|n| selection.overrides(n, settings))];
         let mut below = BTreeMap::new();
         let mut configured = Vec::new();
         let mut errors = Vec::new();
@@ -454,7 +461,9 @@ impl Agents {
                     let own = configs.get(dir).cloned().unwrap_or_else(|| config.path.clone());
                     let config_path = if named { config.path.clone() } else { own };
                     below.insert(dir.clone(), sets.len());
-                    sets.push(set(&names, &|n| config.overrides(n)));
+                    sets.push(set(&names, &|n| {
+                        super::project::merged(config.overrides(n), Some(&settings.agent_sets))
+                    }));
                     configured.push(Configured { dir: dir.clone(), config: config_path, agents: names, named });
                 }
                 Ok(None) => {}

@@ -228,9 +228,16 @@ impl Session {
         }
     }
 
-    /// The overrides the repository's configuration gives `agent`.
+    /// What `agent`'s view is worked out with: the repository's configuration, under the
+    /// session's settings (`--set`, the editor's), as every edge shows an agent's view.
     pub fn overrides(&self, agent: &str) -> crate::chain::agents::Overrides {
-        self.targets.as_ref().map(|t| t.overrides(agent)).unwrap_or_default()
+        project::overrides(self.targets.as_ref(), agent, Some(&self.settings.agent_sets))
+    }
+
+    /// What the real `agent` runs with when it loads files itself: the repository's
+    /// configuration only (the settings budget what this server serves, not the agent).
+    pub fn configured_overrides(&self, agent: &str) -> crate::chain::agents::Overrides {
+        project::overrides(self.targets.as_ref(), agent, None)
     }
 
     pub fn discovery<'a>(&'a self, cache: &'a FileCache, buffers: Option<&'a Buffers>) -> Discovery<'a> {

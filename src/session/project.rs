@@ -30,19 +30,30 @@ pub fn display_paths(root: &Path) -> impl Fn(&Path) -> String + '_ {
 }
 
 /// The settings an agent runs with in a directory: its project's configuration (the agent's
-/// table of `instructions-lsp.toml`), then what the caller sets (`--set baselineMaxBytes=…`).
+/// table of `instructions-lsp.toml`), then what the caller sets (`--set baselineMaxBytes=…`, the
+/// editor's settings, [`crate::chain::settings::Settings::agent_sets`]). Every edge resolves an
+/// agent's settings here, so that one setting means the same in `effective`, `compare`,
+/// `check`, `diff`, the server and MCP. (What a real agent loads by itself, which the hooks and
+/// MCP leave out of what they serve, follows the configuration alone.)
 pub fn overrides(
     targets: Option<&Targets>,
     agent: &str,
     set: Option<&crate::chain::agents::Overrides>,
 ) -> crate::chain::agents::Overrides {
-    let mut o = targets.map(|t| t.overrides(agent)).unwrap_or_default();
+    merged(targets.map(|t| t.overrides(agent)).unwrap_or_default(), set)
+}
+
+/// `configured` (what a configuration file gives an agent) with what the caller sets winning.
+pub fn merged(
+    mut configured: crate::chain::agents::Overrides,
+    set: Option<&crate::chain::agents::Overrides>,
+) -> crate::chain::agents::Overrides {
     if let Some(set) = set {
-        o.max_bytes = set.max_bytes.or(o.max_bytes);
-        o.candidates = set.candidates.clone().or(o.candidates);
-        o.editor.extend(set.editor.clone());
+        configured.max_bytes = set.max_bytes.or(configured.max_bytes);
+        configured.candidates = set.candidates.clone().or(configured.candidates);
+        configured.editor.extend(set.editor.clone());
     }
-    o
+    configured
 }
 
 /// What the nearest `instructions-lsp.toml` (from `dir` up to the project root) gives `agent`;

@@ -79,13 +79,11 @@ fn generate(seed: usize) -> Tree {
     t
 }
 
-/// The MCP server in `root` (no roots from the client: the working directory is the root), asked
-/// over raw JSON-RPC lines: a touch of `touched`, then `instructions_for` the root for each agent.
-/// Returns each agent's structured answer.
-fn mcp_answers(t: &Tree, root: &Path, touched: &str, agents: &[String]) -> Vec<Value> {
-    use std::io::{BufRead, Write};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
+/// `instructions-lsp mcp` in `root` with `args`, keeping nothing on disk, over pipes.
+fn mcp_server(t: &Tree, root: &Path, args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
         .args(["mcp", "--set", "stateDir=null"])
+        .args(args)
         .current_dir(root)
         .env("HOME", t.home())
         .env_remove("DSH_HOME")
@@ -95,7 +93,15 @@ fn mcp_answers(t: &Tree, root: &Path, touched: &str, agents: &[String]) -> Vec<V
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
-        .expect("instructions-lsp mcp");
+        .expect("instructions-lsp mcp")
+}
+
+/// The MCP server in `root` (no roots from the client: the working directory is the root), asked
+/// over raw JSON-RPC lines: a touch of `touched`, then `instructions_for` the root for each agent.
+/// Returns each agent's structured answer.
+fn mcp_answers(t: &Tree, root: &Path, touched: &str, agents: &[String]) -> Vec<Value> {
+    use std::io::{BufRead, Write};
+    let mut child = mcp_server(t, root, &[]);
     let mut stdin = child.stdin.take().expect("stdin");
     let mut lines = std::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
     let mut call = |id: usize, message: Value| -> Value {
@@ -336,4 +342,115 @@ fn a_check_on_every_core_says_what_a_check_on_one_core_says() {
     assert_eq!(format!("{:#?}", all.findings), format!("{:#?}", one.findings));
     assert_eq!(format!("{:#?}", all.statements), format!("{:#?}", one.statements));
     assert!(all.statements.len() > 90, "{}", all.statements.len());
+}
+
+/// One setting means the same to every edge: `--set baselineMaxBytes=4096` (the editor's
+/// `baselineMaxBytes` for the server) cuts the agent's `AGENTS.md` where `effective` cuts it, in
+/// `compare`, `check`, `diff`, MCP and the server's answers and diagnostics, over the
+/// repository's own `instructions-lsp.toml`.
+#[tokio::test]
+async fn one_setting_means_the_same_to_every_edge() {
+    let t = Tree::new();
+    let root = t.root();
+    let git = |args: &[&str]| {
+        let o = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(&root)
+            .env("HOME", t.home())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("git");
+        assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    };
+    let line = "- keep the change small and say why\n";
+    git(&["init", "-q"]);
+    t.write("r/AGENTS.md", line.repeat(300));
+    // The repository's own budgets, which the setting wins over.
+    t.write("r/instructions-lsp.toml", "[codex]\nmax-bytes = 65536\n\n[dsh-next]\nmax-bytes = 65536\n");
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "rules"]);
+    t.write("r/AGENTS.md", line.repeat(350));
+    let set = ["--set", "baselineMaxBytes=4096"];
+    for (agent, kept) in [("dsh-next", 3705), ("codex", 4096)] {
+        let with = |args: &[&str]| -> Value {
+            let mut all: Vec<&str> = args.to_vec();
+            all.extend(["--profile", agent]);
+            all.extend(set);
+            json_of(&cli(&t, &root, &all))
+        };
+        let cut = |files: &Value| -> Vec<(String, Value)> {
+            files
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|f| f["status"] == "truncated")
+                .map(|f| {
+                    let path = f["path"].as_str().unwrap_or("").rsplit('/').next().unwrap_or("").to_string();
+                    (path, f["includedBytes"].clone())
+                })
+                .collect()
+        };
+        let expected = vec![("AGENTS.md".to_string(), json!(kept))];
+        let effective = with(&["effective", "--json"]);
+        assert_eq!(cut(&effective["files"]), expected, "{agent}: effective {effective:#}");
+        let compare = with(&["compare", "--json"]);
+        assert_eq!(compare[0]["truncated"][0]["includedBytes"], json!(kept), "{agent}: compare {compare:#}");
+        let check = with(&["check", "--format", "json", "--fail-on", "never"]);
+        let messages: Vec<&str> =
+            check["findings"].as_array().into_iter().flatten().filter_map(|f| f["message"].as_str()).collect();
+        let cut_message = format!("after {kept} of 12600 bytes (4 KiB");
+        assert!(messages.iter().any(|m| m.contains(&cut_message)), "{agent}: check {check:#}");
+        let diff = with(&["diff", "HEAD", "--json"]);
+        let after = &diff["groups"][0]["changes"][0]["after"];
+        assert_eq!(
+            (&after["status"], &after["includedBytes"]),
+            (&json!("truncated"), &json!(kept)),
+            "{agent}: {diff:#}"
+        );
+        let mcp = mcp_answers_with(&t, &root, &set, agent);
+        assert_eq!(cut(&mcp["structuredContent"]["files"]), expected, "{agent}: MCP {mcp:#}");
+        // The editor's setting, for the server's answers and its diagnostics.
+        let options = json!({"stateDir": null, "baselineMaxBytes": 4096, "profiles": [agent]});
+        let mut c = Client::start(&t.home(), &[&root], options).await;
+        let answer = c.effective(json!({"profile": agent})).await;
+        assert_eq!(cut(&answer["files"]), expected, "{agent}: the server {answer:#}");
+        let agents_md = t.path("r/AGENTS.md");
+        let published = c
+            .diagnostics_until(&agents_md, "the cut of the setting", |d| {
+                d.iter().any(|d| d["message"].as_str().is_some_and(|m| m.contains(&cut_message)))
+            })
+            .await;
+        assert!(!published.is_empty(), "{agent}");
+        c.finish().await;
+    }
+}
+
+/// The MCP server started with `args`, asked for `agent`'s view of the project root.
+fn mcp_answers_with(t: &Tree, root: &Path, args: &[&str], agent: &str) -> Value {
+    use std::io::{BufRead, Write};
+    let mut child = mcp_server(t, root, args);
+    let mut stdin = child.stdin.take().expect("stdin");
+    let lines = std::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "consistency", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "instructions_for", "arguments": {"path": ".", "profile": agent}}}),
+    ];
+    for m in messages {
+        writeln!(stdin, "{m}").expect("write");
+    }
+    let mut answer = Value::Null;
+    for line in lines {
+        let v: Value = serde_json::from_str(&line.expect("line")).expect("JSON-RPC");
+        if v["id"] == 2 {
+            answer = v["result"].clone();
+            break;
+        }
+    }
+    drop(stdin);
+    let _ = child.wait();
+    answer
 }
