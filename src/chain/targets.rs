@@ -35,10 +35,11 @@ pub struct AgentConfig {
     pub settings: Option<BTreeMap<String, serde_json::Value>>,
 }
 
-/// Every key but `agents` is an agent's table (checked after parsing).
+/// Every key but `agents` and `starts` is an agent's table (checked after parsing).
 #[derive(Debug, Deserialize)]
 struct RawConfig {
     agents: Option<Vec<String>>,
+    starts: Option<Vec<String>>,
     #[serde(flatten)]
     tables: BTreeMap<String, toml::Value>,
 }
@@ -51,6 +52,9 @@ pub struct ProjectConfig {
     /// (the agents are then detected, with the tables' settings applied).
     pub agents: Option<Vec<String>>,
     pub settings: BTreeMap<String, AgentConfig>,
+    /// `starts = ["services/*", "tools/cli"]`: folders where agents are started, as globs
+    /// relative to the file's directory (checked: relative, no `..`, valid globs).
+    pub starts: Vec<String>,
 }
 
 impl ProjectConfig {
@@ -96,11 +100,14 @@ pub fn load_config(path: &Path) -> Result<ProjectConfig, String> {
     {
         return Err(format!("{shown}: `agents` names `{bad}`, which is not an agent; expected some of {expected}"));
     }
+    for pattern in raw.starts.iter().flatten() {
+        start_pattern(pattern).map_err(|why| format!("{shown}: `starts` holds `{pattern}`, {why}"))?;
+    }
     let mut settings = BTreeMap::new();
     for (name, value) in raw.tables {
         if !known(&name) {
             return Err(format!(
-                "{shown}: unknown key `{name}`; expected `agents = [...]` and tables named after agents ({expected})"
+                "{shown}: unknown key `{name}`; expected `agents = [...]`, `starts = [...]` and tables named after agents ({expected})"
             ));
         }
         let table: AgentConfig = value
@@ -122,7 +129,24 @@ pub fn load_config(path: &Path) -> Result<ProjectConfig, String> {
         }
         settings.insert(name, table);
     }
-    Ok(ProjectConfig { path: path.to_path_buf(), agents: raw.agents, settings })
+    Ok(ProjectConfig { path: path.to_path_buf(), agents: raw.agents, settings, starts: raw.starts.unwrap_or_default() })
+}
+
+/// A pattern of `starts` as a glob of folders below the configuration's directory (`*` within
+/// one name, `**` across names); the error says why it is no such pattern.
+pub fn start_pattern(pattern: &str) -> Result<globset::GlobMatcher, String> {
+    let trimmed = pattern.trim_end_matches('/');
+    if trimmed.is_empty() || trimmed.starts_with('/') || trimmed.starts_with('~') || trimmed.contains('\\') {
+        return Err("which is not a folder below the file's own (write it relative, with `/`)".into());
+    }
+    if trimmed.split('/').any(|c| c == ".." || c == "." || c.is_empty()) {
+        return Err("which leaves the file's folder or has an empty name (no `.`, `..` or `//`)".into());
+    }
+    globset::GlobBuilder::new(trimmed)
+        .literal_separator(true)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|e| format!("which is no glob: {}", e.kind()))
 }
 
 /// The configuration that decides for `dir`: every configuration file from `dir` up to the

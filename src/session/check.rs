@@ -22,6 +22,7 @@ use crate::chain::source::FileCache;
 use crate::chain::targets::Targets;
 use crate::paths;
 
+use super::starts::{Starts, starts};
 use super::{RenderedFiles, render_files};
 
 mod engine;
@@ -81,7 +82,7 @@ pub struct Selection {
 
 impl Selection {
     /// What `agent` runs with: the repository's configuration under `settings`' own.
-    fn overrides(&self, agent: &str, settings: &Settings) -> agents::Overrides {
+    pub(super) fn overrides(&self, agent: &str, settings: &Settings) -> agents::Overrides {
         super::project::overrides(self.targets.as_ref(), agent, Some(&settings.agent_sets))
     }
 }
@@ -101,7 +102,9 @@ pub struct Walked {
     pub dirs: BTreeSet<PathBuf>,
     pub names: BTreeSet<String>,
     /// The `instructions-lsp.toml` files met, by the directory holding them.
-    configs: BTreeMap<PathBuf, PathBuf>,
+    pub(super) configs: BTreeMap<PathBuf, PathBuf>,
+    /// The package roots met: folders holding a project manifest (see [`super::starts`]).
+    pub(super) packages: BTreeSet<PathBuf>,
     unreadable: Vec<Finding>,
     warnings: Vec<String>,
     /// The repository's files as the agents' searches list them (see [`agents::RepoIndex`]),
@@ -239,6 +242,7 @@ impl Walked {
             dirs: BTreeSet::new(),
             names: BTreeSet::new(),
             configs: BTreeMap::new(),
+            packages: BTreeSet::new(),
             unreadable: Vec::new(),
             warnings: Vec::new(),
             repo: None,
@@ -276,6 +280,13 @@ impl Walked {
                 {
                     self.dirs.insert(paths::normalize(parent));
                 }
+                if !is_dir
+                    && super::starts::is_manifest(name)
+                    && let Some(parent) = e.path().parent()
+                    && parent.strip_prefix(root).is_ok_and(super::starts::startable)
+                {
+                    self.packages.insert(paths::normalize(parent));
+                }
             }
             Err(e) => match (error_path(&e), e.io_error()) {
                 (Some(path), Some(io)) => {
@@ -312,6 +323,7 @@ impl Walked {
     fn merge(&mut self, other: Walked) {
         self.dirs.extend(other.dirs);
         self.names.extend(other.names);
+        self.packages.extend(other.packages);
         for (dir, file) in other.configs {
             self.add_config(dir, file);
         }
@@ -328,7 +340,9 @@ pub fn check_tree(root: &Path, settings: &Settings, selection: &Selection) -> Tr
 
 /// Hands each agent's view from each directory where it starts, as a check computed it, to
 /// its caller: the directory, the agent, the view.
-pub type Keep<'a> = &'a mut dyn FnMut(&Path, &'static str, &AgentView);
+/// A view of a class of folders (see [`super::starts::Class`]) comes with its class, from the
+/// class's example folder.
+pub type Keep<'a> = &'a mut dyn FnMut(&Path, &'static str, &AgentView, Option<&super::starts::Class>);
 
 /// Checks a walked tree for `selection`.
 pub fn check_walked(root: &Path, walked: Walked, settings: &Settings, selection: &Selection) -> Tree {
@@ -379,120 +393,13 @@ fn check_walked_from(
         agents::with_repo_cache(&repo, || check_dirs(root, settings, own, starts, keep, cores));
     findings.extend(walked.unreadable);
     findings.sort_by(|a, b| (&a.path, SpanKey::of(a.span), a.code).cmp(&(&b.path, SpanKey::of(b.span), b.code)));
-    let runs = &starts.runs;
     Tree {
         findings,
         warnings: walked.warnings,
         statements,
-        configured: runs.configured.clone(),
-        config_errors: runs.errors.clone(),
+        configured: starts.configured().to_vec(),
+        config_errors: starts.config_errors().to_vec(),
     }
-}
-
-/// Where agents start in a walked tree, and which agents: every directory that holds an
-/// instruction file (one inside an agent's configuration folder stands for the directory that
-/// holds the folder), each with the agents of its nearest configuration.
-pub struct Starts {
-    /// The tree's project root (the tree's root when the project is outside it).
-    pub project: PathBuf,
-    pub dirs: BTreeSet<PathBuf>,
-    runs: Agents,
-}
-
-impl Starts {
-    /// The agents started in `dir` (any directory of the tree) run as.
-    pub fn agents_at(&self, dir: &Path) -> &[AgentProfile] {
-        self.runs.at(dir)
-    }
-}
-
-/// The places of a walked tree where `check` starts agents (see [`Starts`]).
-pub fn starts(root: &Path, walked: &Walked, settings: &Settings, selection: &Selection) -> Starts {
-    let runs = Agents::of(root, &walked.configs, selection, settings, &agents::AgentEnv::from_process());
-    let project = crate::chain::discover::project_root(root, &settings.root_markers);
-    let project = if root.starts_with(&project) { project } else { root.to_path_buf() };
-    // A directory in a configuration folder stands for the directory that holds the folder:
-    // `.github/instructions` is read by an agent started beside `.github`.
-    // Measured from the project root, so that checking `.claude/skills/x` itself starts no agent
-    // inside `.claude` either.
-    let dirs = walked.dirs.iter().map(|d| start_of(&project, d)).collect();
-    Starts { project, dirs, runs }
-}
-
-/// The agents each start runs with: the tree's selection, and below each nearer
-/// `instructions-lsp.toml` in the tree, that file's settings (and its `agents`, when the
-/// repository chose the agents): a package's configuration holds in the package whether the
-/// package or the whole repository is checked.
-struct Agents {
-    /// The tree's agents first, then one set per configuration below the tree's root.
-    sets: Vec<Vec<AgentProfile>>,
-    /// The directory of each configuration below the root, with its set.
-    below: BTreeMap<PathBuf, usize>,
-    configured: Vec<Configured>,
-    /// Configurations below the root that cannot be used.
-    errors: Vec<String>,
-}
-
-impl Agents {
-    fn of(
-        root: &Path,
-        configs: &BTreeMap<PathBuf, PathBuf>,
-        selection: &Selection,
-        settings: &Settings,
-        env: &agents::AgentEnv,
-    ) -> Self {
-        let set = |names: &[String], overrides: &dyn Fn(&str) -> agents::Overrides| -> Vec<AgentProfile> {
-            names.iter().filter_map(|n| agents::profile(n, env, &overrides(n))).collect()
-        };
-        let mut sets = vec![set(&selection.profiles, &|n| selection.overrides(n, settings))];
-        let mut below = BTreeMap::new();
-        let mut configured = Vec::new();
-        let mut errors = Vec::new();
-        for dir in configs.keys().filter(|dir| dir.as_path() != root && dir.starts_with(root)) {
-            // What decides there is what decides when `dir` itself is checked: its file, merged
-            // with those above it up to the project root.
-            match crate::chain::targets::resolved_config(dir) {
-                Ok(Some(config)) => {
-                    let (names, named) = match (&config.agents, selection.targeted) {
-                        (Some(named), true) => (named.clone(), true),
-                        _ => (selection.profiles.clone(), false),
-                    };
-                    // Where the agents are named, else the package's own file (its settings).
-                    let own = configs.get(dir).cloned().unwrap_or_else(|| config.path.clone());
-                    let config_path = if named { config.path.clone() } else { own };
-                    below.insert(dir.clone(), sets.len());
-                    sets.push(set(&names, &|n| {
-                        super::project::merged(config.overrides(n), Some(&settings.agent_sets))
-                    }));
-                    configured.push(Configured { dir: dir.clone(), config: config_path, agents: names, named });
-                }
-                Ok(None) => {}
-                Err(e) => errors.push(e),
-            }
-        }
-        Self { sets, below, configured, errors }
-    }
-
-    /// The agents started in `dir` run as: those of the nearest configuration on the way up to the
-    /// tree's root.
-    fn at(&self, dir: &Path) -> &[AgentProfile] {
-        let nearest = dir.ancestors().find_map(|d| self.below.get(d));
-        &self.sets[nearest.copied().unwrap_or(0)]
-    }
-}
-
-/// Where an agent reading the files of `dir` is started: `dir` itself, or, inside an agent's
-/// configuration folder, the directory that holds that folder.
-fn start_of(root: &Path, dir: &Path) -> PathBuf {
-    let Ok(rel) = dir.strip_prefix(root) else { return dir.to_path_buf() };
-    let mut start = root.to_path_buf();
-    for c in rel.components() {
-        if c.as_os_str().to_str().is_some_and(|n| agents::CONFIG_FOLDERS.contains(&n)) {
-            break;
-        }
-        start.push(c);
-    }
-    start
 }
 
 /// `f` of each job, in the jobs' order, spread over `cores`; each thread in the
@@ -674,7 +581,12 @@ fn check_dirs(
                 reached.extend(files.iter().map(|f| f.path.clone()));
                 found.extend(lint::chain_findings(&label, &files, &rendered, settings.budget_bytes));
                 if let Some(k) = keep.as_mut() {
-                    k(dir, settings.profile.name(), &engine_view(settings, dir, &files, &rendered, &chain.skipped));
+                    k(
+                        dir,
+                        settings.profile.name(),
+                        &engine_view(settings, dir, &files, &rendered, &chain.skipped),
+                        None,
+                    );
                 }
                 for f in found.into_iter().filter(|f| inside(&f.path)) {
                     let key = (f.path.clone(), f.code, SpanKey::of(f.span));
@@ -684,7 +596,7 @@ fn check_dirs(
             for p in starts.agents_at(dir) {
                 let view = take(dir, p, false);
                 // What an agent started here misses is worth saying only where it is started.
-                let started = dir == root || starts_here(p, dir);
+                let started = dir == root || starts_here(p, dir) || starts.is_place(dir);
                 for f in &view.files {
                     if f.status.reaches() {
                         loaded_ids.extend(agents::file_key(&f.path).map(|k| (p.name, k)));
@@ -703,7 +615,7 @@ fn check_dirs(
                     }
                 }
                 if let Some(k) = keep.as_mut() {
-                    k(dir, p.name, &view);
+                    k(dir, p.name, &view, None);
                 }
                 for mut f in agents::view_findings(&view, dir) {
                     f.path = placed_in(&f.path, root, root_real.as_deref()).into_owned();
@@ -712,6 +624,37 @@ fn check_dirs(
                     }
                     let agent = f.agent.unwrap_or(p.name);
                     seen.at(&f.path, agent).add(f, &label);
+                }
+                // The folders below where the agent's view does not hold (it imports files from
+                // inside this one): one view for them all, and one per place that holds such a
+                // file. They miss what they import from outside themselves.
+                if let Some(class) = starts.class(dir, &view) {
+                    let bounded: Vec<PathBuf> =
+                        agents::bounded_by_start(&view).into_iter().map(Path::to_path_buf).collect();
+                    let own = p.candidates.first().map_or("CLAUDE.md", String::as_str);
+                    let words = class.words(shown_dir, own);
+                    let apart = class.apart.iter().map(|d| (d, format!("`{}`", shown_dir(d)), None));
+                    for (at, place, said) in std::iter::once((&class.example, words.clone(), Some(&words))).chain(apart)
+                    {
+                        let there = agents::load(p, at, &[]);
+                        if let Some(k) = keep.as_mut() {
+                            k(at, p.name, &there, Some(&class));
+                        }
+                        for mut f in agents::view_findings(&there, at) {
+                            if f.code != Code::ImportOutside || !bounded.contains(&f.path) {
+                                continue;
+                            }
+                            f.path = placed_in(&f.path, root, root_real.as_deref()).into_owned();
+                            if !inside(&f.path) {
+                                continue;
+                            }
+                            if let Some(words) = said {
+                                f.message = started_in(&f.message, words);
+                            }
+                            let agent = f.agent.unwrap_or(p.name);
+                            seen.at(&f.path, agent).add(f, &place);
+                        }
+                    }
                 }
                 // An agent that loads nested files on a read, started at the project root (also
                 // when the tree checked is below it), reading here.
@@ -811,6 +754,18 @@ fn check_dirs(
         list.sort_by_key(|s| agents::NAMES.iter().position(|n| *n == s.agent));
     }
     (findings, statements)
+}
+
+/// `message` ("Claude Code, started in `crates/uv`, does not load …") said of the folders
+/// `words` name instead of the one it names.
+fn started_in(message: &str, words: &str) -> String {
+    const AT: &str = ", started in `";
+    let Some(at) = message.find(AT) else { return message.to_string() };
+    let from = at + AT.len();
+    match message[from..].find("`, ") {
+        Some(end) => format!("{}, started in {words}{}", &message[..at], &message[from + end + 1..]),
+        None => message.to_string(),
+    }
 }
 
 /// Says in a finding about a cut that `directories` directories make it, when more than one.

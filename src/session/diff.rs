@@ -368,16 +368,16 @@ impl Side {
         profiles: &[String],
         workdir: &Path,
         other: &HashMap<(String, &'static str), usize>,
-    ) -> Result<(Checked, check::Starts), String> {
+    ) -> Result<(Checked, super::starts::Starts), String> {
         let walked = self.walked.take().ok_or("the side was checked twice")?;
         let selection = self.selection(profiles);
-        let starts = check::starts(&self.root, &walked, settings, &selection);
+        let starts = super::starts::starts(&self.root, &walked, settings, &selection);
         let dirs = starts.dirs.iter().map(|d| rel(&self.root, d)).collect();
         // Each view summed up as the check hands it over: kept whole, every agent's text from
         // every directory of both sides would be held at once.
         // (A text whose length differs from the other side's differs: it is not hashed.)
         let mut kept = BTreeMap::new();
-        let mut keep = |dir: &Path, agent: &'static str, view: &AgentView| {
+        let mut keep = |dir: &Path, agent: &'static str, view: &AgentView, _class: Option<&super::starts::Class>| {
             let other = other.get(&(rel(&self.root, dir), agent));
             let summed = summary(&self.root, workdir, view, |bytes| other.is_none_or(|&b| b == bytes));
             kept.insert((dir.to_path_buf(), agent), summed);
@@ -439,7 +439,7 @@ impl Checked {
     /// side has, and the engine's (`engine`: its settings, when its profile is compared).
     fn views_of(
         &mut self,
-        starts: &check::Starts,
+        starts: &super::starts::Starts,
         dirs: &BTreeSet<String>,
         engine: Option<&Settings>,
     ) -> BTreeMap<(String, &'static str), ViewSummary> {

@@ -9,6 +9,7 @@ pub mod options;
 pub mod own;
 pub mod profiles;
 pub mod project;
+pub mod starts;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};

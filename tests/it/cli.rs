@@ -829,18 +829,29 @@ fn the_bare_binary_in_a_terminal_says_it_is_a_language_server() {
 }
 
 /// Claude Code started in a subdirectory does not load what the root CLAUDE.md imports from
-/// outside it: a finding that names the agent and where it was started.
+/// outside it: a finding that names the agent and where it was started (`check` of the crate),
+/// and, checked from the root, every folder below without a `CLAUDE.md` of its own as one
+/// class, with the fix that works in all of them.
 #[test]
 fn check_says_when_claude_code_in_a_subdirectory_misses_the_roots_imports() {
     let t = Tree::new();
     t.write("r/AGENTS.md", "# Rules for the whole repository\n");
     t.write("r/CLAUDE.md", "@AGENTS.md\n");
     t.write("r/crates/x/CLAUDE.md", "crate rules\n");
+    let o = run(&t, &t.path("r/crates/x"), &["check"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains(
+            "../../AGENTS.md:1:1: warning[importOutside]: Claude Code, started in `crates/x`, does not load this file, which CLAUDE.md imports, in non-interactive runs (`claude -p`, CI): they load no import from outside the working directory (an interactive session asks once whether to allow it); make `CLAUDE.md` a link to `AGENTS.md` (`ln -sf AGENTS.md CLAUDE.md`) instead, which loads in every folder\n"
+        ),
+        "{}",
+        stdout(&o)
+    );
     let o = run(&t, &t.root(), &["check"]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(
         stdout(&o).contains(
-            "AGENTS.md:1:1: warning[importOutside]: Claude Code, started in `crates/x`, does not load this file, which CLAUDE.md imports, in non-interactive runs (`claude -p`, CI): they load no import from outside the working directory (an interactive session asks once whether to allow it)"
+            "AGENTS.md:1:1: warning[importOutside]: Claude Code, started in any folder below `.` without its own `CLAUDE.md` (such as `crates`), does not load this file, which CLAUDE.md imports, in non-interactive runs (`claude -p`, CI): they load no import from outside the working directory (an interactive session asks once whether to allow it); make `CLAUDE.md` a link to `AGENTS.md` (`ln -sf AGENTS.md CLAUDE.md`) instead, which loads in every folder (also in 1 other directory)\n"
         ),
         "{}",
         stdout(&o)
@@ -944,7 +955,7 @@ fn claudes_subdirectory_import_warnings_are_only_for_files_it_misses() {
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert_eq!(
         stdout(&o),
-        "docs/x.md:1:1: warning[importOutside]: Claude Code, started in `app`, does not load this file, which CLAUDE.md imports, in non-interactive runs (`claude -p`, CI): they load no import from outside the working directory (an interactive session asks once whether to allow it)\n"
+        "docs/x.md:1:1: warning[importOutside]: Claude Code, started in any folder below `.` without its own `CLAUDE.md` (such as `src`), does not load this file, which CLAUDE.md imports, in non-interactive runs (`claude -p`, CI): they load no import from outside the working directory (an interactive session asks once whether to allow it) (also in 1 other directory)\n"
     );
 }
 

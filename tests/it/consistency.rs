@@ -332,7 +332,7 @@ fn a_check_on_every_core_says_what_a_check_on_one_core_says() {
         .expect("targets");
     assert!(targets.agents.len() >= 5, "{:?}", targets.agents);
     let selection = Selection { profiles: targets.agents.clone(), targets: Some(targets), targeted: true };
-    let starts = check::starts(&root, &walked, &settings, &selection);
+    let starts = instructions_lsp::session::starts::starts(&root, &walked, &settings, &selection);
     let jobs: usize = starts.dirs.iter().map(|d| starts.agents_at(d).len()).sum();
     // 64 views per thread and batch.
     assert!(jobs > 4 * 64, "{jobs} views: not several batches");

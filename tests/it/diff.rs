@@ -494,10 +494,10 @@ fn recorded_agents_md_made_canonical_in_every_package_cuts_codex_in_the_biggest_
              `AGENTS.md`; before: whole); gain `AGENTS.md` (whole, 7,008 bytes); gain their own `AGENTS.md` (whole)",
             "- **opencode** started in `.`: loses `CLAUDE.md` (ignored for `AGENTS.md`; before: whole, 9,343 bytes); \
              gains `AGENTS.md` (whole, 7,008 bytes)",
-            "- `AGENTS.md:1:1: warning[importOutside]: Claude Code, started in 'editors/vscode', does not load this \
-             file, which CLAUDE.md imports, in non-interactive runs ('claude -p', CI): they load no import from \
-             outside the working directory (an interactive session asks once whether to allow it) (also in 3 other \
-             directories)`",
+            "- `AGENTS.md:1:1: warning[importOutside]: Claude Code, started in any folder below '.' without its own \
+             'CLAUDE.md' (such as 'editors'), does not load this file, which CLAUDE.md imports, in non-interactive \
+             runs ('claude -p', CI): they load no import from outside the working directory (an interactive session \
+             asks once whether to allow it) (also in 4 other directories)`",
             "- `engine/AGENTS.md:398:244: warning[agentCut]: Codex cuts this file at line 398, after 25760 of 29459 \
              bytes (32 KiB shared budget spent by AGENTS.md (7008 bytes))`",
         ],

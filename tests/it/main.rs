@@ -9,6 +9,7 @@
 //! - `mcp`, `hook`: the agents' edges, with the official MCP client SDK and the real agents;
 //! - `agents`, `editor_agents`: the profiles against the real agents and the editors' rules;
 //!   `agent_versions`: `scripts/agent-versions`, the pins beside the newest releases;
+//! - `starts`: every place an agent starts, as `check` judges it;
 //! - `properties`: generated input; `hostile_server`, `hostile_binary`: hostile trees and input, in
 //!   process and against the binary; `hostile_edges`: hostile input on the MCP server and the hooks.
 
@@ -28,5 +29,6 @@ mod lifecycle;
 mod lsp;
 mod mcp;
 mod properties;
+mod starts;
 mod stdio;
 mod transport;

@@ -11,6 +11,24 @@ use super::{imports, read};
 /// directory (Claude Code).
 pub const IMPORT_BOUNDARY_CWD: &str = "its working directory";
 
+/// The files `view`'s agent loads only because of the folder it was started in: for an agent
+/// that loads no import from outside its working directory (Claude Code), the project's files
+/// it imports. Started in a folder below, with no file of its own there, it loads the same
+/// view less those of them outside that folder; every other rule of the view holds wherever
+/// below it the agent starts. Empty: the view holds in every folder below its own.
+pub fn bounded_by_start(view: &AgentView) -> Vec<&Path> {
+    if view.import_boundary != IMPORT_BOUNDARY_CWD {
+        return Vec::new();
+    }
+    // Every project file's import it loads lies in its working directory; the user's own
+    // files' imports (in the home directory) load wherever it starts.
+    view.files
+        .iter()
+        .filter(|f| f.scope == super::view::Scope::Import && f.status.reaches() && f.path.starts_with(&view.cwd))
+        .map(|f| f.path.as_path())
+        .collect()
+}
+
 /// "32 KiB" for whole KiB, else "1000-byte".
 pub fn size_words(bytes: u64) -> String {
     if bytes >= 1024 && bytes.is_multiple_of(1024) { format!("{} KiB", bytes / 1024) } else { format!("{bytes}-byte") }
@@ -86,7 +104,8 @@ pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> Strin
             // -p`, CI) go without them. Gemini CLI never loads an import outside the project.
             Some(if view.import_boundary == IMPORT_BOUNDARY_CWD {
                 format!(
-                    "{agent}, started in {cwd}, does not load this file, which {by} imports, in non-interactive runs (`claude -p`, CI): they load no import from outside the working directory (an interactive session asks once whether to allow it)"
+                    "{agent}, started in {cwd}, does not load this file, which {by} imports, in non-interactive runs (`claude -p`, CI): they load no import from outside the working directory (an interactive session asks once whether to allow it){}",
+                    link_instead(view, file).unwrap_or_default()
                 )
             } else {
                 format!(
@@ -125,6 +144,21 @@ pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> Strin
         )),
         _ => None,
     }
+}
+
+/// The fix that works wherever the agent starts, when a `CLAUDE.md` holds nothing but the import
+/// of a file beside it (`@AGENTS.md`, the usual way to give Claude Code one `AGENTS.md`): a link
+/// loads from every folder below, an import only where the agent may read outside its working
+/// directory.
+pub fn link_instead(view: &AgentView, file: &AgentFile) -> Option<String> {
+    let by = file.by.as_deref()?;
+    let name = |p: &Path| p.file_name().and_then(|n| n.to_str()).map(str::to_string);
+    let (importer, imported) = (name(by)?, name(&file.path)?);
+    // `@AGENTS.md` and a line end, give or take white space: no text of its own to lose.
+    let only_the_import = view.files.iter().any(|f| f.path == by && f.bytes <= imported.len() as u64 + 4);
+    (importer == "CLAUDE.md" && by.parent() == file.path.parent() && only_the_import).then(|| {
+        format!("; make `{importer}` a link to `{imported}` (`ln -sf {imported} {importer}`) instead, which loads in every folder")
+    })
 }
 
 /// What an agent, working in `cwd`, does differently with the files of its view: what it cuts,

@@ -15,11 +15,13 @@ use super::scratch::LayOut;
 use super::{follow, objects};
 
 /// The file names whose text the skeleton keeps besides those of [`keeps_text`]'s rules: every
-/// agent's and the engine's instruction file names.
+/// agent's and the engine's instruction file names, and the project manifests that make a
+/// folder a package root (where agents start, see [`crate::session::starts`]).
 pub(super) fn kept_names(settings: &Settings) -> BTreeSet<String> {
     let mut names: BTreeSet<String> = settings.all_names().map(str::to_string).collect();
     names.extend(agents::FILE_NAMES.iter().map(|s| s.to_string()));
     names.extend(crate::chain::targets::CONFIG_NAMES.iter().map(|s| s.to_string()));
+    names.extend(crate::session::starts::MANIFESTS.iter().map(|s| s.to_string()));
     names
 }
 
@@ -31,6 +33,7 @@ fn keeps_text(rel: &Path, names: &BTreeSet<String>) -> bool {
     const EXTENSIONS: &[&str] = &["md", "mdc", "markdown", "txt", "toml", "json", "jsonc", "yaml", "yml"];
     let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
     names.contains(name)
+        || crate::session::starts::is_manifest(name)
         || rel.components().any(|c| c.as_os_str().to_str().is_some_and(|s| s.starts_with('.')))
         || rel
             .extension()

@@ -1,0 +1,347 @@
+//! Where agents start in a tree, decided once for `check`, `diff` and the server's diagnostics.
+//!
+//! People start an agent at the repository's root, in a package, or in whatever folder their
+//! terminal is in. The places judged are: the tree's root; every folder that holds an
+//! instruction file or an agent's folder (the *starts*, where each agent's view is worked out);
+//! every package root (a folder with a project manifest: `Cargo.toml`, `package.json`, …); and
+//! the folders a repository names in `instructions-lsp.toml` (`starts = ["services/*"]`). Below
+//! each start, any other folder is judged as one class: an agent started in a folder without
+//! files of its own gets the view of its nearest start, except where its rules depend on the
+//! folder it starts in (Claude Code's imports from outside it, see
+//! [`agents::bounded_by_start`]). Then one view, from one member of the class, stands for all
+//! of them; no view is worked out per folder.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::chain::agents::{self, AgentProfile, AgentView};
+use crate::chain::settings::Settings;
+use crate::paths;
+
+use super::check::{Configured, Selection, Walked};
+
+/// The files that make a folder a package root, by name; and by ending, `*.csproj`, `*.fsproj`,
+/// `*.vbproj` and `*.cabal` (see [`is_manifest`]).
+pub const MANIFESTS: &[&str] = &[
+    "Cargo.toml",
+    "package.json",
+    "go.mod",
+    "pyproject.toml",
+    "setup.py",
+    "pom.xml",
+    "build.gradle",
+    "build.gradle.kts",
+    "Gemfile",
+    "composer.json",
+    "pubspec.yaml",
+    "Package.swift",
+    "deno.json",
+    "deno.jsonc",
+    "mix.exs",
+    "build.sbt",
+    "project.clj",
+    "dune-project",
+    "rebar.config",
+    "Project.toml",
+];
+
+/// Whether a file named `name` makes its folder a package root.
+pub fn is_manifest(name: &str) -> bool {
+    MANIFESTS.contains(&name) || [".csproj", ".fsproj", ".vbproj", ".cabal"].iter().any(|e| name.ends_with(e))
+}
+
+/// Whether a folder at `rel` (below the tree's root) may be a place where people start agents:
+/// not in a hidden folder (`.git`, an agent's configuration folder, a tool's cache), nor in
+/// `node_modules` (installed packages carry manifests of their own).
+pub fn startable(rel: &Path) -> bool {
+    rel.components().all(|c| {
+        let name = c.as_os_str().to_string_lossy();
+        !name.starts_with('.') && name != "node_modules"
+    })
+}
+
+/// Why a folder without files of its own is a place of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    /// It holds a project manifest.
+    PackageRoot,
+    /// `starts` in `instructions-lsp.toml` names it.
+    Named,
+}
+
+/// Where agents start in a walked tree, and which agents (see the module's documentation).
+pub struct Starts {
+    /// The tree's project root (the tree's root when the project is outside it).
+    pub project: PathBuf,
+    /// Where each agent's view is worked out: the tree's root and every folder with files of
+    /// its own (one inside an agent's configuration folder stands for the folder that holds it).
+    pub dirs: BTreeSet<PathBuf>,
+    /// Package roots and named folders, whether or not they hold files of their own.
+    pub places: BTreeMap<PathBuf, Kind>,
+    /// The places without files of their own below each start of `dirs` (their nearest).
+    members: BTreeMap<PathBuf, Vec<(PathBuf, Kind)>>,
+    runs: Agents,
+}
+
+impl Starts {
+    /// The agents started in `dir` (any directory of the tree) run as.
+    pub fn agents_at(&self, dir: &Path) -> &[AgentProfile] {
+        self.runs.at(dir)
+    }
+
+    /// Whether `dir` is a package root or a named start: a place where people start agents even
+    /// without files of an agent there.
+    pub fn is_place(&self, dir: &Path) -> bool {
+        self.places.contains_key(dir)
+    }
+
+    /// The configurations below the tree's root that decide for the folders below them.
+    pub fn configured(&self) -> &[Configured] {
+        &self.runs.configured
+    }
+
+    /// Configurations below the tree's root that cannot be used.
+    pub fn config_errors(&self) -> &[String] {
+        &self.runs.errors
+    }
+
+    /// The folders below `start` where `view` (its agent's view there) does not hold, as one
+    /// class: `None` when the view holds in every folder below (the usual case), or when no
+    /// folder below is a place without files of its own.
+    pub fn class(&self, start: &Path, view: &AgentView) -> Option<Class> {
+        let bounded = agents::bounded_by_start(view);
+        if bounded.is_empty() {
+            return None;
+        }
+        // A folder that holds a file the view imports loads it when started there: judged
+        // apart, on its own.
+        let holds_import = |dir: &Path| bounded.iter().any(|f| f.starts_with(dir));
+        let members = self.members.get(start).map(Vec::as_slice).unwrap_or_default();
+        type Places<'a> = Vec<&'a (PathBuf, Kind)>;
+        let (apart, rest): (Places, Places) = members.iter().partition(|(dir, _)| holds_import(dir));
+        let count = |kind: Kind| rest.iter().filter(|(_, k)| *k == kind).count();
+        let example = match rest.first() {
+            Some((dir, _)) => Some(dir.clone()),
+            None => plain_folder(start, |d| self.dirs.contains(d) || holds_import(d)),
+        }?;
+        Some(Class {
+            start: start.to_path_buf(),
+            example,
+            package_roots: count(Kind::PackageRoot),
+            named: count(Kind::Named),
+            apart: apart.into_iter().map(|(d, _)| d.clone()).collect(),
+        })
+    }
+}
+
+/// The folders below a start where one agent's view differs from the start's (see
+/// [`Starts::class`]): every folder below without files of its own, but those `apart`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Class {
+    /// The start they are below.
+    pub start: PathBuf,
+    /// The folder whose view stands for the class: a package root, else a named start, else
+    /// any folder.
+    pub example: PathBuf,
+    /// How many package roots and named starts the class holds (the example among them).
+    pub package_roots: usize,
+    pub named: usize,
+    /// Places below the start that hold a file the start's view imports: each judged on its own.
+    pub apart: Vec<PathBuf>,
+}
+
+impl Class {
+    /// The class in words, for a sentence "Claude Code, started in …, does not load": "any
+    /// folder below `.` without its own `CLAUDE.md` (such as `crates/uv` and 41 other package
+    /// roots)". `shown` names a folder; `own` is the agent's own file name.
+    pub fn words(&self, shown: impl Fn(&Path) -> String, own: &str) -> String {
+        let example = format!("`{}`", shown(&self.example));
+        let such_as = match (self.package_roots, self.named) {
+            (0, 0) => example,
+            (1, _) => format!("the package root {example}"),
+            (n, _) if n > 1 => format!("{example} and {} other package roots", n - 1),
+            (_, 1) => format!("{example}, named in `starts`"),
+            (_, n) => format!("{example} and {} other folders named in `starts`", n - 1),
+        };
+        format!("any folder below `{}` without its own `{own}` (such as {such_as})", shown(&self.start))
+    }
+}
+
+/// The first folder directly below `start` (by name) where someone may start an agent and that
+/// `skip` does not leave out, honouring `.gitignore`: `None` when there is none.
+fn plain_folder(start: &Path, skip: impl Fn(&Path) -> bool) -> Option<PathBuf> {
+    let walk = ignore::WalkBuilder::new(start)
+        .hidden(true)
+        .require_git(false)
+        .max_depth(Some(1))
+        .follow_links(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .filter_entry(|e| e.file_name() != "node_modules")
+        .build();
+    walk.flatten()
+        .filter(|e| e.depth() == 1 && e.file_type().is_some_and(|t| t.is_dir()))
+        .map(|e| e.into_path())
+        .find(|d| !skip(d))
+}
+
+/// The places of a walked tree where agents start (see [`Starts`]).
+pub fn starts(root: &Path, walked: &Walked, settings: &Settings, selection: &Selection) -> Starts {
+    let runs = Agents::of(root, &walked.configs, selection, settings, &agents::AgentEnv::from_process());
+    let project = crate::chain::discover::project_root(root, &settings.root_markers);
+    let project = if root.starts_with(&project) { project } else { root.to_path_buf() };
+    // A directory in a configuration folder stands for the directory that holds the folder:
+    // `.github/instructions` is read by an agent started beside `.github`.
+    // Measured from the project root, so that checking `.claude/skills/x` itself starts no agent
+    // inside `.claude` either.
+    let mut dirs: BTreeSet<PathBuf> = walked.dirs.iter().map(|d| start_of(&project, d)).collect();
+    // The tree's root is where `check D` starts one, files or not (beside the agent's folder
+    // that holds it, for a tree inside one).
+    dirs.insert(start_of(&project, root));
+    let mut places: BTreeMap<PathBuf, Kind> = BTreeMap::new();
+    for dir in named(root, &walked.configs) {
+        places.insert(dir, Kind::Named);
+    }
+    for dir in &walked.packages {
+        places.entry(dir.clone()).or_insert(Kind::PackageRoot);
+    }
+    let mut members: BTreeMap<PathBuf, Vec<(PathBuf, Kind)>> = BTreeMap::new();
+    for (dir, kind) in &places {
+        if dirs.contains(dir) {
+            continue;
+        }
+        if let Some(start) = dir.ancestors().skip(1).find(|a| dirs.contains(*a)) {
+            members.entry(start.to_path_buf()).or_default().push((dir.clone(), *kind));
+        }
+    }
+    // Package roots first, each kind by path: the first is the class's example.
+    for list in members.values_mut() {
+        list.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+    }
+    Starts { project, dirs, places, members, runs }
+}
+
+/// The most entries one pattern of `starts` is matched against.
+const NAMED_ENTRIES: usize = 100_000;
+
+/// The folders that `starts` names in the tree's configuration files (each pattern relative to
+/// its own file's folder, within the tree), and in the nearest one above the tree's root.
+fn named(root: &Path, configs: &BTreeMap<PathBuf, PathBuf>) -> BTreeSet<PathBuf> {
+    let mut files: Vec<(PathBuf, PathBuf)> = configs.iter().map(|(d, f)| (d.clone(), f.clone())).collect();
+    if !configs.contains_key(root)
+        && let Some(above) = crate::chain::targets::find_config(root)
+        && let Some(dir) = above.parent()
+    {
+        files.push((dir.to_path_buf(), above));
+    }
+    let mut out = BTreeSet::new();
+    for (dir, file) in files {
+        // One that cannot be used is reported where the agents are chosen.
+        let Ok(config) = crate::chain::targets::load_config(&file) else { continue };
+        let patterns: Vec<globset::GlobMatcher> =
+            config.starts.iter().filter_map(|p| crate::chain::targets::start_pattern(p).ok()).collect();
+        if patterns.is_empty() {
+            continue;
+        }
+        let depth = match config.starts.iter().any(|p| p.contains("**")) {
+            true => None,
+            false => config.starts.iter().map(|p| p.trim_end_matches('/').split('/').count()).max(),
+        };
+        let walk = ignore::WalkBuilder::new(&dir)
+            .hidden(false)
+            .require_git(false)
+            .follow_links(false)
+            .max_depth(depth)
+            .filter_entry(|e| e.file_name() != ".git" && e.file_name() != "node_modules")
+            .build();
+        for e in walk.take(NAMED_ENTRIES).flatten() {
+            if !e.file_type().is_some_and(|t| t.is_dir()) {
+                continue;
+            }
+            let Ok(rel) = e.path().strip_prefix(&dir) else { continue };
+            if rel.as_os_str().is_empty() {
+                continue;
+            }
+            let full = paths::normalize(e.path());
+            if full.starts_with(root) && patterns.iter().any(|p| p.is_match(rel)) {
+                out.insert(full);
+            }
+        }
+    }
+    out
+}
+
+/// The agents each start runs with: the tree's selection, and below each nearer
+/// `instructions-lsp.toml` in the tree, that file's settings (and its `agents`, when the
+/// repository chose the agents): a package's configuration holds in the package whether the
+/// package or the whole repository is checked.
+struct Agents {
+    /// The tree's agents first, then one set per configuration below the tree's root.
+    sets: Vec<Vec<AgentProfile>>,
+    /// The directory of each configuration below the root, with its set.
+    below: BTreeMap<PathBuf, usize>,
+    configured: Vec<Configured>,
+    /// Configurations below the root that cannot be used.
+    errors: Vec<String>,
+}
+
+impl Agents {
+    fn of(
+        root: &Path,
+        configs: &BTreeMap<PathBuf, PathBuf>,
+        selection: &Selection,
+        settings: &Settings,
+        env: &agents::AgentEnv,
+    ) -> Self {
+        let set = |names: &[String], overrides: &dyn Fn(&str) -> agents::Overrides| -> Vec<AgentProfile> {
+            names.iter().filter_map(|n| agents::profile(n, env, &overrides(n))).collect()
+        };
+        let mut sets = vec![set(&selection.profiles, &|n| selection.overrides(n, settings))];
+        let mut below = BTreeMap::new();
+        let mut configured = Vec::new();
+        let mut errors = Vec::new();
+        for dir in configs.keys().filter(|dir| dir.as_path() != root && dir.starts_with(root)) {
+            // What decides there is what decides when `dir` itself is checked: its file, merged
+            // with those above it up to the project root.
+            match crate::chain::targets::resolved_config(dir) {
+                Ok(Some(config)) => {
+                    let (names, named) = match (&config.agents, selection.targeted) {
+                        (Some(named), true) => (named.clone(), true),
+                        _ => (selection.profiles.clone(), false),
+                    };
+                    // Where the agents are named, else the package's own file (its settings).
+                    let own = configs.get(dir).cloned().unwrap_or_else(|| config.path.clone());
+                    let config_path = if named { config.path.clone() } else { own };
+                    below.insert(dir.clone(), sets.len());
+                    sets.push(set(&names, &|n| {
+                        super::project::merged(config.overrides(n), Some(&settings.agent_sets))
+                    }));
+                    configured.push(Configured { dir: dir.clone(), config: config_path, agents: names, named });
+                }
+                Ok(None) => {}
+                Err(e) => errors.push(e),
+            }
+        }
+        Self { sets, below, configured, errors }
+    }
+
+    /// The agents started in `dir` run as: those of the nearest configuration on the way up to the
+    /// tree's root.
+    fn at(&self, dir: &Path) -> &[AgentProfile] {
+        let nearest = dir.ancestors().find_map(|d| self.below.get(d));
+        &self.sets[nearest.copied().unwrap_or(0)]
+    }
+}
+
+/// Where an agent reading the files of `dir` is started: `dir` itself, or, inside an agent's
+/// configuration folder, the directory that holds that folder.
+fn start_of(root: &Path, dir: &Path) -> PathBuf {
+    let Ok(rel) = dir.strip_prefix(root) else { return dir.to_path_buf() };
+    let mut start = root.to_path_buf();
+    for c in rel.components() {
+        if c.as_os_str().to_str().is_some_and(|n| agents::CONFIG_FOLDERS.contains(&n)) {
+            break;
+        }
+        start.push(c);
+    }
+    start
+}

@@ -1,0 +1,179 @@
+//! Every place an agent starts: the root, folders with files of their own, package roots at any
+//! depth, the folders `instructions-lsp.toml` names, and any other folder as one class, judged by
+//! `check` (and so by the server's diagnostics, which are `check`'s findings).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::common::tree::Tree;
+
+fn check(tree: &Tree, cwd: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
+        .arg("check")
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", tree.home())
+        .env_remove("DSH_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("CODEX_HOME")
+        .output()
+        .expect("run instructions-lsp check")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The finding lines of `check` about `file` (its path as printed).
+fn about<'a>(out: &'a str, file: &str) -> Vec<&'a str> {
+    out.lines().filter(|l| l.starts_with(&format!("{file}:"))).collect()
+}
+
+const MISSES: &str = "does not load this file, which CLAUDE.md imports, in non-interactive runs (`claude -p`, CI): \
+    they load no import from outside the working directory (an interactive session asks once whether to allow it); \
+    make `CLAUDE.md` a link to `AGENTS.md` (`ln -sf AGENTS.md CLAUDE.md`) instead, which loads in every folder";
+
+/// The pattern most repositories use to give Claude Code one `AGENTS.md` (uv's): a root
+/// `CLAUDE.md` that only imports it. In every package root (at any depth, of any ecosystem)
+/// and any folder without a `CLAUDE.md` of its own, a non-interactive Claude Code does not load
+/// it; 120 package roots read as one line, and the fix that works everywhere is said.
+#[test]
+fn a_root_import_of_agents_md_is_missed_in_every_package_root_said_once() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "# uv\n- run the tests\n");
+    t.write("r/CLAUDE.md", "@AGENTS.md\n");
+    t.write("r/Cargo.toml", "[workspace]\n");
+    for i in 0..100 {
+        t.write(&format!("r/crates/c{i:03}/Cargo.toml"), "[package]\n");
+        t.write(&format!("r/crates/c{i:03}/src/lib.rs"), "\n");
+    }
+    for (i, manifest) in ["go.mod", "pyproject.toml", "package.json", "pom.xml", "App.csproj"].iter().enumerate() {
+        t.write(&format!("r/tools/deep/t{i}/{manifest}"), "\n");
+    }
+    for i in 0..15 {
+        t.write(&format!("r/apps/a{i}/package.json"), "{}\n");
+    }
+    // Installed packages and hidden folders are no places where people start agents.
+    t.write("r/node_modules/left-pad/package.json", "{}\n");
+    t.write("r/.cache/x/Cargo.toml", "\n");
+    let o = check(&t, &t.root(), &[]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert_eq!(
+        about(&out, "AGENTS.md"),
+        [format!(
+            "AGENTS.md:1:1: warning[importOutside]: Claude Code, started in any folder below `.` without its own \
+             `CLAUDE.md` (such as `apps/a0` and 119 other package roots), {MISSES}"
+        )],
+        "{out}"
+    );
+    assert_eq!(out.lines().count(), 2, "the warning and opencode's info: {out}");
+    // The same in the crate itself, named as the place it is.
+    let o = check(&t, &t.path("r/crates/c007"), &[]);
+    assert!(
+        stdout(&o).contains(&format!(
+            "../../AGENTS.md:1:1: warning[importOutside]: Claude Code, started in `crates/c007`, {MISSES}"
+        )),
+        "{}",
+        stdout(&o)
+    );
+    // A link instead of the import: Claude Code gets the text wherever it starts.
+    std::fs::remove_file(t.path("r/CLAUDE.md")).expect("rm");
+    t.symlink("AGENTS.md", "r/CLAUDE.md");
+    let o = check(&t, &t.root(), &[]);
+    assert!(!stdout(&o).contains("importOutside"), "{}", stdout(&o));
+}
+
+/// A folder with no manifest and no files of its own is a place too: with no package root
+/// below the root, the class names the first folder someone may start in (not a hidden one,
+/// not one `.gitignore` leaves out, not one that holds the imported file, which loads there).
+#[test]
+fn without_package_roots_any_folder_stands_for_the_class() {
+    let t = Tree::new();
+    t.write("r/.gitignore", "aaa-build/\n");
+    t.write("r/CLAUDE.md", "@docs/rules.md\n");
+    t.write("r/docs/rules.md", "rules\n");
+    t.write("r/aaa-build/out.txt", "\n");
+    t.write("r/.github/workflows/ci.yml", "\n");
+    t.write("r/src/main.rs", "\n");
+    let o = check(&t, &t.root(), &["--profile", "claude"]);
+    let out = stdout(&o);
+    assert!(
+        out.contains(
+            "docs/rules.md:1:1: warning[importOutside]: Claude Code, started in any folder below `.` without its own \
+             `CLAUDE.md` (such as `src`), does not load this file, which CLAUDE.md imports, in non-interactive runs"
+        ),
+        "{out}"
+    );
+    // Only the root: nowhere else to start, nothing to say.
+    std::fs::remove_dir_all(t.path("r/src")).expect("rm");
+    let o = check(&t, &t.root(), &["--profile", "claude"]);
+    assert_eq!(stdout(&o), "", "docs holds the import, aaa-build is ignored, .github hidden");
+}
+
+/// A package root that holds the imported file loads it when Claude Code starts there: it is
+/// judged on its own, and says what it misses of the other imports.
+#[test]
+fn a_package_root_that_holds_an_import_is_judged_apart() {
+    let t = Tree::new();
+    t.write("r/CLAUDE.md", "@AGENTS.md\n@sdk/GUIDE.md\n");
+    t.write("r/AGENTS.md", "rules\n");
+    t.write("r/sdk/GUIDE.md", "guide\n");
+    t.write("r/sdk/package.json", "{}\n");
+    t.write("r/web/package.json", "{}\n");
+    let o = check(&t, &t.root(), &["--profile", "claude"]);
+    let out = stdout(&o);
+    assert_eq!(
+        about(&out, "sdk/GUIDE.md"),
+        ["sdk/GUIDE.md:1:1: warning[importOutside]: Claude Code, started in any folder below `.` without its own \
+          `CLAUDE.md` (such as the package root `web`), does not load this file, which CLAUDE.md imports, in \
+          non-interactive runs (`claude -p`, CI): they load no import from outside the working directory (an \
+          interactive session asks once whether to allow it)"],
+        "{out}"
+    );
+    let agents = about(&out, "AGENTS.md");
+    assert!(agents.len() == 1 && agents[0].ends_with("(also in 1 other directory)"), "web, and sdk apart: {out}");
+}
+
+/// A package root whose only instruction file is another agent's (`GEMINI.md`) is still a place
+/// where Claude Code starts: what it misses there is said.
+#[test]
+fn a_package_root_with_another_agents_file_is_where_claude_code_starts_too() {
+    let t = Tree::new();
+    t.write("r/CLAUDE.md", "@AGENTS.md\n");
+    t.write("r/AGENTS.md", "rules\n");
+    t.write("r/pkg/pyproject.toml", "\n");
+    t.write("r/pkg/GEMINI.md", "gemini notes\n");
+    let o = check(&t, &t.root(), &["--profile", "claude"]);
+    let out = stdout(&o);
+    assert!(out.contains("Claude Code, started in `pkg`, does not load this file"), "{out}");
+}
+
+/// `starts = [...]` in `instructions-lsp.toml` names folders (globs) where the repository's
+/// people start agents; a pattern that leaves the repository is a clear error.
+#[test]
+fn the_repository_names_its_own_starts() {
+    let t = Tree::new();
+    t.write("r/CLAUDE.md", "@AGENTS.md\n");
+    t.write("r/AGENTS.md", "rules\n");
+    t.write("r/instructions-lsp.toml", "agents = [\"claude\"]\nstarts = [\"services/*\", \"tools/cli\"]\n");
+    for d in ["services/api", "services/web", "tools/cli", "tools/other"] {
+        t.mkdir(&format!("r/{d}"));
+    }
+    let o = check(&t, &t.root(), &[]);
+    let out = stdout(&o);
+    assert!(
+        out.contains(
+            "AGENTS.md:1:1: warning[importOutside]: Claude Code, started in any folder below `.` without its own \
+             `CLAUDE.md` (such as `services/api` and 2 other folders named in `starts`), does not load this file"
+        ),
+        "{out}"
+    );
+    for bad in ["../outside", "/abs", "a/**/../b", "[x"] {
+        t.write("r/instructions-lsp.toml", format!("starts = [\"{bad}\"]\n"));
+        let o = check(&t, &t.root(), &[]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(&format!("instructions-lsp.toml: `starts` holds `{bad}`, which")), "{bad}: {err}");
+    }
+}
