@@ -295,10 +295,16 @@ fn group_line(g: &Group, st: Style) -> String {
     let dirs: Vec<&str> = g.dirs.iter().map(|d| d.dir.as_str()).collect();
     let name = diff::profile_name(g.agent);
     let what: Vec<String> = g.changes.iter().map(|c| change_words(c, &dirs, st)).collect();
+    let place = |d: &diff::DirBytes| match &d.class {
+        Some(c) => {
+            crate::session::starts::class_words(&c.below, &d.dir, c.package_roots, c.named, &c.own, |n| st.code(n))
+        }
+        None => st.code(&d.dir),
+    };
     match g.dirs.as_slice() {
         [one] => format!(
             "{name} started in {} ({} → {}): {}",
-            st.code(&one.dir),
+            place(one),
             number(one.before as u64),
             bytes(one.after),
             what.join("; ")

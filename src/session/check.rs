@@ -631,14 +631,14 @@ fn check_dirs(
                 if let Some(class) = starts.class(dir, &view) {
                     let bounded: Vec<PathBuf> =
                         agents::bounded_by_start(&view).into_iter().map(Path::to_path_buf).collect();
-                    let own = p.candidates.first().map_or("CLAUDE.md", String::as_str);
-                    let words = class.words(shown_dir, own);
+                    let words = class.words(shown_dir, super::starts::own_file(p));
                     let apart = class.apart.iter().map(|d| (d, format!("`{}`", shown_dir(d)), None));
                     for (at, place, said) in std::iter::once((&class.example, words.clone(), Some(&words))).chain(apart)
                     {
                         let there = agents::load(p, at, &[]);
                         if let Some(k) = keep.as_mut() {
-                            k(at, p.name, &there, Some(&class));
+                            // A place judged apart is a place of its own.
+                            k(at, p.name, &there, said.map(|_| &class));
                         }
                         for mut f in agents::view_findings(&there, at) {
                             if f.code != Code::ImportOutside || !bounded.contains(&f.path) {

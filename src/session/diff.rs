@@ -7,8 +7,9 @@
 //! files and directories are not written: the side's listing of the repository names them, so
 //! that Copilot's `applyTo` and Cursor's `globs` still match them. Nothing of the
 //! repository is checked out or written. Both skeletons are then checked as `check` checks a
-//! tree, and each agent's view from each place where an agent starts (every directory holding an
-//! instruction file on either side) is compared: files that enter or leave it, sizes and cuts
+//! tree, and each agent's view from each place where an agent starts on either side (see
+//! [`super::starts`]; a folder the other side holds but left out of its skeleton is made there,
+//! and each class of folders is compared through its example folder) is compared: files that enter or leave it, sizes and cuts
 //! that move, rules that attach elsewhere, findings that appear or disappear. Directories that
 //! change the same way are grouped, so that a monorepo reads in a few lines.
 
@@ -125,6 +126,22 @@ pub struct DirBytes {
     pub dir: String,
     pub before: usize,
     pub after: usize,
+    /// `dir` stands for a class of folders (see [`crate::session::starts::Class`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub class: Option<ClassOf>,
+}
+
+/// The folders a view from one of them stands for: every folder below `below` without the
+/// agent's `own` file of its own, `packageRoots` package roots and `named` folders `starts`
+/// names among them. Their view differs from `below`'s (Claude Code's imports from outside the
+/// folder it starts in).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClassOf {
+    pub below: String,
+    pub package_roots: usize,
+    pub named: usize,
+    pub own: String,
 }
 
 /// A file as a change names it: relative to the directory where the agent starts when it lies
@@ -243,6 +260,8 @@ struct Side {
     walked: Option<check::Walked>,
     explicit: bool,
     warnings: Vec<String>,
+    /// The revision's directories the skeleton left out (they hold nothing kept), with `/`.
+    unwritten_dirs: BTreeSet<String>,
 }
 
 /// Compares what the agents get on `base` and `head` of the git repository holding `start`.
@@ -271,7 +290,8 @@ pub fn diff(
     let lay_out = |repo: &gix::Repository, rev: &Revision, root: &Path| -> Result<Side, LayOut> {
         let laid = materialize(repo, &objects, &workdir, rev, root, &keep)?;
         let walked = Some(check::walk_with(root, settings, &laid.unwritten));
-        Ok(Side { root: root.to_path_buf(), targets: None, walked, explicit, warnings: laid.warnings })
+        let unwritten_dirs = laid.unwritten.iter().filter(|(_, is_dir)| *is_dir).map(|(d, _)| d.clone()).collect();
+        Ok(Side { root: root.to_path_buf(), targets: None, walked, explicit, warnings: laid.warnings, unwritten_dirs })
     };
     let (_tmp, mut sides) = in_scratch(&scratch_places(), |tmp| {
         let tmp_root = std::fs::canonicalize(tmp).map_err(|e| LayOut::Scratch(format!("{}: {e}", tmp.display())))?;
@@ -320,11 +340,18 @@ pub fn diff(
     let (mut base_out, base_starts) = run(base_side, &base_cache, &none)?;
     let lengths = base_out.kept.iter().map(|((dir, agent), v)| ((rel(&base_out.root, dir), *agent), v.bytes)).collect();
     let (mut head_out, head_starts) = run(head_side, &head_cache, &lengths)?;
-    let every: BTreeSet<String> = base_out.dirs.union(&head_out.dirs).cloned().collect();
+    // The same places on both sides: where agents start on either, each place judged apart, and
+    // each class of folders either side has (the head's words winning).
+    let every: BTreeSet<String> =
+        [&base_out.dirs, &head_out.dirs, &base_out.apart, &head_out.apart].into_iter().flatten().cloned().collect();
+    let mut classes = std::mem::take(&mut base_out.classes);
+    classes.extend(std::mem::take(&mut head_out.classes));
+    classes.retain(|(dir, _), _| !every.contains(dir));
     // The engine's own profile is no agent: its views are asked of it apart.
     let engine = profiles.iter().any(|p| p == settings.profile.name()).then_some(settings);
-    base_out.views = agents::with_repo_cache(&base_cache, || base_out.views_of(&base_starts, &every, engine));
-    head_out.views = agents::with_repo_cache(&head_cache, || head_out.views_of(&head_starts, &every, engine));
+    base_out.views = agents::with_repo_cache(&base_cache, || base_out.views_of(&base_starts, &every, &classes, engine));
+    head_out.views = agents::with_repo_cache(&head_cache, || head_out.views_of(&head_starts, &every, &classes, engine));
+    base_out.classes = classes;
     let mut out = compare(&base_out, &head_out);
     out.base = base.label();
     out.head = head.label();
@@ -372,15 +399,27 @@ impl Side {
         let walked = self.walked.take().ok_or("the side was checked twice")?;
         let selection = self.selection(profiles);
         let starts = super::starts::starts(&self.root, &walked, settings, &selection);
-        let dirs = starts.dirs.iter().map(|d| rel(&self.root, d)).collect();
+        let dirs: BTreeSet<String> = starts.dirs.iter().map(|d| rel(&self.root, d)).collect();
         // Each view summed up as the check hands it over: kept whole, every agent's text from
         // every directory of both sides would be held at once.
         // (A text whose length differs from the other side's differs: it is not hashed.)
         let mut kept = BTreeMap::new();
-        let mut keep = |dir: &Path, agent: &'static str, view: &AgentView, _class: Option<&super::starts::Class>| {
-            let other = other.get(&(rel(&self.root, dir), agent));
+        let (mut classes, mut apart) = (BTreeMap::new(), BTreeSet::new());
+        let mut keep = |dir: &Path, agent: &'static str, view: &AgentView, class: Option<&super::starts::Class>| {
+            let at = rel(&self.root, dir);
+            let other = other.get(&(at.clone(), agent));
             let summed = summary(&self.root, workdir, view, |bytes| other.is_none_or(|&b| b == bytes));
             kept.insert((dir.to_path_buf(), agent), summed);
+            match class {
+                Some(c) => {
+                    let profile = starts.agents_at(dir).iter().find(|p| p.name == agent);
+                    let own = profile.map_or(agent, super::starts::own_file).to_string();
+                    let below = rel(&self.root, &c.start);
+                    classes.insert((at, agent), ClassOf { below, package_roots: c.package_roots, named: c.named, own });
+                }
+                None if !dirs.contains(&at) => drop(apart.insert(at)),
+                None => {}
+            }
         };
         let tree = check::check_walked_keeping(&self.root, walked, settings, &selection, &starts, &mut keep);
         if let Some(e) = tree.config_errors.first() {
@@ -399,6 +438,9 @@ impl Side {
             root: self.root.clone(),
             workdir: workdir.to_path_buf(),
             dirs,
+            apart,
+            classes,
+            unwritten_dirs: self.unwritten_dirs,
             views: BTreeMap::new(),
             findings,
             kept,
@@ -428,6 +470,12 @@ struct Checked {
     root: PathBuf,
     workdir: PathBuf,
     dirs: BTreeSet<String>,
+    /// Places below a start judged on their own (they hold a file the start's view imports).
+    apart: BTreeSet<String>,
+    /// The example folder of each class of folders, per agent (see [`ClassOf`]).
+    classes: BTreeMap<(String, &'static str), ClassOf>,
+    /// The revision's directories the skeleton left out.
+    unwritten_dirs: BTreeSet<String>,
     views: BTreeMap<(String, &'static str), ViewSummary>,
     findings: Vec<Found>,
     /// The views the check computed (from this side's own starts), summed up.
@@ -435,18 +483,35 @@ struct Checked {
 }
 
 impl Checked {
-    /// The views of every agent from `dirs` (the start directories of both sides) that this
-    /// side has, and the engine's (`engine`: its settings, when its profile is compared).
+    /// The views of every agent from `dirs` (the places of both sides) that this side has, the
+    /// engine's (`engine`: its settings, when its profile is compared), and each agent's from
+    /// the example folder of each of `classes`. A directory the skeleton left out is made first:
+    /// it is in the revision, so an agent can start there.
     fn views_of(
         &mut self,
         starts: &super::starts::Starts,
         dirs: &BTreeSet<String>,
+        classes: &BTreeMap<(String, &'static str), ClassOf>,
         engine: Option<&Settings>,
     ) -> BTreeMap<(String, &'static str), ViewSummary> {
         let mut out = BTreeMap::new();
+        for (dir, agent) in classes.keys() {
+            let abs = self.root.join(dir);
+            if !self.exists(dir) || !(abs.is_dir() || skeleton::make_listed_dir(&self.root, dir)) {
+                continue;
+            }
+            let summary = match self.kept.remove(&(abs.clone(), *agent)) {
+                Some(kept) => kept,
+                None => match starts.agents_at(&abs).iter().find(|p| p.name == *agent) {
+                    Some(p) => summary(&self.root, &self.workdir, &agents::load(p, &abs, &[]), |_| true),
+                    None => continue,
+                },
+            };
+            out.insert((dir.clone(), *agent), summary);
+        }
         for dir in dirs {
             let abs = if dir == "." { self.root.clone() } else { self.root.join(dir) };
-            if !abs.is_dir() {
+            if !self.exists(dir) || !(abs.is_dir() || skeleton::make_listed_dir(&self.root, dir)) {
                 continue;
             }
             let mut add = |name: &'static str, view: &dyn Fn() -> AgentView| {
@@ -474,12 +539,21 @@ fn summary(root: &Path, workdir: &Path, view: &AgentView, hash: impl FnOnce(usiz
     for f in &view.files {
         let Ok(path) = f.path.strip_prefix(root) else { continue };
         let reach = view.rule_reach.iter().find(|r| r.path == f.path);
-        let cut = matches!(f.status, Status::Truncated | Status::Omitted);
+        // A file "ignored" while a link to it is loaded (`CLAUDE.md -> AGENTS.md`) reaches the
+        // agent through the link, as `check` says: said as the link is, so that a text that now
+        // comes by a link instead of an import is no file lost.
+        let through = (f.status == Status::Shadowed)
+            .then(|| agents::file_key(&f.path))
+            .flatten()
+            .and_then(|k| view.files.iter().find(|g| g.status.reaches() && agents::file_key(&g.path) == Some(k)));
+        let got = through.unwrap_or(f);
+        let cut = matches!(got.status, Status::Truncated | Status::Omitted);
         let state = State {
-            status: f.status.as_str().to_string(),
-            bytes: Some(f.bytes),
-            included_bytes: Some(f.included_bytes),
-            by: f.by.as_deref().map(|b| rel(root, b)),
+            status: got.status.as_str().to_string(),
+            bytes: Some(got.bytes),
+            included_bytes: Some(got.included_bytes),
+            // (Through a link, the link is how it comes: no file it loses to or is imported by.)
+            by: through.map_or(got.by.as_deref(), |_| None).map(|b| rel(root, b)),
             by_own: false,
             globs: f.globs.clone(),
             matching: reach.map(|r| r.matching),
@@ -499,9 +573,18 @@ fn summary(root: &Path, workdir: &Path, view: &AgentView, hash: impl FnOnce(usiz
     }
     // The text as the agent gets it in the repository's own checkout: its length, and what it
     // hashes to when `hash` says that the length leaves the text's sameness open.
+    // Counted as every edge counts a view: its parts, without the blank lines that join them
+    // into one text.
     let (skeleton, checkout) = (root.to_string_lossy(), workdir.to_string_lossy());
-    let named = memchr::memmem::find_iter(view.text.as_bytes(), skeleton.as_bytes()).count();
-    let bytes = view.text.len() - named * skeleton.len() + named * checkout.len();
+    let finder = memchr::memmem::Finder::new(skeleton.as_bytes());
+    let bytes = view
+        .parts
+        .iter()
+        .map(|p| {
+            let named = finder.find_iter(p.as_bytes()).count();
+            p.len() - named * skeleton.len() + named * checkout.len()
+        })
+        .sum();
     let digest = hash(bytes).then(|| Sha256::digest(view.text.replace(&*skeleton, &checkout).as_bytes()).into());
     ViewSummary { files, bytes, digest }
 }
@@ -521,35 +604,53 @@ fn unrooted(message: &str, root: &Path) -> String {
     message.replace(&format!("{root}/"), "").replace(&*root, ".")
 }
 
+impl Checked {
+    /// Whether the side's revision holds the directory `dir` (laid out, or left out as holding
+    /// nothing kept).
+    fn exists(&self, dir: &str) -> bool {
+        dir == "." || self.root.join(dir).is_dir() || self.unwritten_dirs.contains(dir)
+    }
+}
+
 /// The differences between two checked sides.
 fn compare(base: &Checked, head: &Checked) -> Diff {
-    let exists = |side: &Checked, dir: &str| {
-        let abs = if dir == "." { side.root.clone() } else { side.root.join(dir) };
-        abs.is_dir()
-    };
     let every: BTreeSet<&String> = base.dirs.union(&head.dirs).collect();
-    let added_dirs = every.iter().filter(|d| !exists(base, d)).map(|d| d.to_string()).collect();
-    let removed_dirs = every.iter().filter(|d| !exists(head, d)).map(|d| d.to_string()).collect();
+    let added_dirs = every.iter().filter(|d| !base.exists(d)).map(|d| d.to_string()).collect();
+    let removed_dirs = every.iter().filter(|d| !head.exists(d)).map(|d| d.to_string()).collect();
     // Per agent, the directories grouped by their list of changes, each directory's own file
     // resized without its sizes (each has its own); a group of one keeps them.
+    // A class of folders is a group of its own, said only where it changes otherwise than the
+    // start it is below (their changes named alike, from the start).
     type Alike = Vec<(DirBytes, Vec<Change>)>;
-    let mut grouped: BTreeMap<(usize, Vec<Change>), Alike> = BTreeMap::new();
+    let mut grouped: BTreeMap<(usize, Option<ClassOf>, Vec<Change>), Alike> = BTreeMap::new();
     let mut agents_of: BTreeMap<usize, &'static str> = BTreeMap::new();
+    let classes = &base.classes;
     for ((dir, agent), after) in &head.views {
         let Some(before) = base.views.get(&(dir.clone(), agent)) else { continue };
         let changes = changes(dir, before, after);
         if changes.is_empty() {
             continue;
         }
+        let class = classes.get(&(dir.clone(), agent)).cloned();
+        if let Some(c) = &class {
+            let key = (c.below.clone(), *agent);
+            let of_start = match (base.views.get(&key), head.views.get(&key)) {
+                (Some(b), Some(a)) => self::changes(&c.below, b, a),
+                _ => Vec::new(),
+            };
+            if self::changes(&c.below, before, after) == of_start {
+                continue;
+            }
+        }
         let order = agents::NAMES.iter().position(|n| n == agent).unwrap_or(agents::NAMES.len());
         agents_of.insert(order, agent);
         let key = changes.iter().map(Change::without_own_sizes).collect();
-        let bytes = DirBytes { dir: dir.clone(), before: before.bytes, after: after.bytes };
-        grouped.entry((order, key)).or_default().push((bytes, changes));
+        let bytes = DirBytes { dir: dir.clone(), before: before.bytes, after: after.bytes, class: class.clone() };
+        grouped.entry((order, class, key)).or_default().push((bytes, changes));
     }
     let mut groups: Vec<Group> = grouped
         .into_iter()
-        .filter_map(|((order, key), mut dirs)| {
+        .filter_map(|((order, _, key), mut dirs)| {
             let changes = match dirs.as_mut_slice() {
                 [(_, own)] => std::mem::take(own),
                 _ => key,

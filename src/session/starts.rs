@@ -134,6 +134,15 @@ impl Starts {
     }
 }
 
+/// The name of an agent's own instruction file, as a class of folders "without its own" says it:
+/// its first candidate (`AGENTS.md`), else its first layer's (Claude Code's `CLAUDE.md`).
+pub fn own_file(p: &AgentProfile) -> &str {
+    match p.candidates.first() {
+        Some(c) => c,
+        None => p.layers.first().map_or(p.name, |l| l.path.rsplit('/').next().unwrap_or(l.path)),
+    }
+}
+
 /// The folders below a start where one agent's view differs from the start's (see
 /// [`Starts::class`]): every folder below without files of its own, but those `apart`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -155,16 +164,31 @@ impl Class {
     /// folder below `.` without its own `CLAUDE.md` (such as `crates/uv` and 41 other package
     /// roots)". `shown` names a folder; `own` is the agent's own file name.
     pub fn words(&self, shown: impl Fn(&Path) -> String, own: &str) -> String {
-        let example = format!("`{}`", shown(&self.example));
-        let such_as = match (self.package_roots, self.named) {
-            (0, 0) => example,
-            (1, _) => format!("the package root {example}"),
-            (n, _) if n > 1 => format!("{example} and {} other package roots", n - 1),
-            (_, 1) => format!("{example}, named in `starts`"),
-            (_, n) => format!("{example} and {} other folders named in `starts`", n - 1),
-        };
-        format!("any folder below `{}` without its own `{own}` (such as {such_as})", shown(&self.start))
+        class_words(&shown(&self.start), &shown(&self.example), self.package_roots, self.named, own, |n| {
+            format!("`{n}`")
+        })
     }
+}
+
+/// A class of folders in words (see [`Class::words`]), each name set by `code`: every edge says
+/// a class the same way.
+pub fn class_words(
+    below: &str,
+    example: &str,
+    package_roots: usize,
+    named: usize,
+    own: &str,
+    code: impl Fn(&str) -> String,
+) -> String {
+    let first = code(example);
+    let such_as = match (package_roots, named) {
+        (0, 0) => first,
+        (1, _) => format!("the package root {first}"),
+        (n, _) if n > 1 => format!("{first} and {} other package roots", n - 1),
+        (_, 1) => format!("{first}, named in `starts`"),
+        (_, n) => format!("{first} and {} other folders named in `starts`", n - 1),
+    };
+    format!("any folder below {} without its own {} (such as {such_as})", code(below), code(own))
 }
 
 /// The first folder directly below `start` (by name) where someone may start an agent and that

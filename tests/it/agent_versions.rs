@@ -51,16 +51,28 @@ esac
 }
 
 /// `agent-versions ARGS` as found at `script`, with the stand-in npm first on PATH.
+/// (The script was just written: while another test's thread forks, its child may hold the file
+/// open for writing until it execs, and running it fails with "text file busy" meanwhile; it is
+/// tried again.)
 fn run(t: &Tree, script: &Path, args: &[&str]) -> Output {
     let path = format!("{}:{}", t.path("bin").display(), std::env::var("PATH").unwrap_or_default());
-    Command::new(script)
-        .args(args)
-        .env("PATH", path)
-        .env("AGENT_VERSIONS_CACHE", t.path("cache"))
-        .env("HOME", t.home())
-        .env_remove("CODE_SERVER_VERSION")
-        .output()
-        .expect("run scripts/agent-versions")
+    let mut tries = 0;
+    loop {
+        let ran = Command::new(script)
+            .args(args)
+            .env("PATH", &path)
+            .env("AGENT_VERSIONS_CACHE", t.path("cache"))
+            .env("HOME", t.home())
+            .env_remove("CODE_SERVER_VERSION")
+            .output();
+        match ran {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            ran => return ran.expect("run scripts/agent-versions"),
+        }
+    }
 }
 
 /// A repository of its own: the real script beside install scripts with known pins.

@@ -214,6 +214,80 @@ fn a_mention_that_names_no_file_is_no_change_when_it_goes() {
     assert!(text.contains("`CLAUDE.md` shrinks from 43 to 17 bytes"), "{text}");
 }
 
+/// uv's change: the root `CLAUDE.md` becomes `@AGENTS.md`. Started at the root, Claude Code gains
+/// `AGENTS.md`; started in any crate (a package root without files of its own) it does not: said
+/// on a line of its own for the class, which the JSON names.
+#[test]
+fn a_root_claude_md_that_becomes_an_import_is_said_apart_for_the_package_roots() {
+    let t = repo();
+    t.write("r/CLAUDE.md", rules(1_300));
+    t.write("r/Cargo.toml", "[workspace]\n");
+    for c in ["uv", "uv-auth", "uv-cache"] {
+        t.write(&format!("r/crates/{c}/Cargo.toml"), "[package]\n");
+        t.write(&format!("r/crates/{c}/src/lib.rs"), "\n");
+    }
+    commit(&t, "claude rules");
+    std::fs::rename(t.path("r/CLAUDE.md"), t.path("r/AGENTS.md")).expect("move");
+    t.write("r/CLAUDE.md", "@AGENTS.md\n");
+    commit(&t, "one AGENTS.md");
+    let out = lines(&diff(&t, &["HEAD~1", "HEAD", "--profile", "claude"]));
+    assert!(
+        out.iter().any(|l| l.starts_with("Claude Code started in `.` (")
+            && l.ends_with("gains `AGENTS.md` (whole, 1,332 bytes, imported by `CLAUDE.md`); `CLAUDE.md` shrinks from 1,332 to 11 bytes")),
+        "{out:#?}"
+    );
+    assert!(
+        out.iter().any(|l| l.starts_with(
+            "Claude Code started in any folder below `.` without its own `CLAUDE.md` (such as `crates/uv` and 2 other package roots) ("
+        ) && l.ends_with(
+            "`CLAUDE.md` shrinks from 1,332 to 11 bytes; `AGENTS.md` is new: not loaded, outside the directory where the agent starts, imported by `CLAUDE.md`"
+        )),
+        "{out:#?}"
+    );
+    let json: Value =
+        serde_json::from_slice(&diff(&t, &["HEAD~1", "HEAD", "--profile", "claude", "--json"]).stdout).expect("json");
+    let class =
+        json["groups"].as_array().into_iter().flatten().find_map(|g| g["dirs"][0]["class"].as_object().cloned());
+    assert_eq!(
+        class.map(Value::Object),
+        Some(serde_json::json!({"below": ".", "packageRoots": 3, "named": 0, "own": "CLAUDE.md"})),
+        "{json:#}"
+    );
+    // Where the class changes as its start does, no line of its own: a link reaches every folder.
+    std::fs::remove_file(t.path("r/CLAUDE.md")).expect("rm");
+    t.symlink("AGENTS.md", "r/CLAUDE.md");
+    let out = stdout(&diff(&t, &["HEAD~1", "--profile", "claude"]));
+    assert!(!out.contains("any folder"), "{out}");
+    assert!(!out.contains("loses"), "the text of AGENTS.md still reaches Claude Code, through the link: {out}");
+}
+
+/// A folder that exists on both sides is compared on both, whether or not it gains an instruction
+/// file; only a folder missing on one side is new (langfuse added `web/src/features/evals/AGENTS.md`
+/// to a folder of sources).
+#[test]
+fn a_folder_that_gains_its_first_file_is_compared_on_both_sides() {
+    let t = repo();
+    t.write("r/AGENTS.md", "root rules\n");
+    t.write("r/web/AGENTS.md", rules(6_000));
+    t.write("r/web/src/features/evals/page.ts", "export {}\n");
+    commit(&t, "web");
+    t.write("r/web/src/features/evals/AGENTS.md", rules(3_000));
+    t.write("r/docs/new/AGENTS.md", "new folder\n");
+    commit(&t, "evals");
+    let out = stdout(&diff(&t, &["HEAD~1", "HEAD", "--profile", "codex"]));
+    assert!(
+        out.contains("Codex started in `web/src/features/evals` (")
+            && out.contains("gains `web/src/features/evals/AGENTS.md` (whole)"),
+        "{out}"
+    );
+    assert!(out.contains("new directories where agents start: `docs/new`\n"), "{out}");
+    assert!(!out.contains("`web/src/features/evals`\n"), "not new: {out}");
+    // dsh-next at 8 KiB: the package's file leaves the view where the folder's own comes in.
+    let out = stdout(&diff(&t, &["HEAD~1", "HEAD", "--profile", "dsh-next", "--set", "baselineMaxBytes=8192"]));
+    let line = out.lines().find(|l| l.contains("started in `web/src/features/evals`")).unwrap_or_default();
+    assert!(line.contains("`web/AGENTS.md`") && line.contains("gains `web/src/features/evals/AGENTS.md`"), "{out}");
+}
+
 #[test]
 fn a_wider_apply_to_attaches_a_copilot_rule_to_more_files() {
     let t = repo();

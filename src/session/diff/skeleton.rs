@@ -215,6 +215,28 @@ pub(super) struct Laid {
     pub warnings: Vec<String>,
 }
 
+/// Makes the directory `rel` (relative, with `/`) of a skeleton in `root`, a directory of the
+/// revision the layout left out (it held nothing kept), so that an agent can be started there:
+/// each missing name is made in turn, and nothing is made through a link or below a file.
+/// Whether it is a directory of the skeleton now.
+pub(super) fn make_listed_dir(root: &Path, rel: &str) -> bool {
+    let Some(rel) = safe_rel(rel) else { return false };
+    let mut at = root.to_path_buf();
+    for name in rel.components() {
+        at.push(name);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.is_dir() => continue,
+            Ok(_) => return false,
+            Err(_) => {
+                if std::fs::create_dir(&at).is_err() {
+                    return false;
+                }
+            }
+        }
+    }
+    true
+}
+
 /// What a layout wrote of the skeleton in `into`.
 struct Written<'a> {
     into: &'a Path,
