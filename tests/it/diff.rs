@@ -496,6 +496,47 @@ fn recorded_a_claude_md_whose_text_moves_into_the_agents_md_it_imports() {
     );
 }
 
+/// From astral-sh/uv, 27dc562 ("Add `AGENTS.md` (#18902)"): the root `CLAUDE.md` becomes the
+/// single line `@AGENTS.md`, in a workspace of 68 packages without instruction files. Started
+/// at the root, Claude Code gains `AGENTS.md`; started in any crate it does not (the import is
+/// outside the folder it starts in): said on a line of its own, not folded into the root's, with
+/// the new warning naming the fix that works in every folder.
+#[test]
+fn recorded_a_workspace_root_claude_md_that_becomes_an_import() {
+    let t = recorded("claude-md-becomes-an-import-in-a-workspace");
+    let o = diff(&t, &["HEAD~1", "HEAD", "--format", "markdown", "--fail-on", "new-warning"]);
+    assert_eq!(o.status.code(), Some(1));
+    let md = stdout(&o);
+    let s = summary(&md);
+    assert_lines(
+        &s,
+        &[
+            "Files changed: `AGENTS.md`: new, 1,334 bytes; `CLAUDE.md`: 1,334 → 11 bytes",
+            "- **Claude Code** started in `.`: gains `AGENTS.md` (whole, 1,334 bytes, imported by `CLAUDE.md`); \
+             `CLAUDE.md` shrinks from 1,334 to 11 bytes",
+            "- **opencode** started in `.`: loses `CLAUDE.md` (ignored for `AGENTS.md`; before: whole, 1,334 bytes); \
+             gains `AGENTS.md` (whole, 1,334 bytes)",
+            "- `AGENTS.md:1:1: warning[importOutside]: Claude Code, started in any folder below '.' without its own \
+             'CLAUDE.md' (such as 'crates/uv' and 67 other package roots), does not load this file, which CLAUDE.md \
+             imports, in non-interactive runs ('claude -p', CI): they load no import from outside the working \
+             directory (an interactive session asks once whether to allow it); make 'CLAUDE.md' a link to \
+             'AGENTS.md' ('ln -sf AGENTS.md CLAUDE.md') instead, which loads in every folder`",
+        ],
+    );
+    // (The summary leaves out each line's bytes; the class line keeps its words.)
+    assert!(
+        md.lines().any(|l| l.starts_with(
+            "- **Claude Code** started in any folder below `.` without its own `CLAUDE.md` (such as `crates/uv` and 67 \
+             other package roots) ("
+        ) && l.ends_with(
+            "bytes): `CLAUDE.md` shrinks from 1,334 to 11 bytes; `AGENTS.md` is new: not loaded, outside the \
+             directory where the agent starts, imported by `CLAUDE.md`"
+        )),
+        "{md}"
+    );
+    assert_eq!(md.matches("any folder below").count(), 2, "one line for the 68 packages, one finding: {md}");
+}
+
 /// From cybercog/laravel-love, 4f29ea4 ("Add AGENTS.md"): a repository without instruction files
 /// gets an `AGENTS.md` and a `CLAUDE.md` that imports it.
 #[test]
