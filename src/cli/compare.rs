@@ -61,6 +61,10 @@ pub struct Row {
     /// Why the agent loads nothing, when it does not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The imports the agent does not load from outside the folder it starts in, each in the
+    /// words of `check`'s finding (with the fix that works in every folder, when there is one).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub imports_skipped: Vec<String>,
     /// The budget, in words, when the profile has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<String>,
@@ -185,6 +189,7 @@ fn engine_row(
         on_request: Vec::new(),
         manual: Vec::new(),
         note: None,
+        imports_skipped: Vec::new(),
         budget: Some(match u64::try_from(session.settings.budget_bytes) {
             Ok(b) if b > 0 => format!("{} budget per block", agents::size_words(b)),
             _ => "every block disabled".into(),
@@ -280,10 +285,7 @@ fn agent_row(
     let skipped = with(other)
         .into_iter()
         .filter(|f| f.status != Status::Outside || !agents::loaded_elsewhere(&view, f))
-        .map(|f| match f.status {
-            Status::LinkedOutside => format!("{} ({})", name(&f.path), f.status.as_str()),
-            _ => format!("{} ({})", name(&f.path), f.status.as_str()),
-        })
+        .map(|f| format!("{} ({})", name(&f.path), f.status.as_str()))
         .collect();
     let note = view.text.is_empty().then(|| match looked_for(profile) {
         names if names.is_empty() => {
@@ -325,6 +327,7 @@ fn agent_row(
         on_request: names(with(&[Status::OnRequest])),
         manual: names(with(&[Status::Manual])),
         note,
+        imports_skipped: crate::session::profiles::skipped_imports(&view, name),
         budget: view.budget.clone(),
     }
 }
@@ -381,6 +384,9 @@ fn text(rows: &[Row], touched: bool) -> String {
         if let Some(note) = &r.note {
             out.push_str(&format!("  {note}\n"));
         }
+        for skipped in &r.imports_skipped {
+            out.push_str(&format!("  note: {skipped}\n"));
+        }
     }
     out
 }
@@ -408,6 +414,7 @@ mod tests {
             on_request: vec![],
             manual: vec![],
             note: None,
+            imports_skipped: Vec::new(),
             budget: Some("32 KiB shared budget".into()),
             one_request: false,
         };

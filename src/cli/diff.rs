@@ -317,13 +317,21 @@ fn group_line(g: &Group, st: Style) -> String {
 /// out) make one line that names the first files and counts the others. A path or message that
 /// holds a control character has it escaped: each finding is one line.
 fn finding_lines(found: &[Found]) -> Vec<String> {
-    let mut same: Vec<(&Found, Vec<&str>)> = Vec::new();
+    // A message that names the file's own folder's file (`pkg/AGENTS.md` for `pkg/CLAUDE.md`)
+    // says the same as its neighbours' once that folder is taken out: each loads its own.
+    let alike = |f: &Found| match f.path.rsplit_once('/') {
+        Some((dir, _)) => f.message.replace(&format!("{dir}/"), ""),
+        None => f.message.clone(),
+    };
+    let mut same: Vec<(&Found, String, Vec<&str>)> = Vec::new();
     for f in found {
-        match same.iter_mut().find(|(g, _)| (g.severity, g.code, &g.message) == (f.severity, f.code, &f.message)) {
-            Some((_, paths)) => paths.push(&f.path),
-            None => same.push((f, Vec::new())),
+        let key = alike(f);
+        match same.iter_mut().find(|(g, k, _)| (g.severity, g.code, k) == (f.severity, f.code, &key)) {
+            Some((_, _, paths)) => paths.push(&f.path),
+            None => same.push((f, key, Vec::new())),
         }
     }
+    let same: Vec<(&Found, Vec<&str>)> = same.into_iter().map(|(f, _, paths)| (f, paths)).collect();
     same.into_iter()
         .map(|(f, more)| {
             let also = match more.len() {

@@ -49,6 +49,7 @@ pub fn effective(args: &EffectiveArgs) -> Result<String, String> {
         Some(p) => {
             let (targets, sets) = repository(&folder, &args.settings.set)?;
             let view = agent_view(p, &folder, &touched, targets.as_ref(), &sets)?;
+            say_skipped_imports(&view, &folder);
             if args.json {
                 // The answer every edge gives: files named from the project root (with their
                 // `uri`), as in the list without `--profile` and the server's answer.
@@ -110,6 +111,7 @@ fn targeted(args: &EffectiveArgs, folder: &Path, touched: &[PathBuf]) -> Result<
     let mut answers: Vec<ProfileResult> = Vec::new();
     for name in &targets.agents {
         let view = agent_view(name, folder, touched, Some(&targets), &sets)?;
+        say_skipped_imports(&view, folder);
         answers.push(profiles::from_agent(&view, &show));
     }
     if args.json {
@@ -131,6 +133,15 @@ fn targeted(args: &EffectiveArgs, folder: &Path, touched: &[PathBuf]) -> Result<
         }
     }
     Ok(out)
+}
+
+/// Says on stderr, one line each, the imports the agent does not load from outside the folder it
+/// starts in (stdout stays the agent's exact text).
+fn say_skipped_imports(view: &agents::AgentView, folder: &Path) {
+    let root = project_root_of(folder);
+    for skipped in profiles::skipped_imports(view, crate::session::project::display_paths(&root)) {
+        eprintln!("note: {}", crate::paths::printable(&skipped));
+    }
 }
 
 /// The project root `folder` belongs to, by the default root markers.

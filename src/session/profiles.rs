@@ -251,6 +251,18 @@ impl Query<'_> {
     }
 }
 
+/// What an agent's view leaves out because of the folder it is started in, in the words of
+/// `check`'s finding about each file (`AGENTS.md: Claude Code, started in `crates/uv`, does not
+/// load this file, which CLAUDE.md imports, …`): the imports it does not load from outside its
+/// working directory, unless it gets them by another route.
+pub fn skipped_imports(view: &AgentView, show: impl Fn(&Path) -> String) -> Vec<String> {
+    agents::view_findings(view, &view.cwd)
+        .into_iter()
+        .filter(|f| f.code == crate::chain::lint::Code::ImportOutside)
+        .map(|f| format!("{}: {}", show(&f.path), f.message))
+        .collect()
+}
+
 pub fn from_agent(view: &AgentView, show: impl Fn(&Path) -> String) -> ProfileResult {
     ProfileResult {
         profile: view.profile.into(),

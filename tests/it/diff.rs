@@ -615,6 +615,9 @@ fn recorded_agents_md_made_canonical_in_every_package_cuts_codex_in_the_biggest_
              asks once whether to allow it) (also in 4 other directories)`",
             "- `engine/AGENTS.md:398:244: warning[agentCut]: Codex cuts this file at line 398, after 25760 of 29459 \
              bytes (32 KiB shared budget spent by AGENTS.md (7008 bytes))`",
+            // Each package's file that opencode ignores for the `AGENTS.md` beside it: one line.
+            "- `CLAUDE.md:1:1 (also examples/playground/CLAUDE.md, sdk/python/CLAUDE.md): info[agentIgnored]: \
+             opencode ignores this file: it loads AGENTS.md instead`",
         ],
     );
 }

@@ -177,3 +177,36 @@ fn the_repository_names_its_own_starts() {
         assert!(err.contains(&format!("instructions-lsp.toml: `starts` holds `{bad}`, which")), "{bad}: {err}");
     }
 }
+
+/// `effective` and `compare` in a package without files of its own say, one line each, that
+/// Claude Code skips the root's import there, and the fix; `effective`'s stdout stays the text.
+#[test]
+fn effective_and_compare_say_the_import_skipped_in_a_package() {
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "rules\n");
+    t.write("r/CLAUDE.md", "@AGENTS.md\n");
+    t.write("r/crates/x/Cargo.toml", "[package]\n");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
+            .args(args)
+            .current_dir(t.path("r/crates/x"))
+            .env("HOME", t.home())
+            .env_remove("DSH_HOME")
+            .output()
+            .expect("run")
+    };
+    let said = format!("AGENTS.md: Claude Code, started in `crates/x`, {MISSES}");
+    let o = run(&["effective", "--profile", "claude"]);
+    assert!(stdout(&o).ends_with("@AGENTS.md\n</system-reminder>\n"), "{}", stdout(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains(&format!("note: {said}\n")), "{o:?}");
+    let o = run(&["compare", "--profile", "claude"]);
+    assert!(stdout(&o).contains(&format!("  note: {said}\n")), "{}", stdout(&o));
+    // Started beside the files, nothing is skipped, nothing said.
+    let o = Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
+        .args(["effective", "--profile", "claude"])
+        .current_dir(t.root())
+        .env("HOME", t.home())
+        .output()
+        .expect("run");
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("note:"), "{o:?}");
+}
