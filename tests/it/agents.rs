@@ -834,6 +834,44 @@ fn claude_reads_add_the_agents_md_of_directories_without_a_claude_file() {
     assert_eq!(got, want);
 }
 
+/// uv's pattern: a root `CLAUDE.md` that only imports `AGENTS.md`, in a workspace of package
+/// roots without files of their own. `claude -p` started in a crate gets the `CLAUDE.md` without
+/// the import, as our view of that package root says (and at the root, the import); a mention in
+/// prose that names no file is no import for either.
+#[test]
+fn claude_in_a_package_root_skips_the_roots_import_like_claude_code() {
+    let Some(modules) = modules() else { return };
+    let claude = modules.join(".bin/claude");
+    let api = fake_anthropic();
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "# uv\n- run the tests\n");
+    t.write("r/CLAUDE.md", "@AGENTS.md\nThanks to @neongreen, for the rules.\n");
+    t.write("r/Cargo.toml", "[workspace]\n");
+    t.write("r/crates/uv/Cargo.toml", "[package]\n");
+    t.write("r/crates/uv/src/lib.rs", "\n");
+    let crate_dir = t.path("r/crates/uv");
+    let in_crate = claude_compare(&api, &claude, &t, &crate_dir, None);
+    assert!(in_crate.contains("@AGENTS.md") && !in_crate.contains("run the tests"), "{in_crate}");
+    let at_root = claude_compare(&api, &claude, &t, &t.root(), None);
+    assert!(at_root.contains("run the tests"), "{at_root}");
+    let view: Value =
+        serde_json::from_str(&ours("claude", &t.home(), &crate_dir, &["--json".to_string()], &[])).expect("JSON");
+    let root = t.root();
+    let statuses: Vec<(String, String)> = view["files"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| {
+            let path = Path::new(f["path"].as_str().unwrap_or(""));
+            let shown = path.strip_prefix(&root).unwrap_or(path).to_string_lossy().into_owned();
+            (shown, f["status"].as_str().unwrap_or("").to_string())
+        })
+        .collect();
+    assert!(statuses.contains(&("CLAUDE.md".to_string(), "loaded".to_string())), "{view:#}");
+    assert!(statuses.contains(&("AGENTS.md".to_string(), "outside".to_string())), "{view:#}");
+    assert!(!statuses.iter().any(|(p, _)| p.contains("neongreen")), "{view:#}");
+}
+
 /// Claude Code loads a file once, by its path: a rule that `CLAUDE.md` imports is not loaded
 /// again as a rule, at start or on a read, nor is a rule with `paths:` imported at start loaded
 /// again by a read that matches it.
