@@ -1129,6 +1129,12 @@ fn main() {
     let main_tree = large.as_ref().unwrap_or(&small);
     let n = |full: usize, quick: usize| if smoke { quick } else { full };
     eprintln!("trees ready under {}", main_tree.root.display());
+    // `--only check`: the default `check` against the walk alone.
+    if value("--only").as_deref() == Some("check") {
+        check_rows(&mut rows, main_tree, &tree_label(main_tree), &[], None, smoke);
+        print_rows(&rows);
+        return;
+    }
     // `--only rss`: the memory row alone.
     if value("--only").as_deref() == Some("rss") {
         rss_rows(&mut rows, home.path(), main_tree, n(100, 20), smoke);
