@@ -100,7 +100,11 @@ pub fn load_config(path: &Path) -> Result<ProjectConfig, String> {
     {
         return Err(format!("{shown}: `agents` names `{bad}`, which is not an agent; expected some of {expected}"));
     }
-    for pattern in raw.starts.iter().flatten() {
+    let starts = raw.starts.as_deref().unwrap_or_default();
+    if starts.len() > STARTS_MAX {
+        return Err(format!("{shown}: `starts` holds {} patterns; at most {STARTS_MAX}", starts.len()));
+    }
+    for pattern in starts {
         start_pattern(pattern).map_err(|why| format!("{shown}: `starts` holds `{pattern}`, {why}"))?;
     }
     let mut settings = BTreeMap::new();
@@ -132,9 +136,12 @@ pub fn load_config(path: &Path) -> Result<ProjectConfig, String> {
     Ok(ProjectConfig { path: path.to_path_buf(), agents: raw.agents, settings, starts: raw.starts.unwrap_or_default() })
 }
 
+/// The most patterns `starts` may hold.
+pub const STARTS_MAX: usize = 256;
+
 /// A pattern of `starts` as a glob of folders below the configuration's directory (`*` within
 /// one name, `**` across names); the error says why it is no such pattern.
-pub fn start_pattern(pattern: &str) -> Result<globset::GlobMatcher, String> {
+pub fn start_pattern(pattern: &str) -> Result<globset::Glob, String> {
     let trimmed = pattern.trim_end_matches('/');
     if trimmed.is_empty() || trimmed.starts_with('/') || trimmed.starts_with('~') || trimmed.contains('\\') {
         return Err("which is not a folder below the file's own (write it relative, with `/`)".into());
@@ -145,7 +152,6 @@ pub fn start_pattern(pattern: &str) -> Result<globset::GlobMatcher, String> {
     globset::GlobBuilder::new(trimmed)
         .literal_separator(true)
         .build()
-        .map(|g| g.compile_matcher())
         .map_err(|e| format!("which is no glob: {}", e.kind()))
 }
 

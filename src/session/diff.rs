@@ -497,7 +497,9 @@ impl Checked {
         let mut out = BTreeMap::new();
         for (dir, agent) in classes.keys() {
             let abs = self.root.join(dir);
-            if !self.exists(dir) || !(abs.is_dir() || skeleton::make_listed_dir(&self.root, dir)) {
+            if !self.exists(dir)
+                || !(skeleton::is_laid_dir(&self.root, dir) || skeleton::make_listed_dir(&self.root, dir))
+            {
                 continue;
             }
             let summary = match self.kept.remove(&(abs.clone(), *agent)) {
@@ -511,7 +513,9 @@ impl Checked {
         }
         for dir in dirs {
             let abs = if dir == "." { self.root.clone() } else { self.root.join(dir) };
-            if !self.exists(dir) || !(abs.is_dir() || skeleton::make_listed_dir(&self.root, dir)) {
+            if !self.exists(dir)
+                || !(skeleton::is_laid_dir(&self.root, dir) || skeleton::make_listed_dir(&self.root, dir))
+            {
                 continue;
             }
             let mut add = |name: &'static str, view: &dyn Fn() -> AgentView| {
@@ -608,7 +612,7 @@ impl Checked {
     /// Whether the side's revision holds the directory `dir` (laid out, or left out as holding
     /// nothing kept).
     fn exists(&self, dir: &str) -> bool {
-        dir == "." || self.root.join(dir).is_dir() || self.unwritten_dirs.contains(dir)
+        skeleton::is_laid_dir(&self.root, dir) || self.unwritten_dirs.contains(dir)
     }
 }
 

@@ -222,7 +222,7 @@ pub fn starts(root: &Path, walked: &Walked, settings: &Settings, selection: &Sel
     // that holds it, for a tree inside one).
     dirs.insert(start_of(&project, root));
     let mut places: BTreeMap<PathBuf, Kind> = BTreeMap::new();
-    for dir in named(root, &walked.configs) {
+    for dir in named(root, &project, &walked.configs) {
         places.insert(dir, Kind::Named);
     }
     for dir in &walked.packages {
@@ -244,50 +244,58 @@ pub fn starts(root: &Path, walked: &Walked, settings: &Settings, selection: &Sel
     Starts { project, dirs, places, members, runs }
 }
 
-/// The most entries one pattern of `starts` is matched against.
+/// The most entries the patterns of `starts` are matched against, for all the tree's
+/// configuration files together.
 const NAMED_ENTRIES: usize = 100_000;
 
 /// The folders that `starts` names in the tree's configuration files (each pattern relative to
-/// its own file's folder, within the tree), and in the nearest one above the tree's root.
-fn named(root: &Path, configs: &BTreeMap<PathBuf, PathBuf>) -> BTreeSet<PathBuf> {
+/// its own file's folder), and in the nearest one above the tree's root inside its `project`:
+/// only folders of the tree are listed, and none in a hidden folder or `node_modules`.
+fn named(root: &Path, project: &Path, configs: &BTreeMap<PathBuf, PathBuf>) -> BTreeSet<PathBuf> {
     let mut files: Vec<(PathBuf, PathBuf)> = configs.iter().map(|(d, f)| (d.clone(), f.clone())).collect();
     if !configs.contains_key(root)
         && let Some(above) = crate::chain::targets::find_config(root)
-        && let Some(dir) = above.parent()
+        && let Some(dir) = above.parent().filter(|d| d.starts_with(project))
     {
         files.push((dir.to_path_buf(), above));
     }
     let mut out = BTreeSet::new();
+    let mut budget = NAMED_ENTRIES;
     for (dir, file) in files {
         // One that cannot be used is reported where the agents are chosen.
         let Ok(config) = crate::chain::targets::load_config(&file) else { continue };
-        let patterns: Vec<globset::GlobMatcher> =
-            config.starts.iter().filter_map(|p| crate::chain::targets::start_pattern(p).ok()).collect();
-        if patterns.is_empty() {
+        let mut set = globset::GlobSetBuilder::new();
+        for p in &config.starts {
+            if let Ok(glob) = crate::chain::targets::start_pattern(p) {
+                set.add(glob);
+            }
+        }
+        let Ok(set) = set.build() else { continue };
+        if set.is_empty() || budget == 0 {
             continue;
         }
         let depth = match config.starts.iter().any(|p| p.contains("**")) {
             true => None,
             false => config.starts.iter().map(|p| p.trim_end_matches('/').split('/').count()).max(),
         };
-        let walk = ignore::WalkBuilder::new(&dir)
-            .hidden(false)
+        // From the tree's root when the file is above it: nothing outside the tree is listed.
+        let from = if root.starts_with(&dir) { root.to_path_buf() } else { dir.clone() };
+        let below = from.strip_prefix(&dir).map(|r| r.components().count()).unwrap_or(0);
+        let walk = ignore::WalkBuilder::new(&from)
+            .hidden(true)
             .require_git(false)
             .follow_links(false)
-            .max_depth(depth)
-            .filter_entry(|e| e.file_name() != ".git" && e.file_name() != "node_modules")
+            .max_depth(depth.map(|d| d.saturating_sub(below)))
+            .filter_entry(|e| e.file_name() != "node_modules")
             .build();
-        for e in walk.take(NAMED_ENTRIES).flatten() {
+        for e in walk.take(budget).flatten() {
+            budget -= 1;
             if !e.file_type().is_some_and(|t| t.is_dir()) {
                 continue;
             }
             let Ok(rel) = e.path().strip_prefix(&dir) else { continue };
-            if rel.as_os_str().is_empty() {
-                continue;
-            }
-            let full = paths::normalize(e.path());
-            if full.starts_with(root) && patterns.iter().any(|p| p.is_match(rel)) {
-                out.insert(full);
+            if !rel.as_os_str().is_empty() && startable(rel) && set.is_match(rel) {
+                out.insert(paths::normalize(e.path()));
             }
         }
     }

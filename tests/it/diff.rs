@@ -288,6 +288,45 @@ fn a_folder_that_gains_its_first_file_is_compared_on_both_sides() {
     assert!(line.contains("`web/AGENTS.md`") && line.contains("gains `web/src/features/evals/AGENTS.md`"), "{out}");
 }
 
+/// A revision can make a folder a link to anywhere: it is no folder an agent starts in on that
+/// side, and nothing is read through it (the outside file's size never shows). FIFOs in the
+/// working tree, named like a manifest or a Markdown file, are named, never opened.
+#[test]
+fn a_folder_made_a_link_to_outside_is_gone_and_nothing_is_read_through_it() {
+    let t = repo();
+    let outside = tempfile::tempdir().expect("outside");
+    std::fs::write(outside.path().join("AGENTS.md"), "SECRET\n").expect("secret");
+    t.write("r/AGENTS.md", "rules\n");
+    t.write("r/CLAUDE.md", "@AGENTS.md\n");
+    t.write("r/pkg/AGENTS.md", "package\n");
+    t.write("r/pkg/Cargo.toml", "[package]\n");
+    commit(&t, "pkg");
+    std::fs::remove_dir_all(t.path("r/pkg")).expect("rm");
+    t.symlink(outside.path(), "r/pkg");
+    commit(&t, "pkg is a link");
+    let first = stdout(&diff(&t, &["HEAD~1", "HEAD"]));
+    assert!(first.contains("directories removed: `pkg`"), "{first}");
+    assert!(!first.contains("started in `pkg` ("), "{first}");
+    std::fs::write(outside.path().join("AGENTS.md"), "SECRET\n".repeat(1000)).expect("grow");
+    assert_eq!(stdout(&diff(&t, &["HEAD~1", "HEAD"])), first, "the outside file is never read");
+    #[cfg(unix)]
+    {
+        std::fs::remove_file(t.path("r/pkg")).expect("rm link");
+        t.mkdir("r/pkg");
+        for fifo in ["r/pkg/package.json", "r/pkg/go.mod", "r/notes.md"] {
+            let made = Command::new("mkfifo").arg(t.path(fifo)).status().expect("mkfifo");
+            assert!(made.success());
+        }
+        let child = diff_command(&t, &t.root(), &["HEAD"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("diff");
+        let o = finished(child, "diff HEAD blocked on a FIFO");
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+}
+
 #[test]
 fn a_wider_apply_to_attaches_a_copilot_rule_to_more_files() {
     let t = repo();

@@ -210,3 +210,27 @@ fn effective_and_compare_say_the_import_skipped_in_a_package() {
         .expect("run");
     assert!(!String::from_utf8_lossy(&o.stderr).contains("note:"), "{o:?}");
 }
+
+/// Hostile configurations: more than 256 patterns is an error; a configuration above a folder
+/// that is no repository (in the home directory, say) names no start in it, and nothing outside
+/// the checked folder is listed for it.
+#[test]
+fn starts_are_bounded_and_never_come_from_outside_the_project() {
+    let t = Tree::new();
+    t.write("r/CLAUDE.md", "@AGENTS.md\n");
+    t.write("r/AGENTS.md", "rules\n");
+    let many: Vec<String> = (0..300).map(|i| format!("\"p{i}\"")).collect();
+    t.write("r/instructions-lsp.toml", format!("starts = [{}]\n", many.join(", ")));
+    let o = check(&t, &t.root(), &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("`starts` holds 300 patterns; at most 256"), "{o:?}");
+    // A folder with no `.git`, below a configuration that names every folder.
+    t.write("outer/instructions-lsp.toml", "starts = [\"**\"]\n");
+    t.mkdir("outer/other/secret");
+    t.write("outer/proj/CLAUDE.md", "@AGENTS.md\n");
+    t.write("outer/proj/AGENTS.md", "rules\n");
+    t.mkdir("outer/proj/sub");
+    let o = check(&t, &t.path("outer/proj"), &["--profile", "claude"]);
+    let out = stdout(&o);
+    assert!(out.contains("started in any folder below `.` without its own `CLAUDE.md` (such as `sub`)"), "{out}");
+}

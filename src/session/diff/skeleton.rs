@@ -15,14 +15,19 @@ use super::scratch::LayOut;
 use super::{follow, objects};
 
 /// The file names whose text the skeleton keeps besides those of [`keeps_text`]'s rules: every
-/// agent's and the engine's instruction file names, and the project manifests that make a
-/// folder a package root (where agents start, see [`crate::session::starts`]).
+/// agent's and the engine's instruction file names.
 pub(super) fn kept_names(settings: &Settings) -> BTreeSet<String> {
     let mut names: BTreeSet<String> = settings.all_names().map(str::to_string).collect();
     names.extend(agents::FILE_NAMES.iter().map(|s| s.to_string()));
     names.extend(crate::chain::targets::CONFIG_NAMES.iter().map(|s| s.to_string()));
-    names.extend(crate::session::starts::MANIFESTS.iter().map(|s| s.to_string()));
     names
+}
+
+/// Whether the skeleton holds a file as an empty stand-in: a project manifest, which makes its
+/// folder a package root (a place where agents start, see [`crate::session::starts`]) by its
+/// name alone; its text is never read.
+fn stands_in(rel: &Path) -> bool {
+    rel.file_name().and_then(|n| n.to_str()).is_some_and(crate::session::starts::is_manifest)
 }
 
 /// Whether the skeleton keeps a file's text: instruction files, anything in a hidden folder or
@@ -33,7 +38,6 @@ fn keeps_text(rel: &Path, names: &BTreeSet<String>) -> bool {
     const EXTENSIONS: &[&str] = &["md", "mdc", "markdown", "txt", "toml", "json", "jsonc", "yaml", "yml"];
     let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
     names.contains(name)
-        || crate::session::starts::is_manifest(name)
         || rel.components().any(|c| c.as_os_str().to_str().is_some_and(|s| s.starts_with('.')))
         || rel
             .extension()
@@ -77,7 +81,12 @@ pub(super) fn materialize(
         }
         match kind {
             Entry::Dir => unwritten_dirs.push(slashed.to_string()),
-            Entry::File if !keeps_text(rel, names) => unwritten_files.push(slashed.to_string()),
+            Entry::File if !keeps_text(rel, names) && stands_in(rel) => {
+                written.write(rel, slashed, |path| write_new(path, &[]))?;
+            }
+            // A FIFO, a socket or a device of the working tree is never opened: named only.
+            Entry::File | Entry::Special if !keeps_text(rel, names) => unwritten_files.push(slashed.to_string()),
+            Entry::Special => unwritten_files.push(slashed.to_string()),
             Entry::File => {
                 let bytes = data()?;
                 written.write(rel, slashed, |path| write_new(path, &bytes))?;
@@ -149,8 +158,10 @@ pub(super) fn materialize(
                     Entry::Dir
                 } else if t.is_symlink() {
                     Entry::Link
-                } else {
+                } else if t.is_file() {
                     Entry::File
+                } else {
+                    Entry::Special
                 };
                 let path = entry.path().to_path_buf();
                 let data = || -> Result<Arc<[u8]>, String> {
@@ -159,7 +170,14 @@ pub(super) fn materialize(
                         let target = std::fs::read_link(&path).map_err(read)?;
                         Ok(target.to_string_lossy().as_bytes().into())
                     } else {
-                        std::fs::read(&path).map(Arc::from).map_err(read)
+                        // (Without blocking on a FIFO swapped in since the walk listed a file.)
+                        let mut bytes = Vec::new();
+                        std::io::Read::read_to_end(
+                            &mut crate::chain::source::open_regular(&path).map_err(read)?,
+                            &mut bytes,
+                        )
+                        .map_err(read)?;
+                        Ok(Arc::from(bytes))
                     }
                 };
                 place(&rel, &paths::slash_join(&rel), kind, &data)?;
@@ -213,6 +231,21 @@ pub(super) fn materialize(
 pub(super) struct Laid {
     pub unwritten: Vec<check::Unwritten>,
     pub warnings: Vec<String>,
+}
+
+/// Whether `rel` (relative, with `/`) is a directory of the skeleton in `root` by directories
+/// alone: a revision's link (to a folder outside, say) is no folder an agent is started in here,
+/// and nothing is read through it.
+pub(super) fn is_laid_dir(root: &Path, rel: &str) -> bool {
+    if rel == "." {
+        return true;
+    }
+    let Some(rel) = safe_rel(rel) else { return false };
+    let mut at = root.to_path_buf();
+    rel.components().all(|name| {
+        at.push(name);
+        std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_dir())
+    })
 }
 
 /// Makes the directory `rel` (relative, with `/`) of a skeleton in `root`, a directory of the
@@ -358,6 +391,8 @@ enum Entry {
     Dir,
     File,
     Link,
+    /// Neither of those (a FIFO, a socket, a device): a name, never read.
+    Special,
 }
 
 /// A symbolic link at `path` to `target`, as git stores it; where links cannot be made, a file
