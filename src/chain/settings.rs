@@ -329,13 +329,12 @@ impl Settings {
         );
 
         // Only what was set: a default budget of the engine is no budget of an agent's.
-        let was_set = |k: &str| obj.get(k).is_some_and(|v| !v.is_null());
         let agent_sets = crate::chain::agents::Overrides {
-            max_bytes: match was_set("baselineMaxBytes") {
+            max_bytes: match set("baselineMaxBytes") {
                 true => u64::try_from(budget_bytes).ok(),
                 false => previous.and_then(|p| p.agent_sets.max_bytes),
             },
-            candidates: match was_set("instructionFileCandidates") {
+            candidates: match set("instructionFileCandidates") {
                 true => Some(candidates.clone()),
                 false => previous.and_then(|p| p.agent_sets.candidates.clone()),
             },

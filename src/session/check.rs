@@ -629,8 +629,6 @@ fn check_dirs(
                 // inside this one): one view for them all, and one per place that holds such a
                 // file. They miss what they import from outside themselves.
                 if let Some(class) = starts.class(dir, &view) {
-                    let bounded: Vec<PathBuf> =
-                        agents::bounded_by_start(&view).into_iter().map(Path::to_path_buf).collect();
                     let words = class.words(shown_dir, super::starts::own_file(p));
                     let apart = class.apart.iter().map(|d| (d, format!("`{}`", shown_dir(d)), None));
                     for (at, place, said) in std::iter::once((&class.example, words.clone(), Some(&words))).chain(apart)
@@ -641,7 +639,7 @@ fn check_dirs(
                             k(at, p.name, &there, said.map(|_| &class));
                         }
                         for mut f in agents::view_findings(&there, at) {
-                            if f.code != Code::ImportOutside || !bounded.contains(&f.path) {
+                            if f.code != Code::ImportOutside || !class.bounded.contains(&f.path) {
                                 continue;
                             }
                             f.path = placed_in(&f.path, root, root_real.as_deref()).into_owned();

@@ -495,41 +495,34 @@ impl Checked {
         engine: Option<&Settings>,
     ) -> BTreeMap<(String, &'static str), ViewSummary> {
         let mut out = BTreeMap::new();
-        for (dir, agent) in classes.keys() {
-            let abs = self.root.join(dir);
-            if !self.exists(dir)
-                || !(skeleton::is_laid_dir(&self.root, dir) || skeleton::make_listed_dir(&self.root, dir))
-            {
-                continue;
-            }
-            let summary = match self.kept.remove(&(abs.clone(), *agent)) {
+        let (root, workdir) = (&self.root, &self.workdir);
+        // Where an agent starts for `dir` on this side: a directory of the revision, laid out.
+        let unwritten = &self.unwritten_dirs;
+        let start = |dir: &str| {
+            (holds(root, unwritten, dir) && skeleton::laid_dir(root, dir, true))
+                .then(|| if dir == "." { root.clone() } else { root.join(dir) })
+        };
+        let kept = &mut self.kept;
+        let mut add = |dir: &String, abs: &Path, name: &'static str, view: &dyn Fn() -> AgentView| {
+            let summary = match kept.remove(&(abs.to_path_buf(), name)) {
                 Some(kept) => kept,
-                None => match starts.agents_at(&abs).iter().find(|p| p.name == *agent) {
-                    Some(p) => summary(&self.root, &self.workdir, &agents::load(p, &abs, &[]), |_| true),
-                    None => continue,
-                },
+                None => summary(root, workdir, &view(), |_| true),
             };
-            out.insert((dir.clone(), *agent), summary);
+            out.insert((dir.clone(), name), summary);
+        };
+        for (dir, agent) in classes.keys() {
+            let Some(abs) = start(dir) else { continue };
+            if let Some(p) = starts.agents_at(&abs).iter().find(|p| p.name == *agent) {
+                add(dir, &abs, p.name, &|| agents::load(p, &abs, &[]));
+            }
         }
         for dir in dirs {
-            let abs = if dir == "." { self.root.clone() } else { self.root.join(dir) };
-            if !self.exists(dir)
-                || !(skeleton::is_laid_dir(&self.root, dir) || skeleton::make_listed_dir(&self.root, dir))
-            {
-                continue;
-            }
-            let mut add = |name: &'static str, view: &dyn Fn() -> AgentView| {
-                let summary = match self.kept.remove(&(abs.clone(), name)) {
-                    Some(kept) => kept,
-                    None => summary(&self.root, &self.workdir, &view(), |_| true),
-                };
-                out.insert((dir.clone(), name), summary);
-            };
+            let Some(abs) = start(dir) else { continue };
             for p in starts.agents_at(&abs) {
-                add(p.name, &|| agents::load(p, &abs, &[]));
+                add(dir, &abs, p.name, &|| agents::load(p, &abs, &[]));
             }
             if let Some(settings) = engine {
-                add(settings.profile.name(), &|| check::engine_view_at(settings, &abs));
+                add(dir, &abs, settings.profile.name(), &|| check::engine_view_at(settings, &abs));
             }
         }
         out
@@ -609,11 +602,15 @@ fn unrooted(message: &str, root: &Path) -> String {
 }
 
 impl Checked {
-    /// Whether the side's revision holds the directory `dir` (laid out, or left out as holding
-    /// nothing kept).
     fn exists(&self, dir: &str) -> bool {
-        skeleton::is_laid_dir(&self.root, dir) || self.unwritten_dirs.contains(dir)
+        holds(&self.root, &self.unwritten_dirs, dir)
     }
+}
+
+/// Whether a side's revision holds the directory `dir`: laid out in its skeleton at `root`, or
+/// left out there (`unwritten`) as holding nothing kept.
+fn holds(root: &Path, unwritten: &BTreeSet<String>, dir: &str) -> bool {
+    skeleton::laid_dir(root, dir, false) || unwritten.contains(dir)
 }
 
 /// The differences between two checked sides.

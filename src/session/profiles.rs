@@ -256,10 +256,10 @@ impl Query<'_> {
 /// load this file, which CLAUDE.md imports, …`): the imports it does not load from outside its
 /// working directory, unless it gets them by another route.
 pub fn skipped_imports(view: &AgentView, show: impl Fn(&Path) -> String) -> Vec<String> {
-    agents::view_findings(view, &view.cwd)
-        .into_iter()
-        .filter(|f| f.code == crate::chain::lint::Code::ImportOutside)
-        .map(|f| format!("{}: {}", show(&f.path), f.message))
+    view.files
+        .iter()
+        .filter(|f| f.status == agents::Status::Outside)
+        .filter_map(|f| agents::explain(view, f, &show).map(|said| format!("{}: {said}", show(&f.path))))
         .collect()
 }
 

@@ -130,6 +130,7 @@ impl Starts {
             package_roots: count(Kind::PackageRoot),
             named: count(Kind::Named),
             apart: apart.into_iter().map(|(d, _)| d.clone()).collect(),
+            bounded: bounded.into_iter().map(Path::to_path_buf).collect(),
         })
     }
 }
@@ -157,6 +158,9 @@ pub struct Class {
     pub named: usize,
     /// Places below the start that hold a file the start's view imports: each judged on its own.
     pub apart: Vec<PathBuf>,
+    /// The files the start's view gets only because it starts there (see
+    /// [`agents::bounded_by_start`]): those the class misses outside its folders.
+    pub bounded: Vec<PathBuf>,
 }
 
 impl Class {

@@ -7,9 +7,10 @@ use std::process::{Command, Output};
 
 use crate::common::tree::Tree;
 
-fn check(tree: &Tree, cwd: &Path, args: &[&str]) -> Output {
+/// The binary with `args` in `cwd`, with the tree's home and no agent's settings from the
+/// environment.
+fn run(tree: &Tree, cwd: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
-        .arg("check")
         .args(args)
         .current_dir(cwd)
         .env("HOME", tree.home())
@@ -17,7 +18,11 @@ fn check(tree: &Tree, cwd: &Path, args: &[&str]) -> Output {
         .env_remove("XDG_STATE_HOME")
         .env_remove("CODEX_HOME")
         .output()
-        .expect("run instructions-lsp check")
+        .expect("run instructions-lsp")
+}
+
+fn check(tree: &Tree, cwd: &Path, args: &[&str]) -> Output {
+    run(tree, cwd, &[&["check"], args].concat())
 }
 
 fn stdout(o: &Output) -> String {
@@ -186,28 +191,15 @@ fn effective_and_compare_say_the_import_skipped_in_a_package() {
     t.write("r/AGENTS.md", "rules\n");
     t.write("r/CLAUDE.md", "@AGENTS.md\n");
     t.write("r/crates/x/Cargo.toml", "[package]\n");
-    let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
-            .args(args)
-            .current_dir(t.path("r/crates/x"))
-            .env("HOME", t.home())
-            .env_remove("DSH_HOME")
-            .output()
-            .expect("run")
-    };
+    let in_crate = t.path("r/crates/x");
     let said = format!("AGENTS.md: Claude Code, started in `crates/x`, {MISSES}");
-    let o = run(&["effective", "--profile", "claude"]);
+    let o = run(&t, &in_crate, &["effective", "--profile", "claude"]);
     assert!(stdout(&o).ends_with("@AGENTS.md\n</system-reminder>\n"), "{}", stdout(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains(&format!("note: {said}\n")), "{o:?}");
-    let o = run(&["compare", "--profile", "claude"]);
+    let o = run(&t, &in_crate, &["compare", "--profile", "claude"]);
     assert!(stdout(&o).contains(&format!("  note: {said}\n")), "{}", stdout(&o));
     // Started beside the files, nothing is skipped, nothing said.
-    let o = Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
-        .args(["effective", "--profile", "claude"])
-        .current_dir(t.root())
-        .env("HOME", t.home())
-        .output()
-        .expect("run");
+    let o = run(&t, &t.root(), &["effective", "--profile", "claude"]);
     assert!(!String::from_utf8_lossy(&o.stderr).contains("note:"), "{o:?}");
 }
 

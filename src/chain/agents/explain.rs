@@ -150,7 +150,7 @@ pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> Strin
 /// of a file beside it (`@AGENTS.md`, the usual way to give Claude Code one `AGENTS.md`): a link
 /// loads from every folder below, an import only where the agent may read outside its working
 /// directory.
-pub fn link_instead(view: &AgentView, file: &AgentFile) -> Option<String> {
+fn link_instead(view: &AgentView, file: &AgentFile) -> Option<String> {
     let by = file.by.as_deref()?;
     let name = |p: &Path| p.file_name().and_then(|n| n.to_str()).map(str::to_string);
     let (importer, imported) = (name(by)?, name(&file.path)?);

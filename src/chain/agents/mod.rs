@@ -75,8 +75,8 @@ pub use copilot::SETTINGS as COPILOT_SETTINGS;
 pub use deps::dirs_read;
 pub use env::{AgentEnv, CONFIG_FOLDERS, FILE_NAMES, Overrides, is_agent_path};
 pub use explain::{
-    attach_words, bounded_by_start, cut_line, display_name, explain, globs_words, link_instead, loaded_elsewhere,
-    not_read, size_words, view_findings,
+    attach_words, bounded_by_start, cut_line, display_name, explain, globs_words, loaded_elsewhere, not_read,
+    size_words, view_findings,
 };
 pub use listing::RepoListing;
 pub use load::load;

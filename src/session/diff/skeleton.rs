@@ -81,12 +81,12 @@ pub(super) fn materialize(
         }
         match kind {
             Entry::Dir => unwritten_dirs.push(slashed.to_string()),
+            // A FIFO, a socket or a device of the working tree is never opened: named only.
+            Entry::Special => unwritten_files.push(slashed.to_string()),
             Entry::File if !keeps_text(rel, names) && stands_in(rel) => {
                 written.write(rel, slashed, |path| write_new(path, &[]))?;
             }
-            // A FIFO, a socket or a device of the working tree is never opened: named only.
-            Entry::File | Entry::Special if !keeps_text(rel, names) => unwritten_files.push(slashed.to_string()),
-            Entry::Special => unwritten_files.push(slashed.to_string()),
+            Entry::File if !keeps_text(rel, names) => unwritten_files.push(slashed.to_string()),
             Entry::File => {
                 let bytes = data()?;
                 written.write(rel, slashed, |path| write_new(path, &bytes))?;
@@ -233,10 +233,12 @@ pub(super) struct Laid {
     pub warnings: Vec<String>,
 }
 
-/// Whether `rel` (relative, with `/`) is a directory of the skeleton in `root` by directories
-/// alone: a revision's link (to a folder outside, say) is no folder an agent is started in here,
-/// and nothing is read through it.
-pub(super) fn is_laid_dir(root: &Path, rel: &str) -> bool {
+/// Whether `rel` (relative, with `/`; `.` for the root) is a directory of the skeleton in `root`
+/// by directories alone: a revision's link (to a folder outside, say) is no folder an agent is
+/// started in here, and nothing is read through it. With `make`, the names missing on the way
+/// are made in turn (a directory of the revision the layout left out, as it held nothing kept,
+/// so that an agent can be started there); nothing is made through a link or below a file.
+pub(super) fn laid_dir(root: &Path, rel: &str, make: bool) -> bool {
     if rel == "." {
         return true;
     }
@@ -244,30 +246,11 @@ pub(super) fn is_laid_dir(root: &Path, rel: &str) -> bool {
     let mut at = root.to_path_buf();
     rel.components().all(|name| {
         at.push(name);
-        std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_dir())
-    })
-}
-
-/// Makes the directory `rel` (relative, with `/`) of a skeleton in `root`, a directory of the
-/// revision the layout left out (it held nothing kept), so that an agent can be started there:
-/// each missing name is made in turn, and nothing is made through a link or below a file.
-/// Whether it is a directory of the skeleton now.
-pub(super) fn make_listed_dir(root: &Path, rel: &str) -> bool {
-    let Some(rel) = safe_rel(rel) else { return false };
-    let mut at = root.to_path_buf();
-    for name in rel.components() {
-        at.push(name);
         match std::fs::symlink_metadata(&at) {
-            Ok(m) if m.is_dir() => continue,
-            Ok(_) => return false,
-            Err(_) => {
-                if std::fs::create_dir(&at).is_err() {
-                    return false;
-                }
-            }
+            Ok(m) => m.is_dir(),
+            Err(_) => make && std::fs::create_dir(&at).is_ok(),
         }
-    }
-    true
+    })
 }
 
 /// What a layout wrote of the skeleton in `into`.
