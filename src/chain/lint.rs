@@ -267,14 +267,17 @@ pub fn skip_findings(
             ),
             (SkipReason::TooLarge, detail) => {
                 let size = match detail {
-                    SkipDetail::Size(n) => format!("{n} bytes"),
+                    SkipDetail::Size(n) => crate::chain::words::bytes(*n),
                     _ => "the file".into(),
                 };
                 finding(
                     &s.path,
                     Code::TooLarge,
                     Span::FirstLine,
-                    format!("{size} exceeds maxFileBytes ({}): this file is never loaded", settings.max_file_bytes),
+                    format!(
+                        "{size} exceeds maxFileBytes ({}): this file is never loaded",
+                        crate::chain::words::number(settings.max_file_bytes)
+                    ),
                 )
             }
             (SkipReason::ChainTooLarge, _) => finding(
@@ -351,8 +354,9 @@ pub fn chain_findings(folder: &str, files: &[ChainFile], rendered: &Rendered, bu
                 Code::Omitted,
                 Span::FirstLine,
                 format!(
-                    "omitted from the instructions of {folder}: the chain needs {} bytes and the budget is {budget_bytes} bytes (baselineMaxBytes); more specific files fill it first",
-                    rendered.full_bytes
+                    "omitted from the instructions of {folder}: the chain needs {} and the budget is {} (baselineMaxBytes); more specific files fill it first",
+                    crate::chain::words::bytes(rendered.full_bytes as u64),
+                    crate::chain::words::bytes(budget_bytes.max(0) as u64)
                 ),
             ));
         }
@@ -365,8 +369,10 @@ pub fn chain_findings(folder: &str, files: &[ChainFile], rendered: &Rendered, bu
                     Code::Truncated,
                     Span::ToEnd { start: t.included_bytes },
                     format!(
-                        "agents working in {folder} never see this part: the file is cut from {} to {} bytes to fit the budget of {budget_bytes} bytes",
-                        t.original_bytes, t.included_bytes
+                        "agents working in {folder} never see this part: the file is cut from {} to {} to fit the budget of {}",
+                        crate::chain::words::number(t.original_bytes as u64),
+                        crate::chain::words::bytes(t.included_bytes as u64),
+                        crate::chain::words::bytes(budget_bytes.max(0) as u64)
                     ),
                 ));
         }

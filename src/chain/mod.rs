@@ -8,3 +8,4 @@ pub mod render;
 pub mod settings;
 pub mod source;
 pub mod targets;
+pub mod words;

@@ -341,11 +341,11 @@ fn text(rows: &[Row], touched: bool) -> String {
             out.push('\n');
         }
         let size = match r.parts.len() {
-            0 | 1 => format!("{} bytes", r.bytes),
+            0 | 1 => crate::chain::words::bytes(r.bytes as u64),
             n => format!(
-                "{} bytes in {n} parts ({}: {})",
-                r.bytes,
-                r.parts.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(" + "),
+                "{} in {n} parts ({}: {})",
+                crate::chain::words::bytes(r.bytes as u64),
+                r.parts.iter().map(|&b| crate::chain::words::number(b as u64)).collect::<Vec<_>>().join(" + "),
                 // Without reads, the parts are the separate messages the agent adds at start.
                 if r.one_request {
                     "one request: its files, then its list"
@@ -372,7 +372,11 @@ fn text(rows: &[Row], touched: bool) -> String {
             "truncated",
             r.truncated
                 .iter()
-                .map(|t| format!("{} ({} of {} bytes, cut at line {})", t.path, t.included_bytes, t.bytes, t.line))
+                .map(|t| {
+                    let (of, all) =
+                        (crate::chain::words::number(t.included_bytes), crate::chain::words::bytes(t.bytes));
+                    format!("{} ({of} of {all}, cut at line {})", t.path, t.line)
+                })
                 .collect(),
         );
         item("omitted", r.omitted.clone());

@@ -64,21 +64,13 @@ fn usage(message: &str) -> ExitCode {
     ExitCode::from(EXIT_USAGE)
 }
 
-/// 35112 as "35,112".
-fn number(n: impl Into<u64>) -> String {
-    let digits = n.into().to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+use crate::chain::words::number;
+
+/// Past this many changed files, the summary lists them one a line (text) or folds them (Markdown).
+const FILES_ON_ONE_LINE: usize = 12;
 
 fn bytes(n: usize) -> String {
-    format!("{} byte{}", number(n as u64), if n == 1 { "" } else { "s" })
+    crate::chain::words::bytes(n as u64)
 }
 
 /// How the output sets what a revision or the command line names (a path, a glob, a branch):
@@ -415,8 +407,18 @@ fn text(d: &Diff) -> String {
     if d.is_empty() {
         let _ = writeln!(out, "{}", nothing(d));
     }
-    if !s.files.is_empty() {
-        let _ = writeln!(out, "files changed: {}", s.files.join("; "));
+    match s.files.len() {
+        0 => {}
+        n if n <= FILES_ON_ONE_LINE => {
+            let _ = writeln!(out, "files changed: {}", s.files.join("; "));
+        }
+        n => {
+            // A monorepo's change of many files reads as a list, one file a line.
+            let _ = writeln!(out, "files changed ({}):", number(n as u64));
+            for f in &s.files {
+                let _ = writeln!(out, "  {f}");
+            }
+        }
     }
     for line in s.groups.iter().chain(&s.dirs) {
         let _ = writeln!(out, "{line}");
@@ -454,8 +456,28 @@ fn markdown(d: &Diff) -> String {
     if d.is_empty() {
         let _ = writeln!(out, "{}\n", nothing(d));
     }
-    if !s.files.is_empty() {
-        let _ = writeln!(out, "Files changed: {}\n", s.files.join("; "));
+    match s.files.len() {
+        0 => {}
+        n if n <= FILES_ON_ONE_LINE => {
+            let _ = writeln!(out, "Files changed: {}\n", s.files.join("; "));
+        }
+        // A pull request's comment stays short on a monorepo: the first few files, the others
+        // behind a summary a reviewer opens.
+        n => {
+            let (shown, rest) = s.files.split_at(FILES_ON_ONE_LINE);
+            let _ = writeln!(
+                out,
+                "Files changed ({}): {}; and {} more\n",
+                number(n as u64),
+                shown.join("; "),
+                number(rest.len() as u64)
+            );
+            let _ = writeln!(out, "<details><summary>Every file changed ({})</summary>\n", number(n as u64));
+            for f in &s.files {
+                let _ = writeln!(out, "- {f}");
+            }
+            let _ = writeln!(out, "\n</details>\n");
+        }
     }
     for (g, line) in d.groups.iter().zip(&s.groups) {
         let name = diff::profile_name(g.agent);

@@ -125,7 +125,11 @@ fn targeted(args: &EffectiveArgs, folder: &Path, touched: &[PathBuf]) -> Result<
         if i > 0 {
             out.push('\n');
         }
-        let size = if a.text.is_empty() { "loads nothing here".to_string() } else { format!("{} bytes", a.bytes) };
+        let size = if a.text.is_empty() {
+            "loads nothing here".to_string()
+        } else {
+            crate::chain::words::bytes(a.bytes as u64)
+        };
         out.push_str(&format!("==> {} ({}), {}: {size} <==\n", a.name, a.profile, a.mirrors));
         if !a.text.is_empty() {
             out.push_str(&a.text);

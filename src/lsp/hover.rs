@@ -101,7 +101,7 @@ fn loaded(session: &Session, name: &str, which: &str, block: &RenderedFiles, i: 
     let _ = writeln!(md, "**{name}** — #{} of {total} in the {which} block, {status_text}", i + 1);
     let _ = writeln!(md);
     let _ = writeln!(md, "- scope `{}`, kind `{}`", f.scope.name(), f.kind.name());
-    let _ = writeln!(md, "- {bytes} bytes, {}", share(bytes, budget));
+    let _ = writeln!(md, "- {}, {}", crate::chain::words::bytes(bytes), share(bytes, budget));
     let _ = writeln!(md, "- sha256 `{}`", &f.file.sha256[..12]);
     let broader: Vec<String> = block.files[..i].iter().map(|g| format!("`{}`", g.heading)).collect();
     let deeper: Vec<String> = block.files[i + 1..].iter().map(|g| format!("`{}`", g.heading)).collect();

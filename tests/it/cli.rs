@@ -339,7 +339,7 @@ fn check_reports_every_diagnostic_with_positions_and_exit_codes() {
     let expect = [
         "CLAUDE.md:1:1: warning[shadowed]: shadowed by AGENTS.md",
         "bad/AGENTS.md:2:3: error[invalidUtf8]: invalid UTF-8 at byte 11",
-        "big/AGENTS.md:1:1: error[tooLarge]: 2000 bytes exceeds maxFileBytes (1500)",
+        "big/AGENTS.md:1:1: error[tooLarge]: 2,000 bytes exceeds maxFileBytes (1,500)",
         "dup/AGENTS.md:1:1: hint[duplicate]: same content",
         "empty/AGENTS.md:1:1: hint[empty]:",
         "esc/AGENTS.md:2:5: info[frameEscape]: `</workspace-context>`",
@@ -495,7 +495,7 @@ fn codex_spends_its_shared_budget_root_first_and_compare_shows_it() {
     );
     assert!(text.starts_with("Codex (codex), Codex CLI 0.171.0: "), "{text}");
     assert!(
-        text.contains("  truncated  AGENTS.md (32768 of 70000 bytes, cut at line 1)\n  omitted    pkg/AGENTS.md\n"),
+        text.contains("  truncated  AGENTS.md (32,768 of 70,000 bytes, cut at line 1)\n  omitted    pkg/AGENTS.md\n"),
         "{text}"
     );
 }
@@ -647,7 +647,7 @@ fn check_reports_where_each_listed_agent_cuts_or_ignores_a_file() {
     );
     assert!(
         out.contains(
-            "pkg/AGENTS.md:1:1: warning[agentCut]: Codex leaves this file out (32 KiB shared budget spent by AGENTS.md (32768 bytes))"
+            "pkg/AGENTS.md:1:1: warning[agentCut]: Codex leaves this file out (32 KiB shared budget spent by AGENTS.md (32,768 bytes))"
         ),
         "{out}"
     );
@@ -706,7 +706,7 @@ fn check_defaults_to_the_agents_a_repository_targets_and_the_common_patterns_pas
     let (line, column) = (32_768 / rule.len() + 1, 32_768 % rule.len() + 1);
     assert!(
         stdout(&o).contains(&format!(
-            "AGENTS.md:{line}:{column}: warning[agentCut]: Codex cuts this file at line {line}, after 32768 of"
+            "AGENTS.md:{line}:{column}: warning[agentCut]: Codex cuts this file at line {line}, after 32,768 of"
         )),
         "{}",
         stdout(&o)

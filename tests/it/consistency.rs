@@ -399,7 +399,8 @@ async fn one_setting_means_the_same_to_every_edge() {
         let check = with(&["check", "--format", "json", "--fail-on", "never"]);
         let messages: Vec<&str> =
             check["findings"].as_array().into_iter().flatten().filter_map(|f| f["message"].as_str()).collect();
-        let cut_message = format!("after {kept} of 12600 bytes (4 KiB");
+        let cut_message =
+            format!("after {} of 12,600 bytes (4 KiB", instructions_lsp::chain::words::number(kept as u64));
         assert!(messages.iter().any(|m| m.contains(&cut_message)), "{agent}: check {check:#}");
         let diff = with(&["diff", "HEAD", "--json"]);
         let after = &diff["groups"][0]["changes"][0]["after"];

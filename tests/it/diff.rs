@@ -115,7 +115,7 @@ fn a_root_agents_md_past_codex_budget_costs_every_package_its_own_file() {
         "{out:#?}"
     );
     // The same finding of each package's own file is one line.
-    assert!(out.contains(&"  packages/a/AGENTS.md:1:1 (also packages/b/AGENTS.md, packages/c/AGENTS.md): warning[agentCut]: Codex leaves this file out (32 KiB shared budget spent by AGENTS.md (32768 bytes))".to_string()), "{out:#?}");
+    assert!(out.contains(&"  packages/a/AGENTS.md:1:1 (also packages/b/AGENTS.md, packages/c/AGENTS.md): warning[agentCut]: Codex leaves this file out (32 KiB shared budget spent by AGENTS.md (32,768 bytes))".to_string()), "{out:#?}");
     let new = out.iter().position(|l| l == "new findings:").expect("new findings");
     assert!(
         out[new + 1].starts_with("  AGENTS.md:") && out[new + 1].contains("warning[agentCut]: Codex cuts this file")
@@ -286,6 +286,35 @@ fn a_folder_that_gains_its_first_file_is_compared_on_both_sides() {
     let out = stdout(&diff(&t, &["HEAD~1", "HEAD", "--profile", "dsh-next", "--set", "baselineMaxBytes=8192"]));
     let line = out.lines().find(|l| l.contains("started in `web/src/features/evals`")).unwrap_or_default();
     assert!(line.contains("`web/AGENTS.md`") && line.contains("gains `web/src/features/evals/AGENTS.md`"), "{out}");
+}
+
+/// A change to 40 packages' files: the text lists them one a line, and a pull request's comment
+/// names a few and folds the rest, with every number written as `check` and `compare` write it.
+#[test]
+fn a_change_to_many_packages_files_keeps_the_summary_short() {
+    let t = repo();
+    t.write("r/AGENTS.md", rules(1_200));
+    for i in 0..40 {
+        t.write(&format!("r/packages/p{i:02}/package.json"), "{}\n");
+    }
+    commit(&t, "packages");
+    for i in 0..40 {
+        t.write(&format!("r/packages/p{i:02}/AGENTS.md"), "own rules\n");
+    }
+    commit(&t, "own files");
+    let out = stdout(&diff(&t, &["HEAD~1", "HEAD", "--profile", "codex"]));
+    assert!(out.contains("files changed (40):\n  `packages/p00/AGENTS.md`: new, 10 bytes\n"), "{out}");
+    assert!(
+        out.contains("Codex, 40 directories (`packages/p00`, `packages/p01`, `packages/p02` and 37 more)"),
+        "{out}"
+    );
+    let md = stdout(&diff(&t, &["HEAD~1", "HEAD", "--profile", "codex", "--format", "markdown"]));
+    let first = md.lines().find(|l| l.starts_with("Files changed")).unwrap_or_default();
+    assert!(first.starts_with("Files changed (40): `packages/p00/AGENTS.md`: new, 10 bytes;"), "{md}");
+    assert!(first.ends_with("; and 28 more"), "{first}");
+    assert!(md.contains("<details><summary>Every file changed (40)</summary>"), "{md}");
+    // The root's size, past a thousand, is written with its separator as everywhere else.
+    assert!(md.contains("| Codex | `packages/p00` | 1,"), "{md}");
 }
 
 /// A revision can make a folder a link to anywhere: it is no folder an agent starts in on that
@@ -652,8 +681,8 @@ fn recorded_agents_md_made_canonical_in_every_package_cuts_codex_in_the_biggest_
              'CLAUDE.md' (such as 'editors'), does not load this file, which CLAUDE.md imports, in non-interactive \
              runs ('claude -p', CI): they load no import from outside the working directory (an interactive session \
              asks once whether to allow it) (also in 4 other directories)`",
-            "- `engine/AGENTS.md:398:244: warning[agentCut]: Codex cuts this file at line 398, after 25760 of 29459 \
-             bytes (32 KiB shared budget spent by AGENTS.md (7008 bytes))`",
+            "- `engine/AGENTS.md:398:244: warning[agentCut]: Codex cuts this file at line 398, after 25,760 of 29,459 \
+             bytes (32 KiB shared budget spent by AGENTS.md (7,008 bytes))`",
             // Each package's file that opencode ignores for the `AGENTS.md` beside it: one line.
             "- `CLAUDE.md:1:1 (also examples/playground/CLAUDE.md, sdk/python/CLAUDE.md): info[agentIgnored]: \
              opencode ignores this file: it loads AGENTS.md instead`",

@@ -113,7 +113,7 @@ async fn a_sparse_10_gb_agents_md_is_never_read() {
         assert_eq!(paths(&e["baseline"]), ["CLAUDE.md"]);
         assert_eq!(skipped(&e)[0], ("AGENTS.md".to_string(), "tooLarge".to_string()));
         let d = c.diagnostic(&t.path("r/AGENTS.md"), "tooLarge").await;
-        assert!(d["message"].as_str().is_some_and(|m| m.contains("10737418240 bytes")), "{d}");
+        assert!(d["message"].as_str().is_some_and(|m| m.contains("10,737,418,240 bytes")), "{d}");
     })
     .await;
 }

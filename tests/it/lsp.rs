@@ -224,7 +224,7 @@ async fn typing_changes_diagnostics_live_without_saving() {
     c.open(&root_file, "short").await;
     c.change(&root_file, 2, Some(((0, 5), (0, 5))), &"z".repeat(400)).await;
     let omitted = c.diagnostic(&root_file, "omitted").await;
-    assert!(omitted["message"].as_str().is_some_and(|m| m.contains("`app`") && m.contains("1200 bytes")), "{omitted}");
+    assert!(omitted["message"].as_str().is_some_and(|m| m.contains("`app`") && m.contains("1,200 bytes")), "{omitted}");
     c.change(&root_file, 3, None, &child_text).await;
     let dup = c.diagnostic(&child, "duplicate").await;
     assert_eq!(dup["relatedInformation"][0]["location"]["uri"], uri(&root_file));
@@ -449,7 +449,7 @@ async fn profiles_setting_publishes_each_agents_cuts_as_diagnostics() {
     let cut = c.diagnostic(&t.path("r/AGENTS.md"), "agentCut").await;
     let message = cut["message"].as_str().unwrap_or_default();
     let line = 32768 / RULE.len() + 1;
-    assert!(message.starts_with(&format!("Codex cuts this file at line {line}, after 32768 of ")), "{message}");
+    assert!(message.starts_with(&format!("Codex cuts this file at line {line}, after 32,768 of ")), "{message}");
     assert!(message.contains("32 KiB shared budget"), "{message}");
     assert_eq!(cut["range"]["start"]["line"], line - 1);
     let left_out = c.diagnostic(&t.path("r/pkg/AGENTS.md"), "agentCut").await;
@@ -754,14 +754,14 @@ async fn diagnostics_follow_the_repositorys_agents_and_their_configured_budgets(
     let root = t.root();
     let c = Client::start(&t.home(), &[&root], json!({"stateDir": null})).await;
     let d = c.diagnostic(&agents_md, "agentCut").await;
-    assert!(d["message"].as_str().is_some_and(|m| m.contains("after 32768 of 39987 bytes")), "{d}");
+    assert!(d["message"].as_str().is_some_and(|m| m.contains("after 32,768 of 39,987 bytes")), "{d}");
     c.finish().await;
 
     // The repository's budget for Codex applies in the editor as in `check`.
     t.write("r/instructions-lsp.toml", "agents = [\"codex\"]\n\n[codex]\nmax-bytes = 36000\n");
     let mut c = Client::start(&t.home(), &[&root], json!({"stateDir": null})).await;
     let d = c.diagnostic(&agents_md, "agentCut").await;
-    assert!(d["message"].as_str().is_some_and(|m| m.contains("after 36000 of 39987 bytes")), "{d}");
+    assert!(d["message"].as_str().is_some_and(|m| m.contains("after 36,000 of 39,987 bytes")), "{d}");
     let e = c.request("instructions/effective", json!({"uri": uri(&root), "profile": "codex"})).await.expect("codex");
     assert_eq!(e["files"][0]["includedBytes"], 36000, "{e}");
     // The hover says which agents, and why.
@@ -772,7 +772,7 @@ async fn diagnostics_follow_the_repositorys_agents_and_their_configured_budgets(
     // In the words of the diagnostic and of `check`.
     let message = d["message"].as_str().unwrap_or_default();
     assert!(text.contains(&format!("- {message}\n")), "{text}");
-    assert!(text.contains("Codex cuts this file at line 1334, after 36000 of 39987 bytes"), "{text}");
+    assert!(text.contains("Codex cuts this file at line 1334, after 36,000 of 39,987 bytes"), "{text}");
     assert!(text.contains("_showing for Codex: named in "), "{text}");
     c.finish().await;
 }

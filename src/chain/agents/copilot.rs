@@ -424,8 +424,8 @@ fn problems(profile: &AgentProfile, files: &[AgentFile], base: &Path) -> Vec<Rul
                 f.path.clone(),
                 RuleProblemKind::AttachedTwice,
                 format!(
-                    "{agent} attaches this file's text twice: its {} bytes are the same as `{}`, which it attaches too",
-                    f.bytes,
+                    "{agent} attaches this file's text twice: its {} are the same as `{}`, which it attaches too",
+                    crate::chain::words::bytes(f.bytes),
                     show(&first.path)
                 ),
             );

@@ -57,7 +57,7 @@ pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> Strin
             .take_while(|f| f.path != file.path)
             .filter(|f| f.status.reaches() && f.included_bytes > 0)
             .filter(|f| view.global_in_budget || f.scope != super::view::Scope::Global)
-            .map(|f| format!("{} ({} bytes)", name(&f.path), f.included_bytes))
+            .map(|f| format!("{} ({})", name(&f.path), crate::chain::words::bytes(f.included_bytes)))
             .collect();
         let budget = view.budget.clone().unwrap_or_else(|| "budget".into());
         let by = if spent.is_empty() { String::new() } else { format!(" spent by {}", spent.join(", ")) };
@@ -67,9 +67,9 @@ pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> Strin
         Status::Truncated => {
             let line = cut_line(file);
             Some(format!(
-                "{agent} cuts this file at line {line}, after {} of {} bytes ({})",
-                file.included_bytes,
-                file.bytes,
+                "{agent} cuts this file at line {line}, after {} of {} ({})",
+                crate::chain::words::number(file.included_bytes),
+                crate::chain::words::bytes(file.bytes),
                 spent_by()
             ))
         }
@@ -86,7 +86,10 @@ pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> Strin
             let shown = if elsewhere && !shown.contains('/') { format!("{shown} at the project root") } else { shown };
             Some(format!("{agent} ignores this file: it loads {shown} instead"))
         }
-        Status::Oversized => Some(format!("{agent} does not load this file: it is too large ({} bytes)", file.bytes)),
+        Status::Oversized => Some(format!(
+            "{agent} does not load this file: it is too large ({})",
+            crate::chain::words::bytes(file.bytes)
+        )),
         // Claude Code started in a subdirectory does not load what the root file imports from
         // outside it: the crate's session misses the repository's rules. Unless the file is
         // not there to load (`@ts-ignore` in prose, a name with a trailing comma: the agent
