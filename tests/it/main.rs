@@ -18,6 +18,7 @@ mod common;
 mod agent_versions;
 mod agents;
 mod cli;
+mod confinement;
 mod consistency;
 mod diff;
 mod editor_agents;

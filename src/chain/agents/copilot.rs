@@ -466,11 +466,17 @@ fn dirs_read(
     let mut out: std::collections::BTreeSet<PathBuf> = view.cwd.ancestors().map(Path::to_path_buf).collect();
     out.extend(root.ancestors().map(Path::to_path_buf));
     let mut trees: Vec<PathBuf> = profile.global.iter().flatten().cloned().collect();
+    let prompts = trees.first().cloned().unwrap_or_default();
     for l in &locations {
-        match (l.strip_prefix("~/"), home) {
-            (Some(rest), Some(home)) => trees.push(home.join(rest)),
-            (Some(_), None) => {}
-            (None, _) => trees.push(root.join(l)),
+        let dir = match (l.strip_prefix("~/"), home) {
+            (Some(rest), Some(home)) => home.join(rest),
+            (Some(_), None) => continue,
+            (None, _) => root.join(l),
+        };
+        // Watched only where it is searched: never a folder outside.
+        let dir = crate::paths::normalize(&dir);
+        if super::copilot_files::admitted(&dir, &root, home, &prompts) {
+            trees.push(dir);
         }
     }
     let mut folders = vec![root.join(".vscode"), root.join(".github"), root.join(".claude")];

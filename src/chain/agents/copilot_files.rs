@@ -197,18 +197,49 @@ pub(super) fn instruction_files(
     for l in user {
         let Some(home) = home else { continue };
         let dir = crate::paths::normalize(&home.join(&l[2..]));
-        if searched.insert(dir.clone()) {
+        if admitted(&dir, root, Some(home), prompts_home) && searched.insert(dir.clone()) {
             add(location_files(&dir, root), Scope::Global, &mut out);
         }
     }
     add(location_files(prompts_home, root), Scope::Global, &mut out);
     for l in local {
         let dir = crate::paths::normalize(&root.join(l));
-        if searched.insert(dir.clone()) {
+        if admitted(&dir, root, home, prompts_home) && searched.insert(dir.clone()) {
             add(location_files(&dir, root), Scope::Project, &mut out);
         }
     }
     out
+}
+
+/// The folders outside the workspace that a location may name: the user's instructions folders
+/// VS Code searches by default, and its prompts folder.
+fn global_folders<'a>(home: &'a Path, prompts_home: &'a Path) -> impl Iterator<Item = PathBuf> + 'a {
+    DEFAULT_LOCATIONS
+        .iter()
+        .filter_map(|l| l.strip_prefix("~/"))
+        .map(|rest| home.join(rest))
+        .chain(std::iter::once(prompts_home.to_path_buf()))
+}
+
+/// Whether a configured location is searched: its real location (`~`, `..` and links resolved
+/// first, however it is written) lies in the workspace or in one of VS Code's own user folders
+/// ([`global_folders`]). A repository's `.vscode/settings.json` may name `~/../anywhere`, a
+/// link to `/`, or `/etc`: none of those is listed, opened or measured. The glob-free part of a
+/// location is what is resolved; a location that does not exist has nothing to search.
+pub(super) fn admitted(location: &Path, workspace: &Path, home: Option<&Path>, prompts_home: &Path) -> bool {
+    inside_real(location, workspace)
+        || home.is_some_and(|home| global_folders(home, prompts_home).any(|g| inside_real(location, &g)))
+}
+
+/// Whether the real location of `path` (its glob-free part) lies in the real location of `base`.
+fn inside_real(path: &Path, base: &Path) -> bool {
+    let text = crate::paths::slash_join(path);
+    let fixed: PathBuf = match text.split('/').position(has_glob) {
+        Some(i) => PathBuf::from(text.split('/').take(i).collect::<Vec<_>>().join("/")),
+        None => path.to_path_buf(),
+    };
+    let (Ok(real), Ok(base)) = (super::read::real_path(&fixed), super::read::real_path(base)) else { return false };
+    real.starts_with(base) && !super::read::is_special(&real)
 }
 
 /// The files below the workspace's `.github` and `.claude` folders that look meant for Copilot

@@ -76,29 +76,40 @@ fn mdc_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn mdc_files_now(dir: &Path) -> Vec<PathBuf> {
-    fn walk(dir: &Path, depth: usize, seen: &mut HashSet<(u64, u64)>, entries: &mut usize, out: &mut Vec<PathBuf>) {
+    struct Walk {
+        /// The project: a folder below that leads out of it is not listed (the rules folder
+        /// itself is judged by the caller).
+        base: PathBuf,
+        seen: HashSet<(u64, u64)>,
+        entries: usize,
+        out: Vec<PathBuf>,
+    }
+    fn walk(dir: &Path, depth: usize, w: &mut Walk) {
+        if depth > 0 && super::walk::outside(dir, &w.base).is_some() {
+            return;
+        }
         let Some(key) = file_key(dir) else { return };
-        if !seen.insert(key) {
+        if !w.seen.insert(key) {
             return;
         }
         let Ok(read) = fs::read_dir(dir) else { return };
         let mut paths: Vec<PathBuf> = read.flatten().map(|e| e.path()).collect();
         paths.sort();
         for path in paths {
-            *entries += 1;
-            if *entries > RULES_WALK_ENTRIES {
+            w.entries += 1;
+            if w.entries > RULES_WALK_ENTRIES {
                 return;
             }
             match super::repo::stat(&path) {
-                Some(m) if m.is_dir && depth < RULES_MAX_DEPTH => walk(&path, depth + 1, seen, entries, out),
-                Some(m) if m.is_file && path.extension().is_some_and(|e| e == "mdc") => out.push(path),
+                Some(m) if m.is_dir && depth < RULES_MAX_DEPTH => walk(&path, depth + 1, w),
+                Some(m) if m.is_file && path.extension().is_some_and(|e| e == "mdc") => w.out.push(path),
                 _ => {}
             }
         }
     }
-    let mut out = Vec::new();
-    walk(dir, 0, &mut HashSet::new(), &mut 0, &mut out);
-    out
+    let mut w = Walk { base: super::walk::project_base(dir), seen: HashSet::new(), entries: 0, out: Vec::new() };
+    walk(dir, 0, &mut w);
+    w.out
 }
 
 /// The files Cursor takes from `dirs` (root first): per directory its rules, then its
@@ -108,7 +119,13 @@ fn pick(_: &AgentProfile, dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile> {
     let Some(root) = dirs.first() else { return out };
     let base = super::walk::project_base(root);
     for (i, dir) in dirs.iter().enumerate() {
-        for path in mdc_files(&crate::paths::join(dir, ".cursor/rules")) {
+        let rules = crate::paths::join(dir, ".cursor/rules");
+        // A rules folder that leads out of the project is named, never listed.
+        let leaves = super::walk::outside(&rules, &base);
+        if let Some(real) = &leaves {
+            out.push(AgentFile::new(rules.clone(), scope, Status::LinkedOutside).by(real));
+        }
+        for path in if leaves.is_some() { Vec::new() } else { mdc_files(&rules) } {
             // A rule linked out of the project is not read, its front matter included.
             if let Some(real) = super::walk::outside(&path, &base) {
                 out.push(AgentFile::new(path, scope, Status::LinkedOutside).by(&real));

@@ -197,8 +197,10 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
     let text = parts.join("\n\n");
     let mut files = once_each(files);
     // A file that loses to another is never read, but its size is what a reader of the view
-    // wants to see (not "0 of 0 bytes").
-    for f in files.iter_mut().filter(|f| f.status == Status::Shadowed && f.bytes == 0) {
+    // wants to see (not "0 of 0 bytes"); unless it leads out of the project, which nothing
+    // measures.
+    let inside = |f: &AgentFile| f.scope == Scope::Global || super::walk::outside(&f.path, &base).is_none();
+    for f in files.iter_mut().filter(|f| f.status == Status::Shadowed && f.bytes == 0 && inside(f)) {
         f.bytes = super::repo::stat(&f.path).map_or(0, |m| m.len);
     }
     let global_in_budget = matches!(profile.budget, Budget::Block { .. });

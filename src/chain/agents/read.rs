@@ -94,15 +94,7 @@ pub fn is_capped(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::Other && e.to_string() == CAPPED
 }
 
-/// Linux's shared memory file system: ordinary files kept in memory, under `/dev` but no device.
-pub const SHARED_MEMORY: &str = "/dev/shm";
-
-/// A path no profile reads: kernel and device files, whatever their type says (`/proc` files
-/// claim to be empty regular files). Files in [`SHARED_MEMORY`] are read as any file is (only a
-/// regular file is ever opened): `diff` lays out its revisions there.
-pub fn is_special(real: &Path) -> bool {
-    ["/proc", "/sys", "/dev"].iter().any(|p| real.starts_with(p)) && !real.starts_with(SHARED_MEMORY)
-}
+pub use crate::chain::source::{SHARED_MEMORY, is_special};
 
 /// Reads at most `limit` bytes and the file's full size. Never blocks: a FIFO, a device or a
 /// special file is an error, as is a directory. Charges what it reads to the view's budget.

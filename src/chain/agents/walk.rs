@@ -135,26 +135,52 @@ const RULES_MAX_DEPTH: usize = 16;
 /// whose front matter names `paths:`, [`Status::Waiting`] with their globs (Claude Code loads
 /// them when a touch reaches a matching file, after the others of their folder).
 pub(super) fn rule_files(dir: &Path, scope: Scope) -> Vec<AgentFile> {
-    let (always, waiting): (Vec<_>, Vec<_>) = rules_files(dir).into_iter().partition(|(_, g)| g.is_none());
-    let mut out: Vec<AgentFile> = always.into_iter().map(|(p, _)| AgentFile::new(p, scope, Status::Loaded)).collect();
-    for (p, globs) in waiting {
-        let bytes = stat(&p).map_or(0, |m| m.len);
-        let mut f = AgentFile::new(p, scope, Status::Waiting).size(bytes, 0);
-        f.globs = globs.unwrap_or_default();
-        out.push(f);
+    // A project's rules folder that leads out of the project is named, never listed: its
+    // target's names, front matter and sizes are not the project's to show. (The user's own
+    // global folders may link anywhere.)
+    let base = (scope != Scope::Global).then(|| project_base(dir.parent().unwrap_or(dir)));
+    if let Some(real) = base.as_deref().and_then(|b| outside(dir, b)) {
+        return vec![AgentFile::new(dir.to_path_buf(), scope, Status::LinkedOutside).by(&real)];
     }
+    let mut out = Vec::new();
+    let mut waiting = Vec::new();
+    for (p, rule) in rules_files(dir, base.as_deref()) {
+        match rule {
+            Rule::Always => out.push(AgentFile::new(p, scope, Status::Loaded)),
+            Rule::Outside(real) => out.push(AgentFile::new(p, scope, Status::LinkedOutside).by(&real)),
+            Rule::Waiting(globs) => {
+                let bytes = stat(&p).map_or(0, |m| m.len);
+                let mut f = AgentFile::new(p, scope, Status::Waiting).size(bytes, 0);
+                f.globs = globs;
+                waiting.push(f);
+            }
+        }
+    }
+    out.extend(waiting);
     out
+}
+
+/// A rule of a rules folder, as the walk finds it.
+enum Rule {
+    /// No `paths:`: it loads at start.
+    Always,
+    /// Its `paths:` globs: it waits for a touch that matches one.
+    Waiting(Vec<String>),
+    /// A link out of the project (its real location): named, never read.
+    Outside(PathBuf),
 }
 
 /// The rules of a rules folder: every `*.md` below it, sub-folders included, depth first in
 /// directory order (as `readdir` returns them), each with its `paths:` globs when it has some.
 /// Directory links are followed, but every directory is walked once (by file identity), so links
-/// back up the tree add nothing.
-fn rules_files(dir: &Path) -> Vec<(PathBuf, Option<Vec<String>>)> {
-    struct Walk {
+/// back up the tree add nothing. With a project `base`, a link whose target lies outside it is
+/// [`Rule::Outside`] (a file) or skipped (a folder), never opened or listed.
+fn rules_files(dir: &Path, base: Option<&Path>) -> Vec<(PathBuf, Rule)> {
+    struct Walk<'a> {
         seen: HashSet<(u64, u64)>,
         entries: usize,
-        out: Vec<(PathBuf, Option<Vec<String>>)>,
+        base: Option<&'a Path>,
+        out: Vec<(PathBuf, Rule)>,
     }
     fn walk(dir: &Path, depth: usize, w: &mut Walk) {
         let Some(key) = file_key(dir) else { return };
@@ -168,18 +194,23 @@ fn rules_files(dir: &Path) -> Vec<(PathBuf, Option<Vec<String>>)> {
                 return;
             }
             let path = entry.path();
+            let linked = entry.file_type().is_ok_and(|t| t.is_symlink());
+            let leaves = if linked { w.base.and_then(|b| outside(&path, b)) } else { None };
             let Ok(meta) = fs::metadata(&path) else { continue };
             if meta.is_dir() {
-                if depth < RULES_MAX_DEPTH {
+                if depth < RULES_MAX_DEPTH && leaves.is_none() {
                     walk(&path, depth + 1, w);
                 }
             } else if meta.is_file() && path.extension().is_some_and(|e| e == "md") {
-                let globs = rule_globs(&path);
-                w.out.push((path, globs));
+                let rule = match leaves {
+                    Some(real) => Rule::Outside(real),
+                    None => rule_globs(&path).map_or(Rule::Always, Rule::Waiting),
+                };
+                w.out.push((path, rule));
             }
         }
     }
-    let mut w = Walk { seen: HashSet::new(), entries: 0, out: Vec::new() };
+    let mut w = Walk { seen: HashSet::new(), entries: 0, base, out: Vec::new() };
     walk(dir, 0, &mut w);
     w.out
 }
@@ -541,13 +572,17 @@ pub(super) fn project_base(cwd: &Path) -> PathBuf {
 /// are theirs to link anywhere.
 pub(super) fn mark_linked_outside(files: &mut [AgentFile], from: usize, base: &Path) {
     for f in files.iter_mut().skip(from) {
-        if f.scope == Scope::Global || !matches!(f.status, Status::Loaded | Status::Waiting) {
+        if f.scope == Scope::Global || !matches!(f.status, Status::Loaded | Status::Waiting | Status::Shadowed) {
             continue;
         }
         let Ok(real) = super::read::real_path(&f.path) else { continue };
         if real != f.path && !real.starts_with(base) {
-            f.status = Status::LinkedOutside;
-            f.by = Some(real);
+            // Nothing of it is shown, not even its size.
+            (f.bytes, f.included_bytes) = (0, 0);
+            if f.status != Status::Shadowed {
+                f.status = Status::LinkedOutside;
+                f.by = Some(real);
+            }
         }
     }
 }

@@ -1,0 +1,280 @@
+//! One confinement rule, seen from every edge: a repository that names, links to and imports a
+//! secret planted beside it, in every way an agent's files allow, and every command's output
+//! (text, JSON, SARIF, Markdown, the MCP server's answers, a hook's) grepped for the secret's
+//! words and for its sizes. Nothing outside the project is opened, listed or measured.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use crate::common::tree::Tree;
+use serde_json::{Value, json};
+
+/// The secret's words; none of them may reach any output.
+const WORDS: &[&str] = &["SECRETWORD", "SECRETDESC", "secret.instructions.md", "secret-rule.md"];
+
+/// The secret files' sizes, chosen so that they appear nowhere else, and the length of their
+/// first line (a finding's end column, were the file opened to place it).
+const SIZE: usize = 7_919;
+const FIRST_LINE: usize = 6_421;
+
+/// A secret file of [`SIZE`] bytes whose first line is [`FIRST_LINE`] bytes long.
+fn secret(head: &str) -> String {
+    let mut text = head.to_string();
+    let pad = FIRST_LINE - text.len();
+    text.push_str(&"S".repeat(pad));
+    text.push('\n');
+    text.push_str("SECRETWORD ");
+    while text.len() < SIZE {
+        text.push('x');
+    }
+    text.truncate(SIZE - 1);
+    text.push('\n');
+    text
+}
+
+/// The hostile repository `r` (a git repository) and `outside`, beside it, holding the secret.
+fn hostile() -> Tree {
+    let t = Tree::new();
+    // The secret, as each agent's kind of file.
+    t.write("outside/AGENTS.md", secret("# AGENTS "));
+    t.write("outside/CLAUDE.md", secret("# CLAUDE "));
+    t.write("outside/secret.instructions.md", secret("---\napplyTo: \"**\"\ndescription: SECRETDESC\n---\n"));
+    t.write("outside/rules/secret-rule.md", secret("# rule "));
+    t.write("outside/linked.instructions.md", secret("---\napplyTo: \"**\"\ndescription: SECRETDESC\n---\n"));
+    t.write("outside/rules/secret-rule.mdc", secret("---\nalwaysApply: true\n---\n"));
+    let outside = std::fs::canonicalize(t.path("outside")).expect("outside");
+    let rel = "../outside";
+    // The repository: plain rules at its root, and every way out.
+    assert!(Command::new("git").args(["init", "-q"]).arg(t.path("r")).status().expect("git").success());
+    t.write("r/AGENTS.md", "# Root rules\nKeep it small.\n");
+    t.write(
+        "r/CLAUDE.md",
+        format!("# Claude\n@{rel}/CLAUDE.md\n@~/../outside/CLAUDE.md\n@{}/CLAUDE.md\n", outside.display()),
+    );
+    t.write("r/GEMINI.md", format!("# Gemini\n@{rel}/AGENTS.md\n"));
+    // Copilot's locations, written every way: through `~`, `..`, `/proc`, absolute, a glob.
+    let proc_path = format!("~/../../../proc/self/root{}", outside.display());
+    let locations = json!({
+        "~/../outside": true,
+        proc_path: true,
+        outside.display().to_string(): true,
+        "../outside": true,
+        "~/.copilot/../../outside": true,
+        "../outside/*.instructions.md": true,
+    });
+    t.write(
+        "r/.vscode/settings.json",
+        json!({"chat.instructionsFilesLocations": locations, "chat.includeReferencedInstructions": true}).to_string(),
+    );
+    t.write(
+        "r/.github/copilot-instructions.md",
+        format!("See [this]({}/linked.instructions.md).\n", outside.display()),
+    );
+    // Links out: a package's file, a rules folder, Cursor's rules, a link to the whole disk.
+    t.write("r/pkg/package.json", "{}\n");
+    t.symlink(outside.join("AGENTS.md"), "r/pkg/AGENTS.md");
+    t.mkdir("r/.claude");
+    t.mkdir("r/.cursor");
+    t.mkdir("r/lib");
+    t.symlink(outside.join("rules"), "r/.claude/rules");
+    t.symlink(outside.join("rules"), "r/.cursor/rules");
+    t.symlink("/", "r/lib/root");
+    t.write("r/lib/Cargo.toml", "[package]\n");
+    t.symlink(outside.join("CLAUDE.md"), "r/lib/CLAUDE.md");
+    t
+}
+
+/// The binary in `cwd` with the tree's home; its output, whatever the exit code.
+fn run(t: &Tree, cwd: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", t.home())
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("DSH_HOME")
+        .env_remove("CODEX_HOME")
+        .output()
+        .expect("run instructions-lsp")
+}
+
+/// Panics when `out` holds a word of the secret or one of its sizes.
+fn assert_confined(what: &str, out: &str) {
+    for word in WORDS {
+        assert!(!out.contains(word), "{what}: the secret's `{word}` reached the output:\n{out}");
+    }
+    for n in [SIZE, FIRST_LINE, FIRST_LINE + 1] {
+        let grouped = instructions_lsp::chain::words::number(n as u64);
+        for shown in [n.to_string(), grouped] {
+            assert!(!out.contains(&shown), "{what}: the secret's size {shown} reached the output:\n{out}");
+        }
+    }
+}
+
+fn both(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+const PROFILES: &[&str] = &["codex", "claude", "gemini", "opencode", "copilot", "cursor", "dsh-next", "dsh", "ds4"];
+
+#[test]
+fn the_cli_reads_nothing_outside_the_repository_whatever_its_files_name() {
+    let t = hostile();
+    let r = t.root();
+    for dir in [r.clone(), r.join("pkg"), r.join("lib")] {
+        for profile in PROFILES {
+            for args in [
+                vec!["effective", "--profile", profile],
+                vec!["effective", "--profile", profile, "--json"],
+                vec!["check", "--profile", profile, "--format", "json"],
+                vec!["check", "--profile", profile, "--format", "sarif"],
+                vec!["check", "--profile", profile],
+            ] {
+                let o = run(&t, &dir, &args);
+                assert_confined(&format!("{} in {}", args.join(" "), dir.display()), &both(&o));
+            }
+        }
+        for args in [vec!["compare", "--all", "--json"], vec!["compare", "--all"], vec!["check"], vec!["effective"]] {
+            let o = run(&t, &dir, &args);
+            assert_confined(&format!("{} in {}", args.join(" "), dir.display()), &both(&o));
+        }
+    }
+    // The control: what lies inside is read.
+    let o = run(&t, &r, &["effective", "--profile", "codex"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("Keep it small."), "{}", both(&o));
+    // A location that names a folder inside the project, written through `..`, is searched.
+    t.write("r/docs/inside.instructions.md", "---\napplyTo: \"**\"\n---\nINSIDE RULE\n");
+    t.write("r/.vscode/settings.json", json!({"chat.instructionsFilesLocations": {"pkg/../docs": true}}).to_string());
+    let o = run(&t, &r, &["effective", "--profile", "copilot"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("INSIDE RULE"), "{}", both(&o));
+}
+
+#[test]
+fn diff_reads_nothing_outside_the_repository_through_either_side() {
+    let t = hostile();
+    let r = t.root();
+    let git = |args: &[&str]| {
+        let o = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(&r)
+            .env("HOME", t.home())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("git");
+        assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    };
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "hostile"]);
+    // The next revision climbs out with relative links, which resolve outside from any scratch
+    // folder the revision is laid out in.
+    let climb = format!("{}outside/AGENTS.md", "../".repeat(12));
+    std::os::unix::fs::symlink(&climb, r.join("AGENTS.md.tmp")).expect("link");
+    std::fs::rename(r.join("AGENTS.md.tmp"), r.join("AGENTS.md")).expect("replace");
+    t.write("r/CLAUDE.md", "# Claude\n@AGENTS.md\n");
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "climb"]);
+    let mut runs = 0;
+    for profile in ["", "claude", "gemini", "copilot", "cursor", "codex"] {
+        let profile: &[&str] = if profile.is_empty() { &[] } else { &["--profile", profile] };
+        for format in ["text", "markdown", "json"] {
+            for range in [&["HEAD~1", "HEAD"][..], &["HEAD", "HEAD~1"], &["HEAD~1"]] {
+                let args = [&["diff"][..], range, profile, &["--format", format]].concat();
+                let o = run(&t, &r, &args);
+                assert!(matches!(o.status.code(), Some(0 | 1)), "{args:?}: {}", both(&o));
+                assert_confined(&args.join(" "), &both(&o));
+                runs += 1;
+            }
+        }
+    }
+    assert_eq!(runs, 54);
+}
+
+/// The agents' edges: the MCP server's answers for every profile, and a hook's additions.
+#[test]
+fn the_mcp_server_and_the_hooks_read_nothing_outside_the_repository() {
+    let t = hostile();
+    let r = t.root();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
+        .arg("mcp")
+        .current_dir(&r)
+        .env("HOME", t.home())
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("DSH_HOME")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut say = |v: Value| writeln!(stdin, "{v}").and_then(|()| stdin.flush()).expect("write");
+    say(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}));
+    say(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut id = 1;
+    let mut calls = Vec::new();
+    for profile in PROFILES.iter().chain(&["all"]) {
+        for path in [r.clone(), r.join("pkg"), r.join("lib")] {
+            calls.push(("instructions_for", json!({"path": path, "profile": profile})));
+        }
+    }
+    calls.push(("instructions_touch", json!({"path": r.join("pkg/package.json")})));
+    calls.push(("instructions_transitions", json!({"path": r})));
+    let mut answers = String::new();
+    let _ = lines.next();
+    for (name, args) in &calls {
+        say(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}}));
+        id += 1;
+        let line = lines.next().expect("an answer").expect("read");
+        assert!(line.contains("\"result\""), "{name} {args}: {line}");
+        answers.push_str(&line);
+    }
+    drop(lines);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(answers.contains("Keep it small."), "control: the project's own rules reach MCP");
+    assert_confined("mcp", &answers);
+
+    for agent in ["claude", "codex"] {
+        let event = json!({"session_id": "s", "hook_event_name": "SessionStart", "cwd": r, "source": "startup"});
+        let mut hook = Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
+            .args(["hook", agent])
+            .current_dir(&r)
+            .env("HOME", t.home())
+            .env_remove("XDG_STATE_HOME")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("hook");
+        hook.stdin.take().expect("stdin").write_all(event.to_string().as_bytes()).expect("event");
+        let o = hook.wait_with_output().expect("hook output");
+        assert_confined(&format!("hook --agent {agent}"), &both(&o));
+    }
+}
+
+/// The language server, in process: its diagnostics (placed in their files) and its answers for
+/// every profile name nothing outside.
+#[tokio::test]
+async fn the_language_server_reads_nothing_outside_the_repository() {
+    use crate::common::lsp::{Client, uri};
+    let t = hostile();
+    let r = t.root();
+    let profiles = json!(["dsh", "codex", "claude", "gemini", "opencode", "dsh-next", "copilot", "cursor"]);
+    let mut c = Client::start(&t.home(), &[&r], json!({"profiles": profiles})).await;
+    // The link out is reported, placed without opening its target.
+    let link = c.diagnostic(&r.join("pkg/AGENTS.md"), "linkOutside").await;
+    assert_eq!(link["range"]["end"]["character"], 0, "{link}");
+    let mut answers = String::new();
+    for dir in [r.clone(), r.join("pkg"), r.join("lib")] {
+        let all = c.effective(json!({"uri": uri(&dir), "profile": "all"})).await;
+        answers.push_str(&all.to_string());
+    }
+    let diagnostics = c.all_diagnostics_until("diagnostics of the link", |d| !d.is_empty()).await;
+    answers.push_str(&serde_json::to_string(&diagnostics).unwrap_or_default());
+    assert!(answers.contains("Keep it small."), "control: the project's own rules reach the server");
+    assert_confined("the language server", &answers);
+    c.finish().await;
+}
