@@ -7,10 +7,10 @@ fn main() -> ExitCode {
     let args = Cli::parse();
     init_tracing(args.log_level.as_deref());
     match args.command {
-        Some(Command::Effective(a)) => cli::effective(&a),
-        Some(Command::Check(a)) => cli::check(&a),
-        Some(Command::Compare(a)) => cli::compare(&a),
-        Some(Command::Diff(a)) => cli::diff(&a),
+        Some(Command::Effective(a)) => one_line_on_panic("effective", || cli::effective(&a)),
+        Some(Command::Check(a)) => one_line_on_panic("check", || cli::check(&a)),
+        Some(Command::Compare(a)) => one_line_on_panic("compare", || cli::compare(&a)),
+        Some(Command::Diff(a)) => one_line_on_panic("diff", || cli::diff(&a)),
         Some(Command::Mcp(a)) => instructions_lsp::mcp::run(a.settings.profile.as_deref(), &a.settings.set),
         Some(Command::Hook(a)) => {
             instructions_lsp::hook::run_with(a.agent.as_deref().unwrap_or(""), a.profile.as_deref(), &a.set)
@@ -26,6 +26,26 @@ fn main() -> ExitCode {
             instructions_lsp::lsp::serve_stdio()
         }
     }
+}
+
+/// Runs a command of the command line so that a panic anywhere in it (a bug, or a library's on
+/// input it did not expect, such as a corrupt git object) ends as one line on stderr naming the
+/// command, and exit code 2 (as for any input it cannot use), instead of a trace and 101.
+fn one_line_on_panic(command: &'static str, run: impl FnOnce() -> ExitCode) -> ExitCode {
+    std::panic::set_hook(Box::new(move |info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".to_string());
+        let at = info.location().map(|l| format!(" (at {}:{})", l.file(), l.line())).unwrap_or_default();
+        let what = instructions_lsp::paths::printable(&what);
+        eprintln!(
+            "instructions-lsp {command}: internal error, stopped: {what}{at}; please report it with the command that caused it"
+        );
+    }));
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or(ExitCode::from(2))
 }
 
 /// Logs go to stderr only: stdout carries the protocol. The MCP SDK logs every session's

@@ -191,14 +191,34 @@ fn locate(finding: Finding, cwd: &Path, settings: &Settings) -> Located {
 /// A path as `check` prints it: relative to the working directory (`../AGENTS.md` for a file above
 /// it, as editors and CI annotations take it); whole only when the two share no directory.
 fn shown(path: &Path, cwd: &Path) -> String {
+    paths::slash_join(&relative(path, cwd))
+}
+
+/// `path` from `cwd` (with `..` for a file above it), its names kept as they are, bytes that
+/// are not UTF-8 included; whole when the two share no directory.
+fn relative(path: &Path, cwd: &Path) -> PathBuf {
     let (p, c): (Vec<_>, Vec<_>) = (path.components().collect(), cwd.components().collect());
     let common = p.iter().zip(&c).take_while(|(a, b)| a == b).count();
     if common <= 1 {
-        return paths::slash_join(path);
+        return path.to_path_buf();
     }
-    let mut parts: Vec<String> = std::iter::repeat_n("..".to_string(), c.len() - common).collect();
-    parts.extend(p[common..].iter().map(|x| x.as_os_str().to_string_lossy().into_owned()));
-    if parts.is_empty() { ".".to_string() } else { parts.join("/") }
+    let mut out: PathBuf = std::iter::repeat_n("..", c.len() - common).collect();
+    out.extend(p[common..].iter());
+    if out.as_os_str().is_empty() { PathBuf::from(".") } else { out }
+}
+
+/// The bytes of a path as SARIF names it: its own (a name that is not UTF-8 keeps its bytes,
+/// so that the URI resolves to the file), `/` between names.
+fn path_bytes(path: &Path) -> Vec<u8> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        path.as_os_str().as_bytes().to_vec()
+    }
+    #[cfg(not(unix))]
+    {
+        paths::slash_join(path).into_bytes()
+    }
 }
 
 fn text(located: &[Located]) -> String {
@@ -296,9 +316,9 @@ const SRCROOT: &str = "%SRCROOT%";
 
 /// A relative path as a URI reference: every byte but unreserved characters and `/`
 /// percent-encoded.
-fn uri_reference(path: &str) -> String {
+fn uri_reference(path: &[u8]) -> String {
     let mut out = String::new();
-    for b in path.bytes() {
+    for &b in path {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
             out.push(b as char);
         } else {
@@ -327,7 +347,7 @@ fn sarif(located: &[Located], cwd: &Path) -> String {
             })
         })
         .collect();
-    let location = |path: &str| json!({"uri": uri_reference(path), "uriBaseId": SRCROOT});
+    let location = |path: &Path| json!({"uri": uri_reference(&path_bytes(&relative(path, cwd))), "uriBaseId": SRCROOT});
     let results: Vec<_> = located
         .iter()
         .map(|l| {
@@ -338,7 +358,7 @@ fn sarif(located: &[Located], cwd: &Path) -> String {
                 "message": {"text": l.finding.message},
                 "locations": [{
                     "physicalLocation": {
-                        "artifactLocation": location(&l.display),
+                        "artifactLocation": location(&l.finding.path),
                         "region": {
                             "startLine": l.line,
                             "startColumn": l.column,
@@ -354,7 +374,7 @@ fn sarif(located: &[Located], cwd: &Path) -> String {
             if let Some(r) = &l.finding.related {
                 result["relatedLocations"] = json!([{
                     "id": 1,
-                    "physicalLocation": {"artifactLocation": location(&shown(&r.path, cwd))},
+                    "physicalLocation": {"artifactLocation": location(&r.path)},
                     "message": {"text": r.message},
                 }]);
             }

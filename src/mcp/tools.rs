@@ -254,8 +254,17 @@ impl Connection {
         self.roots.list()
     }
 
+    /// The roots for an error: a few of them, then how many more (a client may list
+    /// thousands, and every error would carry them all).
     fn roots_list(&self) -> String {
-        self.roots().iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ")
+        const SHOWN: usize = 3;
+        let roots = self.roots();
+        let mut out = roots.iter().take(SHOWN).map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ");
+        if roots.len() > SHOWN {
+            let number = |n: usize| crate::chain::words::number(n as u64);
+            out.push_str(&format!(" and {} more: {} roots", number(roots.len() - SHOWN), number(roots.len())));
+        }
+        out
     }
 
     /// A path argument as the root whose session it belongs to and the absolute path: a
@@ -546,5 +555,17 @@ mod tests {
         assert_eq!(client_agent("mcp"), None, "the Python SDK's default name");
         assert_eq!(client_agent("Claude-Code"), None, "names are compared exactly");
         assert!(CLIENTS.iter().all(|(_, agent)| agents::NAMES.contains(agent)));
+    }
+
+    #[test]
+    fn an_error_names_a_few_roots_and_how_many_there_are() {
+        let mut c = Connection::from_args(None, &["stateDir=null".to_string()], Env::default()).expect("connection");
+        let roots: Vec<PathBuf> = (0..20_000).map(|i| PathBuf::from(format!("/work/root{i:05}"))).collect();
+        c.roots_answered(0, Some(roots), Path::new("/"));
+        let Err(e) = c.resolve("/elsewhere/x") else { panic!("a path outside every root") };
+        assert!(e.contains("(/work/root00000, /work/root00001, /work/root00002 and 19,997 more: 20,000 roots)"), "{e}");
+        assert!(e.len() < 300, "{e}");
+        let Err(e) = c.resolve("relative/x") else { panic!("relative with several roots") };
+        assert!(e.len() < 300, "{e}");
     }
 }

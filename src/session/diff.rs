@@ -264,6 +264,33 @@ struct Side {
     unwritten_dirs: BTreeSet<String>,
 }
 
+/// Why `spec` names a range or a set of commits rather than one revision (`A..B`, `A...B`,
+/// `HEAD^!`, `HEAD^@`, `HEAD^-`), which git's revision syntax allows and one side of a
+/// comparison cannot be; `None` for a single revision.
+fn range_words(spec: &str) -> Option<&'static str> {
+    if spec.contains("..") {
+        Some("a range of commits, not one revision")
+    } else if spec.ends_with("^!") || spec.ends_with("^@") || spec.contains("^-") {
+        Some("a set of commits (git's `^!`, `^@` or `^-`), not one revision")
+    } else {
+        None
+    }
+}
+
+/// The repository holding `start` when its objects are named by SHA-256
+/// (`extensions.objectFormat`), which the git library here does not read.
+fn sha256_repository(start: &Path) -> Option<PathBuf> {
+    let dir = start.ancestors().find(|d| d.join(".git").exists())?;
+    let config = crate::chain::agents::read::read_capped(&dir.join(".git/config"), 64 * 1024).ok()?.0;
+    let text = String::from_utf8_lossy(&config).to_ascii_lowercase();
+    text.lines()
+        .any(|l| {
+            let l: String = l.split(['#', ';']).next().unwrap_or("").chars().filter(|c| !c.is_whitespace()).collect();
+            l == "objectformat=sha256"
+        })
+        .then(|| dir.to_path_buf())
+}
+
 /// Compares what the agents get on `base` and `head` of the git repository holding `start`.
 /// `explicit`: the profiles of `settings` were named on the command line (else each side's
 /// targets decide, both sides compared for the agents of either).
@@ -274,7 +301,20 @@ pub fn diff(
     settings: &Settings,
     explicit: bool,
 ) -> Result<Diff, String> {
-    let repo = gix::discover(start).map_err(|e| format!("{}: not in a git repository ({e})", start.display()))?;
+    for rev in [base, head] {
+        if let Revision::Commit(spec) = rev
+            && let Some(why) = range_words(spec)
+        {
+            return Err(format!("{spec}: {why}; diff compares two revisions: `diff BASE HEAD`"));
+        }
+    }
+    let repo = gix::discover(start).map_err(|e| match sha256_repository(start) {
+        Some(dir) => format!(
+            "{}: a SHA-256 git repository, which diff cannot read yet (SHA-1 repositories only); check, effective and compare work in it",
+            dir.display()
+        ),
+        None => format!("{}: not in a git repository ({e})", start.display()),
+    })?;
     let workdir = repo
         .workdir()
         .ok_or_else(|| "the repository has no working tree (a bare repository); run diff in a clone".to_string())?;
@@ -293,7 +333,7 @@ pub fn diff(
         let unwritten_dirs = laid.unwritten.iter().filter(|(_, is_dir)| *is_dir).map(|(d, _)| d.clone()).collect();
         Ok(Side { root: root.to_path_buf(), targets: None, walked, explicit, warnings: laid.warnings, unwritten_dirs })
     };
-    let (_tmp, mut sides) = in_scratch(&scratch_places(), |tmp| {
+    let (_tmp, mut sides) = in_scratch(&scratch_places(&workdir, &git_dir), |tmp| {
         let tmp_root = std::fs::canonicalize(tmp).map_err(|e| LayOut::Scratch(format!("{}: {e}", tmp.display())))?;
         // Two names of one length: the agents' texts name the paths, and equal lengths keep the
         // sides' byte counts comparable.

@@ -425,6 +425,17 @@ fn check_prints_sarif_that_the_schema_accepts() {
         .filter_map(|r| r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].as_str())
         .collect();
     assert!(uris.contains(&"my%20pkg/AGENTS.md"), "{uris:?}");
+    // A name that is not UTF-8 keeps its own bytes in the URI, which then names the file.
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let latin1 = t.path("r").join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+        std::fs::create_dir(&latin1).expect("latin-1 folder");
+        std::fs::write(latin1.join("AGENTS.md"), "# x\n").expect("write");
+        std::fs::write(latin1.join("AGENTS.override.md"), "# o\n").expect("write");
+        let o = run(&t, &t.root(), &["check", "--format", "sarif", "--fail-on", "never"]);
+        assert!(stdout(&o).contains("\"uri\": \"caf%E9/AGENTS.md\""), "{}", stdout(&o));
+        std::fs::remove_dir_all(&latin1).expect("remove");
+    }
     // From a subdirectory, paths are from there, as in every format of `check`.
     let o = run(&t, &t.path("r/my pkg"), &["check", "--format", "sarif", "--fail-on", "never"]);
     assert_eq!(o.status.code(), Some(0));

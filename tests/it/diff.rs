@@ -481,6 +481,32 @@ fn a_bad_revision_or_no_repository_is_a_usage_error_that_says_so() {
     let o = diff(&t, &["HEAD", "HEAD~5"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("HEAD~5: not a revision of this repository"));
+    // Ranges and sets of commits are not one side of a comparison, however git spells them.
+    for (spec, why) in [("HEAD^!", "a set of commits"), ("HEAD^@", "a set of commits"), ("HEAD~1..HEAD", "a range")] {
+        let o = diff(&t, &[spec]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{spec}: {err}");
+        assert!(err.starts_with(&format!("instructions-lsp diff: {spec}: {why}")), "{spec}: {err}");
+    }
+    // A shallow clone says why the parent is missing, and what to do.
+    t.write("r/AGENTS.md", "root rules, second\n");
+    commit(&t, "second");
+    let clone = tempfile::tempdir().expect("tempdir");
+    let url = format!("file://{}", t.root().display());
+    let o = Command::new("git").args(["clone", "-q", "--depth", "1", &url]).arg(clone.path().join("c")).output();
+    assert!(o.is_ok_and(|o| o.status.success()), "git clone --depth 1");
+    let o = diff_in(&t, &clone.path().join("c"), &["HEAD~1", "HEAD"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("HEAD~1: not in this shallow clone") && err.contains("--deepen"), "{err}");
+    // A SHA-256 repository says so plainly.
+    let sha256 = tempfile::tempdir().expect("tempdir");
+    let o = Command::new("git").args(["init", "-q", "--object-format=sha256"]).arg(sha256.path()).output();
+    assert!(o.is_ok_and(|o| o.status.success()), "git init --object-format=sha256");
+    let o = diff_in(&t, sha256.path(), &["HEAD"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("a SHA-256 git repository, which diff cannot read yet"), "{err}");
     // A configuration one side cannot use, named from the repository's root.
     t.write("r/instructions-lsp.toml", "agents = [\"nosuch\"]\n");
     let o = diff(&t, &["HEAD"]);
@@ -494,6 +520,43 @@ fn a_bad_revision_or_no_repository_is_a_usage_error_that_says_so() {
     let o = diff_in(&t, outside.path(), &["HEAD"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not in a git repository"));
+}
+
+/// A hostile history's corrupt commit (an object that claims to be a commit and is not) is an
+/// error that names the revision, on either side, never a panic.
+#[test]
+fn a_corrupt_commit_is_an_error_that_names_it() {
+    let t = repo();
+    t.write("r/AGENTS.md", "root rules\n");
+    commit(&t, "base");
+    let bad = git_with_input(&t, &["hash-object", "-t", "commit", "--literally", "-w", "--stdin"], "not a commit\n");
+    // (git refuses to point a ref at it: the ref is written as a file, as an attacker would.)
+    t.write("r/.git/refs/heads/bad", format!("{}\n", bad.trim()));
+    for args in [&["bad", "HEAD"][..], &["HEAD", "bad"], &["bad"]] {
+        let o = diff(&t, args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("bad: a commit that cannot be read"), "{args:?}: {err}");
+        assert!(!err.contains("panicked") && err.lines().count() == 1, "{args:?}: {err}");
+    }
+}
+
+/// A `TMPDIR` inside the working tree (or the working tree itself) holds no skeleton that the
+/// working tree's side would report as a change of its own.
+#[test]
+fn a_temporary_directory_inside_the_working_tree_is_not_compared() {
+    let t = repo();
+    t.write("r/AGENTS.md", "root rules\n");
+    t.mkdir("r/tmp");
+    t.write("r/.gitignore", "/nothing\n");
+    commit(&t, "base");
+    for tmpdir in [t.root().join("tmp"), t.root()] {
+        let o = diff_command(&t, &t.root(), &["HEAD"]).env("TMPDIR", &tmpdir).env_remove("XDG_RUNTIME_DIR").output();
+        let o = o.expect("run diff");
+        let out = stdout(&o);
+        assert_eq!(o.status.code(), Some(0), "{out}{}", String::from_utf8_lossy(&o.stderr));
+        assert!(!out.contains("instructions-lsp-diff-") && out.contains("No agent's view changes"), "{out}");
+    }
 }
 
 /// Commits the skeletons of `tests/fixtures/diff/<name>/base` and `…/head` (each file named with

@@ -15,8 +15,10 @@ const SHARED_MEMORY_FREE: u64 = 1 << 30;
 /// Where the skeletons may go, best first: `$TMPDIR` when it is set (the user chose it), else
 /// the memory file systems, where making a directory costs microseconds instead of a disk's
 /// hundreds (the user's runtime directory `$XDG_RUNTIME_DIR`, then Linux's `/dev/shm` when it
-/// has room to spare), and last the system's temporary directory.
-pub(super) fn scratch_places() -> Vec<PathBuf> {
+/// has room to spare), and last the system's temporary directory. None inside `workdir`: the
+/// working tree's walk would find the skeletons as changes of its own (`TMPDIR=$PWD`); when
+/// every place is inside it, the repository's `git_dir`, which no walk enters.
+pub(super) fn scratch_places(workdir: &Path, git_dir: &Path) -> Vec<PathBuf> {
     let mut places = Vec::new();
     if std::env::var_os("TMPDIR").is_none() {
         let runtime = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from);
@@ -30,6 +32,11 @@ pub(super) fn scratch_places() -> Vec<PathBuf> {
     }
     places.push(std::env::temp_dir());
     places.retain(|d| d.is_dir());
+    let workdir = std::fs::canonicalize(workdir).unwrap_or_else(|_| workdir.to_path_buf());
+    places.retain(|d| !std::fs::canonicalize(d).unwrap_or_else(|_| d.clone()).starts_with(&workdir));
+    if places.is_empty() {
+        places.push(git_dir.to_path_buf());
+    }
     places.dedup();
     places
 }

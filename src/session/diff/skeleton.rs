@@ -106,16 +106,19 @@ pub(super) fn materialize(
         Revision::Commit(spec) => {
             let id = repo
                 .rev_parse_single(spec.as_str())
-                .map_err(|e| format!("{spec}: not a revision of this repository ({e})"))?;
-            let tree = id
-                .object()
-                .map_err(|e| format!("{spec}: {e}"))?
-                .peel_to_tree()
-                .map_err(|e| format!("{spec}: not a commit or a tree ({e})"))?;
-            root_tree = Some(tree.id);
+                .map_err(|e| match matches!(repo.is_shallow(), Ok(true)) {
+                    // A shallow clone's history stops at its boundary: `HEAD~1` of a clone made
+                    // with `--depth 1` is not there to read.
+                    true => format!(
+                        "{spec}: not in this shallow clone, whose history stops at its boundary ({e}); fetch more of it (`git fetch --deepen=1`, or `--unshallow`)"
+                    ),
+                    false => format!("{spec}: not a revision of this repository ({e})"),
+                })?;
+            let tree = tree_of(id).map_err(|e| format!("{spec}: {e}"))?;
+            root_tree = Some(tree);
             objects.each_entry(
                 repo,
-                tree.id,
+                tree,
                 &mut visits,
                 |path, item| {
                     let Some(rel) = safe_rel(path) else { return Ok(()) };
@@ -389,6 +392,30 @@ fn link(target: &str, path: &Path) -> std::io::Result<()> {
     {
         std::fs::write(path, target)
     }
+}
+
+/// The tree a revision names: a tree, a commit's, a tag's target's. Every object is decoded
+/// through calls that return an error (gix's own `peel_to_tree` panics on a commit it cannot
+/// parse: a corrupt object in a hostile history); a chain of tags ends after 64.
+fn tree_of(id: gix::Id<'_>) -> Result<gix::ObjectId, String> {
+    use gix::object::Kind;
+    let mut object = id.object().map_err(|e| e.to_string())?;
+    for _ in 0..64 {
+        let next = match object.kind {
+            Kind::Tree => return Ok(object.id),
+            Kind::Blob => return Err("a file, not a commit or a tree".into()),
+            Kind::Commit => {
+                let commit = object.try_into_commit().map_err(|e| e.to_string())?;
+                commit.tree_id().map_err(|e| format!("a commit that cannot be read ({e})"))?
+            }
+            Kind::Tag => {
+                let tag = object.try_into_tag().map_err(|e| e.to_string())?;
+                tag.target_id().map_err(|e| format!("a tag that cannot be read ({e})"))?
+            }
+        };
+        object = next.object().map_err(|e| e.to_string())?;
+    }
+    Err("a chain of more than 64 tags".into())
 }
 
 #[cfg(test)]
