@@ -2,6 +2,7 @@
 //! knows about LSP.
 
 pub mod agents;
+pub mod confine;
 pub mod discover;
 pub mod lint;
 pub mod render;

@@ -273,40 +273,28 @@ impl FileCache {
 }
 
 /// At most `max_bytes + 1` bytes of a regular file, for placing findings; empty when the path
-/// is not a regular file, cannot be read, or is not the project's to read ([`leaves_project`]):
+/// is not a regular file, cannot be read, or is not the project's to read ([`super::confine::leaves_project`]):
 /// a finding about a link out of the project (`linkOutside`) is placed without opening its
 /// target, so no column or line count measures a file outside.
 pub fn read_prefix(path: &Path, max_bytes: u64) -> Vec<u8> {
+    read_prefix_within(path, max_bytes, None)
+}
+
+/// [`read_prefix`] of a file of the project whose real root is `base` when the caller knows it
+/// (a file outside it is judged by its own project).
+pub fn read_prefix_within(path: &Path, max_bytes: u64, base: Option<&Path>) -> Vec<u8> {
     let mut bytes = Vec::new();
-    if leaves_project(path).is_some() {
+    let leaves = match base {
+        Some(base) if path.starts_with(base) => super::confine::leaves(path, base),
+        _ => super::confine::leaves_project(path),
+    };
+    if leaves.is_some() {
         return bytes;
     }
     if let Ok(file) = open_regular(path) {
         let _ = file.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes);
     }
     bytes
-}
-
-/// The real location of `path` when the path leads out of the project it is written in (the
-/// nearest folder above it holding `.git`; without one, the folder it is in), through a link to
-/// it or to a folder on its way, or into `/proc`, `/sys` or `/dev`. `None` for a path that stays
-/// inside, and for one that does not resolve (nothing is there to read).
-pub fn leaves_project(path: &Path) -> Option<PathBuf> {
-    let parent = path.parent()?;
-    let project = parent.ancestors().find(|d| d.join(".git").symlink_metadata().is_ok()).unwrap_or(parent);
-    let real = fs::canonicalize(path).ok()?;
-    let base = fs::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
-    (is_special(&real) || !real.starts_with(&base)).then_some(real)
-}
-
-/// Linux's shared memory file system: ordinary files kept in memory, under `/dev` but no device.
-pub const SHARED_MEMORY: &str = "/dev/shm";
-
-/// A path nothing reads: kernel and device files, whatever their type says (`/proc` files
-/// claim to be empty regular files). Files in [`SHARED_MEMORY`] are read as any file is (only a
-/// regular file is ever opened): `diff` lays out its revisions there.
-pub fn is_special(real: &Path) -> bool {
-    ["/proc", "/sys", "/dev"].iter().any(|p| real.starts_with(p)) && !real.starts_with(SHARED_MEMORY)
 }
 
 /// Opens a file for reading without blocking on a FIFO swapped in after the stat.

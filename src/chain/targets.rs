@@ -267,13 +267,9 @@ fn names_within(root: &Path, limit: usize) -> std::collections::BTreeSet<String>
 fn names_passes(root: &Path, limit: usize, depths: &[Option<usize>]) -> std::collections::BTreeSet<String> {
     let mut names = std::collections::BTreeSet::new();
     for &depth in depths {
-        let walker = ignore::WalkBuilder::new(root)
-            .hidden(false)
-            .require_git(false)
-            .max_depth(depth)
-            .filter_entry(|e| e.file_name() != ".git" && e.file_name() != "node_modules")
-            .build();
-        for entry in walker.take(limit).flatten() {
+        let mut walker = super::confine::walker(root, |e| e.file_name() != ".git" && e.file_name() != "node_modules");
+        walker.max_depth(depth);
+        for entry in super::confine::entries(&mut walker, limit) {
             if let Some(name) = entry.file_name().to_str()
                 && !detect([name]).0.is_empty()
                 && counts(root, entry.path(), name)

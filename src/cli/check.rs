@@ -11,7 +11,7 @@ use super::{CheckArgs, EXIT_USAGE, FailOn, Format, settings_from_args, tree_sett
 use crate::chain::agents;
 use crate::chain::lint::{self, Finding, Severity};
 use crate::chain::settings::{Env, Settings};
-use crate::chain::source::read_prefix;
+use crate::chain::source::read_prefix_within;
 use crate::paths;
 use crate::session::check;
 
@@ -60,7 +60,11 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     for w in &checked.warnings {
         eprintln!("warning: {}", paths::printable(w));
     }
-    let located: Vec<Located> = checked.findings.into_iter().map(|f| locate(f, &cwd, &settings)).collect();
+    // The project's real root, once: each finding's file is confined to it.
+    let project = crate::chain::confine::git_root(&cwd).unwrap_or(&cwd);
+    let base = std::fs::canonicalize(project).ok();
+    let located: Vec<Located> =
+        checked.findings.into_iter().map(|f| locate(f, &cwd, &settings, base.as_deref())).collect();
     let output = match args.format {
         Format::Text => text(&located),
         Format::Json => json_output(&located, &checked.warnings, &checked.checked_for, &cwd),
@@ -179,8 +183,8 @@ pub fn check(roots: &[PathBuf], settings: &Settings, explicit: Option<&str>) -> 
     Ok(out)
 }
 
-fn locate(finding: Finding, cwd: &Path, settings: &Settings) -> Located {
-    let bytes = read_prefix(&finding.path, settings.max_file_bytes);
+fn locate(finding: Finding, cwd: &Path, settings: &Settings, base: Option<&Path>) -> Located {
+    let bytes = read_prefix_within(&finding.path, settings.max_file_bytes, base);
     let (start, end) = finding.span.byte_range(&bytes);
     let (line, column) = lint::line_col(&bytes, start);
     let (end_line, end_column) = lint::line_col(&bytes, end);

@@ -170,11 +170,7 @@ pub fn walk_with(root: &Path, settings: &Settings, unwritten: &[Unwritten]) -> W
 
 fn walk_on(root: &Path, settings: &Settings, unwritten: &[Unwritten], cores: Cores) -> Walked {
     let names = checked_names(settings, &agents::AgentEnv::from_process());
-    let builder = || {
-        let mut b = ignore::WalkBuilder::new(root);
-        b.hidden(false).require_git(false).filter_entry(|e| e.file_name() != ".git");
-        b
-    };
+    let builder = || crate::chain::confine::walker(root, |e| e.file_name() != ".git");
     if cores == Cores::One {
         let mut w = Walked::empty();
         let mut listing = agents::RepoListing::of(root);

@@ -198,15 +198,10 @@ pub fn class_words(
 /// The first folder directly below `start` (by name) where someone may start an agent and that
 /// `skip` does not leave out, honouring `.gitignore`: `None` when there is none.
 fn plain_folder(start: &Path, skip: impl Fn(&Path) -> bool) -> Option<PathBuf> {
-    let walk = ignore::WalkBuilder::new(start)
-        .hidden(true)
-        .require_git(false)
-        .max_depth(Some(1))
-        .follow_links(false)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|e| e.file_name() != "node_modules")
-        .build();
-    walk.flatten()
+    let mut walk = crate::chain::confine::walker(start, |e| e.file_name() != "node_modules");
+    walk.hidden(true).max_depth(Some(1)).follow_links(false);
+    crate::chain::confine::entries(&mut walk, usize::MAX)
+        .into_iter()
         .filter(|e| e.depth() == 1 && e.file_type().is_some_and(|t| t.is_dir()))
         .map(|e| e.into_path())
         .find(|d| !skip(d))
@@ -285,14 +280,9 @@ fn named(root: &Path, project: &Path, configs: &BTreeMap<PathBuf, PathBuf>) -> B
         // From the tree's root when the file is above it: nothing outside the tree is listed.
         let from = if root.starts_with(&dir) { root.to_path_buf() } else { dir.clone() };
         let below = from.strip_prefix(&dir).map(|r| r.components().count()).unwrap_or(0);
-        let walk = ignore::WalkBuilder::new(&from)
-            .hidden(true)
-            .require_git(false)
-            .follow_links(false)
-            .max_depth(depth.map(|d| d.saturating_sub(below)))
-            .filter_entry(|e| e.file_name() != "node_modules")
-            .build();
-        for e in walk.take(budget).flatten() {
+        let mut walk = crate::chain::confine::walker(&from, |e| e.file_name() != "node_modules");
+        walk.hidden(true).follow_links(false).max_depth(depth.map(|d| d.saturating_sub(below)));
+        for e in crate::chain::confine::entries(&mut walk, budget) {
             budget -= 1;
             if !e.file_type().is_some_and(|t| t.is_dir()) {
                 continue;

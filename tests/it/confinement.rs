@@ -278,3 +278,79 @@ async fn the_language_server_reads_nothing_outside_the_repository() {
     assert_confined("the language server", &answers);
     c.finish().await;
 }
+
+/// The binary in `cwd`, ended by a guard if it has not finished within a minute (a run that
+/// blocks on a FIFO never would): its output and whether it finished.
+fn run_guarded(t: &Tree, cwd: &Path, args: &[&str]) -> (Output, bool) {
+    let child = Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", t.home())
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("DSH_HOME")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let id = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        if rx.recv_timeout(std::time::Duration::from_secs(60)).is_err() {
+            let _ = Command::new("kill").arg("-9").arg(id.to_string()).status();
+        }
+    });
+    let o = child.wait_with_output().expect("output");
+    let finished = tx.send(()).is_ok() && o.status.code().is_some();
+    (o, finished)
+}
+
+/// Ignore files count as git counts them: from the repository's root down, never one in a
+/// folder above it; and one that is a FIFO (or a link out of the project) leaves its folder
+/// out instead of blocking every command on it.
+#[test]
+fn ignore_files_count_from_the_repositorys_root_and_never_block() {
+    let t = Tree::new();
+    t.write("parent/.gitignore", "pkg/\n");
+    assert!(Command::new("git").args(["init", "-q"]).arg(t.path("parent/repo")).status().expect("git").success());
+    t.write("parent/repo/AGENTS.md", "# root\n");
+    t.write("parent/repo/pkg/AGENTS.md", "# pkg\n");
+    t.write("parent/repo/pkg/AGENTS.override.md", "# override\n");
+    let repo = t.path("parent/repo");
+    let (o, _) = run_guarded(&t, &repo, &["check", "--profile", "codex"]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("pkg/AGENTS.md:1:1: warning[notRead]"),
+        "the package is checked: {}",
+        both(&o)
+    );
+
+    let t = Tree::new();
+    assert!(Command::new("git").args(["init", "-q"]).arg(t.root()).status().expect("git").success());
+    t.write("r/AGENTS.md", "# Root rules\nKeep it small.\n");
+    t.write("r/sub/AGENTS.md", "# sub\n");
+    let git = |args: &[&str]| {
+        let o = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(t.root())
+            .env("HOME", t.home())
+            .output()
+            .expect("git");
+        assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    };
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "base"]);
+    for fifo in ["r/sub/.gitignore", "r/.ignore", "r/sub/.ignore", "r/.git/info/exclude", "r/.gitignore"] {
+        let path = t.path(fifo);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        let _ = std::fs::remove_file(&path);
+        assert!(Command::new("mkfifo").arg(&path).status().expect("mkfifo").success());
+        for args in [&["check"][..], &["effective"], &["compare", "--all"], &["diff", "HEAD"]] {
+            let (o, finished) = run_guarded(&t, &t.root(), args);
+            assert!(finished, "{fifo}: `{}` blocked", args.join(" "));
+            assert!(matches!(o.status.code(), Some(0 | 1)), "{fifo}: {args:?}: {}", both(&o));
+        }
+        let (o, _) = run_guarded(&t, &t.root(), &["effective", "--profile", "codex"]);
+        assert!(String::from_utf8_lossy(&o.stdout).contains("Keep it small."), "{fifo}: {}", both(&o));
+        std::fs::remove_file(&path).expect("remove the FIFO");
+    }
+}

@@ -158,16 +158,13 @@ pub(super) fn location_files(location: &Path, workspace: &Path) -> Vec<PathBuf> 
         return Vec::new();
     };
     let matcher = glob.compile_matcher();
-    let mut out: Vec<PathBuf> = ignore::WalkBuilder::new(&parent)
-        .hidden(false)
-        .require_git(false)
-        .build()
-        .take(SEARCH_ENTRIES)
-        .flatten()
-        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-        .filter(|e| e.path().strip_prefix(&parent).is_ok_and(|rel| matcher.is_match(rel)))
-        .map(|e| e.into_path())
-        .collect();
+    let mut out: Vec<PathBuf> =
+        crate::chain::confine::entries(&mut crate::chain::confine::walker(&parent, |_| true), SEARCH_ENTRIES)
+            .into_iter()
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+            .filter(|e| e.path().strip_prefix(&parent).is_ok_and(|rel| matcher.is_match(rel)))
+            .map(|e| e.into_path())
+            .collect();
     out.sort();
     out
 }
@@ -238,6 +235,10 @@ fn inside_real(path: &Path, base: &Path) -> bool {
         Some(i) => PathBuf::from(text.split('/').take(i).collect::<Vec<_>>().join("/")),
         None => path.to_path_buf(),
     };
+    // (Most locations do not exist: one remembered stat says so, before any path is resolved.)
+    if super::repo::stat(&fixed).is_none() {
+        return false;
+    }
     let (Ok(real), Ok(base)) = (super::read::real_path(&fixed), super::read::real_path(base)) else { return false };
     real.starts_with(base) && !super::read::is_special(&real)
 }
@@ -257,8 +258,12 @@ fn find_stray_files(root: &Path) -> Vec<(PathBuf, String)> {
         if !super::repo::is_dir(&dir) {
             continue;
         }
-        let walk = ignore::WalkBuilder::new(&dir).hidden(false).require_git(false).max_depth(Some(12)).build();
-        for e in walk.take(SEARCH_ENTRIES).flatten().filter(|e| e.file_type().is_some_and(|t| t.is_file())) {
+        let mut walk = crate::chain::confine::walker(&dir, |_| true);
+        walk.max_depth(Some(12));
+        for e in crate::chain::confine::entries(&mut walk, SEARCH_ENTRIES)
+            .into_iter()
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        {
             let path = e.path();
             let Ok(rel) = path.strip_prefix(root) else { continue };
             let rel_text = crate::paths::slash_join(rel);
@@ -427,8 +432,8 @@ pub(super) fn nested_agents_md(root: &Path) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = if index.base() == root && index.is_listed() {
         index.named("agents.md")
     } else {
-        project_entries(root)
-            .take(SEARCH_ENTRIES)
+        project_entries(root, SEARCH_ENTRIES)
+            .into_iter()
             .filter(|e| is_file_entry(e) && e.file_name().eq_ignore_ascii_case("agents.md"))
             .map(|e| e.into_path())
             .collect()

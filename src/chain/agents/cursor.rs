@@ -121,7 +121,7 @@ fn pick(_: &AgentProfile, dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile> {
     for (i, dir) in dirs.iter().enumerate() {
         let rules = crate::paths::join(dir, ".cursor/rules");
         // A rules folder that leads out of the project is named, never listed.
-        let leaves = super::walk::outside(&rules, &base);
+        let leaves = if super::repo::is_dir(&rules) { super::walk::outside(&rules, &base) } else { None };
         if let Some(real) = &leaves {
             out.push(AgentFile::new(rules.clone(), scope, Status::LinkedOutside).by(real));
         }

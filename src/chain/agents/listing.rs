@@ -194,6 +194,24 @@ impl RepoListing {
         }
     }
 
+    /// The listing of `walk`'s entries below `base`: each thread of the walk lists a part, and
+    /// a part past the bound ends the walk.
+    pub(super) fn walked(base: PathBuf, walk: &mut ignore::WalkBuilder) -> RepoIndex {
+        let mut listing = RepoListing::at(base);
+        let parts = crate::chain::confine::walk_parts(
+            walk,
+            || listing.empty_like(),
+            |part, e| {
+                part.add(&e);
+                part.is_listed()
+            },
+        );
+        for part in parts {
+            listing.merge(part);
+        }
+        listing.finish()
+    }
+
     /// The index of what was added.
     pub fn finish(self) -> RepoIndex {
         let walked = self.files.is_some().then_some(self.dirs);

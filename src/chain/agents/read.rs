@@ -94,7 +94,7 @@ pub fn is_capped(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::Other && e.to_string() == CAPPED
 }
 
-pub use crate::chain::source::{SHARED_MEMORY, is_special};
+pub use crate::chain::confine::{SHARED_MEMORY, is_special};
 
 /// Reads at most `limit` bytes and the file's full size. Never blocks: a FIFO, a device or a
 /// special file is an error, as is a directory. Charges what it reads to the view's budget.

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use super::globs::{Line, RuleSet};
 use super::listing::{Names, RepoListing};
 use super::profile::GlobStyle;
-use super::walk::{RuleMatcher, as_matched, project_entries, vscode_glob, vscode_pattern};
+use super::walk::{RuleMatcher, as_matched, project_walk, vscode_glob, vscode_pattern};
 
 /// The most entries (files and directories) the repository may hold for its files to be listed:
 /// past it what a pattern matches is not known, and no pattern is said to match nothing.
@@ -90,14 +90,7 @@ impl RepoIndex {
     /// Lists the repository below `base` (one walk).
     pub fn list(base: &Path) -> Self {
         let base = super::read::real_path(base).unwrap_or_else(|_| base.to_path_buf());
-        let mut listing = RepoListing::at(base.clone());
-        for e in project_entries(&base) {
-            listing.add(&e);
-            if !listing.is_listed() {
-                break;
-            }
-        }
-        listing.finish()
+        RepoListing::walked(base.clone(), &mut project_walk(&base))
     }
 
     /// An index of `files` (relative, `/`-separated) below the real path `base`, kept in byte

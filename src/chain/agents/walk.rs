@@ -138,6 +138,10 @@ pub(super) fn rule_files(dir: &Path, scope: Scope) -> Vec<AgentFile> {
     // A project's rules folder that leads out of the project is named, never listed: its
     // target's names, front matter and sizes are not the project's to show. (The user's own
     // global folders may link anywhere.)
+    // (Most folders have none: one remembered stat says so.)
+    if !super::repo::is_dir(dir) {
+        return Vec::new();
+    }
     let base = (scope != Scope::Global).then(|| project_base(dir.parent().unwrap_or(dir)));
     if let Some(real) = base.as_deref().and_then(|b| outside(dir, b)) {
         return vec![AgentFile::new(dir.to_path_buf(), scope, Status::LinkedOutside).by(&real)];
@@ -595,16 +599,15 @@ pub(super) fn outside(path: &Path, base: &Path) -> Option<PathBuf> {
     (!real.starts_with(&base)).then_some(real)
 }
 
-/// The entries of the repository below `base`, as the agents' file searches see it:
-/// `.gitignore` honoured, hidden files kept, `.git` and `node_modules` skipped; unbounded (the
-/// caller takes what it can afford).
-pub(super) fn project_entries(base: &Path) -> impl Iterator<Item = ignore::DirEntry> {
-    ignore::WalkBuilder::new(base)
-        .hidden(false)
-        .require_git(false)
-        .filter_entry(|e| e.file_name() != ".git" && e.file_name() != "node_modules")
-        .build()
-        .flatten()
+/// The walk of the repository below `base`, as the agents' file searches see it: `.gitignore`
+/// honoured, hidden files kept, `.git` and `node_modules` skipped.
+pub(super) fn project_walk(base: &Path) -> ignore::WalkBuilder {
+    crate::chain::confine::walker(base, |e| e.file_name() != ".git" && e.file_name() != "node_modules")
+}
+
+/// At most `limit` entries of [`project_walk`], in the order of their paths.
+pub(super) fn project_entries(base: &Path, limit: usize) -> Vec<ignore::DirEntry> {
+    crate::chain::confine::entries(&mut project_walk(base), limit)
 }
 
 /// Whether a walk's entry is a file, or a link to one (an attached path may be a link).

@@ -204,7 +204,7 @@ impl Source<'_> {
                 |e| e,
             ),
             (Source::Disk(_), At::Disk(dir)) => {
-                for entry in walk_of(dir).flatten() {
+                for entry in walk_of(dir) {
                     let Ok(rel) = entry.path().strip_prefix(dir) else { continue };
                     let (Some(rel), Some(name)) = (rel.to_str(), entry.file_name().to_str()) else { continue };
                     if rel.is_empty() {
@@ -238,8 +238,8 @@ fn node_of(repo: &gix::Repository, objects: &Objects, mode: gix::objs::tree::Ent
 
 /// A walk of the working tree's directory `dir` as the skeleton takes it: what `.gitignore` leaves,
 /// hidden files too, `.git` left out, links not followed.
-pub(super) fn walk_of(dir: &Path) -> ignore::Walk {
-    ignore::WalkBuilder::new(dir).hidden(false).require_git(false).filter_entry(|e| e.file_name() != ".git").build()
+pub(super) fn walk_of(dir: &Path) -> Vec<ignore::DirEntry> {
+    crate::chain::confine::entries(&mut crate::chain::confine::walker(dir, |e| e.file_name() != ".git"), usize::MAX)
 }
 
 /// Whether a path has a hidden name (`.claude/rules`): the skeleton keeps everything below one.

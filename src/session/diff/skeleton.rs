@@ -150,7 +150,7 @@ pub(super) fn materialize(
             )?;
         }
         Revision::WorkingTree => {
-            for entry in follow::walk_of(workdir).flatten() {
+            for entry in follow::walk_of(workdir) {
                 let Ok(rel) = entry.path().strip_prefix(workdir) else { continue };
                 let Some(rel) = rel.to_str().and_then(safe_rel) else { continue };
                 if rel.as_os_str().is_empty() {
