@@ -858,6 +858,12 @@ fn the_github_action_steps_write_the_summary_the_annotations_and_sarif() {
     assert!(md.contains(&format!("\n\nmain at {} → this pull request", &base[..7])), "{md}");
     assert!(md.contains("- **Codex** started in `packages/a` ("), "{md}");
     assert!(md.contains("loses `packages/a/AGENTS.md` (left out by the 32 KiB shared budget"), "{md}");
+    // A base that is no commit id (an option, a revision expression) never reaches git.
+    for bad in ["--upload-pack=touch /tmp/pwned", "HEAD~1", &base[..7]] {
+        let o = step("diff.sh", &[("BASE_SHA", bad), ("FAIL_ON", "never")]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(stdout(&o).contains("is not a commit id"), "{bad}: {}", stdout(&o));
+    }
     let o = step("check.sh", &[("PATHS", "."), ("FAIL_ON", "warning"), ("SARIF_FILE", &sarif.to_string_lossy())]);
     assert_eq!(o.status.code(), Some(1));
     let annotations = stdout(&o);
@@ -865,16 +871,41 @@ fn the_github_action_steps_write_the_summary_the_annotations_and_sarif() {
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&sarif).expect("sarif")).expect("json");
     assert_eq!(doc["version"], "2.1.0");
     assert!(step("check.sh", &[("FAIL_ON", "error")]).status.success());
+
+    // A summary past the 1 MiB a job summary holds is cut at a line, with a line that says so
+    // (a stand-in `instructions-lsp` first on PATH prints 2 MiB of lines).
+    let stand_in = runner.path().join("stand-in");
+    std::fs::create_dir_all(&stand_in).expect("stand-in");
+    std::fs::write(
+        stand_in.join("instructions-lsp"),
+        "#!/bin/sh\nyes -- '- a line of the summary' | head -c 2097152\n",
+    )
+    .expect("write");
+    Command::new("chmod").arg("+x").arg(stand_in.join("instructions-lsp")).status().expect("chmod");
+    std::fs::write(&summary, "").expect("empty summary");
+    let path = format!("{}:{}", stand_in.display(), std::env::var("PATH").unwrap_or_default());
+    let o = step("diff.sh", &[("BASE_SHA", &base), ("FAIL_ON", "never"), ("PATH", &path)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(&summary).expect("summary");
+    assert!(md.len() < 1024 * 1024 && md.len() > 1_000_000, "{}", md.len());
+    assert!(
+        md.ends_with(&format!("`instructions-lsp diff {} HEAD` prints all of it.\n", &base[..7])),
+        "{}",
+        &md[md.len() - 300..]
+    );
+    assert!(md.lines().rev().nth(2).is_some_and(|l| l == "- a line of the summary"), "cut at a line");
 }
 
 /// The action's install step: with `repository` at a folder laid out as GitHub lays out releases
-/// (named as owner/name on the workflow's server, or as a URL),
-/// it downloads the runner's binary with curl and puts it on the job's PATH; for a release
-/// without that binary, or a platform without releases, it builds the tag with
-/// `cargo install --git` (a stand-in `cargo` records what it was asked and installs the binary
-/// as cargo would); an unknown `install` is an error that says what is accepted.
+/// (named as owner/name on the workflow's server, or as a URL), it downloads the runner's binary
+/// with curl, runs it only when it matches the release's `SHA256SUMS`, and puts it on the job's
+/// PATH; a pinned release without that binary, or a platform without releases, is built from
+/// the tag with `cargo install --git --tag` (a stand-in `cargo` records what it was asked and
+/// installs the binary as cargo would), never from a branch; without `version`, the action's own
+/// tag decides, and at a branch its own source is built; a wrong sum, a missing `SHA256SUMS`,
+/// an unknown `install` or a version that is no tag stop the step with an error that says why.
 #[test]
-fn the_action_installs_the_release_binary_for_the_runner_else_builds_the_tag_with_cargo() {
+fn the_action_installs_a_verified_release_binary_else_builds_a_pinned_tag_with_cargo() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/action/install.sh");
     let ours = Path::new(env!("CARGO_BIN_EXE_instructions-lsp"));
     let version = stdout(&Command::new(ours).arg("--version").output().expect("version"));
@@ -882,9 +913,25 @@ fn the_action_installs_the_release_binary_for_the_runner_else_builds_the_tag_wit
     // A fork on the workflow's server (GitHub lays out releases below a repository's URL).
     let server = work.path().join("server");
     let mirror = server.join("me/fork");
-    let latest = mirror.join("releases/latest/download");
-    std::fs::create_dir_all(&latest).expect("releases");
-    std::fs::copy(ours, latest.join("instructions-lsp-linux-x64")).expect("release binary");
+    let sha256 = |path: &Path| {
+        let o = Command::new("sha256sum").arg(path).output().expect("sha256sum");
+        stdout(&o).split_whitespace().next().expect("sum").to_string()
+    };
+    let release = |dir: &str, sums: Option<&str>| {
+        let at = mirror.join(dir);
+        std::fs::create_dir_all(&at).expect("releases");
+        std::fs::copy(ours, at.join("instructions-lsp-linux-x64")).expect("release binary");
+        let sum = sha256(&at.join("instructions-lsp-linux-x64"));
+        if let Some(sums) = sums {
+            std::fs::write(at.join("SHA256SUMS"), sums.replace("SUM", &sum)).expect("sums");
+        }
+    };
+    release(
+        "releases/latest/download",
+        Some("SUM  instructions-lsp-linux-x64\nSUM  instructions-lsp-linux-x64.vsix\n"),
+    );
+    release("releases/download/v0.0.2", Some(&format!("{}  instructions-lsp-linux-x64\n", "0".repeat(64))));
+    release("releases/download/v0.0.3", None);
     // A `cargo` that says what it was asked and installs the binary where `--root` says.
     let tools = work.path().join("tools");
     std::fs::create_dir_all(&tools).expect("tools");
@@ -913,6 +960,7 @@ fn the_action_installs_the_release_binary_for_the_runner_else_builds_the_tag_wit
             .env("RUNNER_ARCH", "X64")
             .env("VERSION", "latest")
             .env("INSTALL", "release")
+            .env("ACTION_PATH", work.path().join("action"))
             .env("REPOSITORY", &repository);
         for (k, v) in env {
             cmd.env(k, v);
@@ -922,18 +970,18 @@ fn the_action_installs_the_release_binary_for_the_runner_else_builds_the_tag_wit
         (o, std::fs::read_to_string(github_path).unwrap_or_default(), bin)
     };
     let cargo_args = || std::fs::read_to_string(&asked).unwrap_or_default();
-    // What the step asks cargo for: the repository's source, at `tag` if any, into the runner.
-    let built = |bin: &Path, tag: Option<&str>| {
+    let reset = || drop(std::fs::remove_file(&asked));
+    // What the step asks cargo for: the repository's source at `tag`, or the action's own.
+    let built = |bin: &Path, from: &[&str]| {
         let root = bin.parent().expect("root").to_string_lossy().to_string();
         let mut want = vec!["install".to_string(), "--locked".into(), "--quiet".into(), "--root".into(), root];
-        want.extend(["--git".to_string(), repository.trim_end_matches('/').to_string()]);
-        want.extend(tag.map(|t| ["--tag".to_string(), t.to_string()]).into_iter().flatten());
-        want.push("instructions-lsp".into());
+        want.extend(from.iter().map(|s| s.to_string()));
         assert_eq!(cargo_args().lines().collect::<Vec<_>>(), want);
     };
+    let git = repository.trim_end_matches('/').to_string();
 
-    // The release has the runner's binary: downloaded, on PATH, and it runs. The repository is
-    // named as owner/name, on the server the workflow runs on.
+    // The release has the runner's binary and its sum: downloaded, verified, on PATH, and it
+    // runs. The repository is named as owner/name, on the server the workflow runs on.
     let server_url = format!("file://{}", server.display());
     let (o, path, bin) = install(1, &[("REPOSITORY", "me/fork"), ("GITHUB_SERVER_URL", &server_url)]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -941,22 +989,61 @@ fn the_action_installs_the_release_binary_for_the_runner_else_builds_the_tag_wit
     assert_eq!(stdout(&o), version, "the step prints the installed version");
     assert!(cargo_args().is_empty(), "nothing built: {}", cargo_args());
 
-    // A tag whose release has no such binary: built from that tag.
-    let (o, path, bin) = install(2, &[("VERSION", "v0.0.1")]);
+    // A binary that does not match its sum, or a release without sums: nothing installed.
+    let (o, path, bin) = install(2, &[("VERSION", "v0.0.2")]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains("instructions-lsp-linux-x64 of the release (v0.0.2) does not match its SHA256SUMS"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(path.is_empty() && !bin.join("instructions-lsp").exists() && cargo_args().is_empty());
+    let (o, path, _) = install(3, &[("VERSION", "v0.0.3")]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains("the release (v0.0.3) has no SHA256SUMS: its binary is not run unverified"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(path.is_empty());
+
+    // A pinned release without the runner's binary: built from that tag.
+    let (o, path, bin) = install(4, &[("VERSION", "v0.0.1")]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let notice = "::notice title=instructions-lsp::no release binary for Linux-X64 (v0.0.1): building it with cargo";
     assert!(stdout(&o).contains(notice), "{}", stdout(&o));
-    built(&bin, Some("v0.0.1"));
+    built(&bin, &["--git", &git, "--tag", "v0.0.1", "instructions-lsp"]);
     assert_eq!(path.trim(), bin.to_string_lossy());
+    reset();
 
-    // A platform releases do not cover: the latest source.
-    let (o, _, bin) = install(3, &[("RUNNER_OS", "FreeBSD")]);
+    // A platform releases do not cover: the pinned tag is built; `latest` is an error, never
+    // a build of the default branch.
+    let (o, _, bin) = install(5, &[("RUNNER_OS", "FreeBSD"), ("VERSION", "v0.0.1")]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    built(&bin, None);
+    built(&bin, &["--git", &git, "--tag", "v0.0.1", "instructions-lsp"]);
+    reset();
+    let (o, _, _) = install(6, &[("RUNNER_OS", "FreeBSD")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stdout(&o).contains("no release binaries for FreeBSD-X64: pin version to a tag"), "{}", stdout(&o));
+    assert!(cargo_args().is_empty());
 
-    let (o, _, _) = install(4, &[("INSTALL", "binary")]);
+    // Without `version`: the action's own tag, else (a branch) the action's own source.
+    let (o, _, bin) = install(7, &[("VERSION", ""), ("ACTION_REF", "v0.0.1")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    built(&bin, &["--git", &git, "--tag", "v0.0.1", "instructions-lsp"]);
+    reset();
+    let (o, _, bin) = install(8, &[("VERSION", ""), ("ACTION_REF", "main")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let action = work.path().join("action");
+    built(&bin, &["--path", &action.to_string_lossy()]);
+    reset();
+
+    let (o, _, _) = install(9, &[("INSTALL", "binary")]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stdout(&o).contains("install must be release or source, not 'binary'"), "{}", stdout(&o));
+    let (o, _, _) = install(10, &[("VERSION", "--upload-pack=touch")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stdout(&o).contains("version must be a release tag such as v0.2.0, or latest"), "{}", stdout(&o));
 }
 
 /// A pull request can carry any tree git can store, also one no checkout would make: here a
