@@ -559,6 +559,43 @@ fn a_temporary_directory_inside_the_working_tree_is_not_compared() {
     }
 }
 
+/// A blob larger than any agent reads (as `AGENTS.md`, in a hidden folder, or in the working
+/// tree) is laid out by its size: `diff` says how large it is, within an address space far
+/// smaller than the blob (it was inflated whole, twice).
+#[test]
+fn a_blob_larger_than_any_agent_reads_is_judged_by_its_size_without_reading_it() {
+    let t = repo();
+    t.write("r/AGENTS.md", "root rules\n");
+    commit(&t, "base");
+    const BIG: u64 = 400 * 1024 * 1024;
+    for rel in ["r/AGENTS.md", "r/.hidden/notes.md"] {
+        std::fs::create_dir_all(t.path(rel).parent().expect("parent")).expect("mkdir");
+        let file = std::fs::File::create(t.path(rel)).expect("create");
+        file.set_len(BIG).expect("sparse");
+    }
+    commit(&t, "big");
+    let limited = |args: &[&str]| {
+        Command::new("prlimit")
+            .arg(format!("--as={}", 300u64 << 20))
+            .arg("--")
+            .arg(env!("CARGO_BIN_EXE_instructions-lsp"))
+            .arg("diff")
+            .args(args)
+            .current_dir(t.root())
+            .env("HOME", t.home())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("MALLOC_ARENA_MAX", "2")
+            .output()
+            .expect("run diff under prlimit")
+    };
+    for args in [&["HEAD~1", "HEAD", "--profile", "codex"][..], &["HEAD~1", "--profile", "codex"]] {
+        let o = limited(args);
+        let out = stdout(&o);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {out}{}", String::from_utf8_lossy(&o.stderr));
+        assert!(out.contains("files changed: `AGENTS.md`: 11 → 419,430,400 bytes"), "{args:?}: {out}");
+    }
+}
+
 /// Commits the skeletons of `tests/fixtures/diff/<name>/base` and `…/head` (each file named with
 /// `.skeleton` after its own name, so that no agent working in this repository reads them;
 /// `.link.skeleton` holds a link's target) as two commits of a new repository.

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use gix::ObjectId;
 
-use super::objects::{Objects, Visits};
+use super::objects::{Body, Objects, Visits};
 
 /// The most links one path is followed through (Linux's `MAXSYMLINKS`): past it, a loop.
 const HOPS_MAX: usize = 40;
@@ -95,10 +95,10 @@ impl Source<'_> {
     }
 
     /// The bytes of the file `at`.
-    pub(super) fn read(&self, at: &At) -> Result<Arc<[u8]>, String> {
+    pub(super) fn read(&self, at: &At) -> Result<Body, String> {
         match (self, at) {
-            (Source::Tree { repo, objects, .. }, At::Object(oid)) => objects.blob(repo, *oid),
-            (_, At::Disk(path)) => std::fs::read(path).map(Arc::from).map_err(|e| format!("{}: {e}", path.display())),
+            (Source::Tree { repo, objects, .. }, At::Object(oid)) => objects.body(repo, *oid),
+            (_, At::Disk(path)) => disk_body(path).map_err(|e| format!("{}: {e}", path.display())),
             (Source::Disk(_), At::Object(oid)) => Err(format!("{oid}: not on the disk")),
         }
     }
@@ -245,6 +245,19 @@ pub(super) fn walk_of(dir: &Path) -> Vec<ignore::DirEntry> {
 /// Whether a path has a hidden name (`.claude/rules`): the skeleton keeps everything below one.
 pub(super) fn hidden(path: &str) -> bool {
     path.split('/').any(|c| c.starts_with('.'))
+}
+
+/// A file of the working tree as a layout writes it: its bytes (never blocking on a FIFO), or
+/// its size alone when it is larger than any agent reads.
+pub(super) fn disk_body(path: &Path) -> std::io::Result<Body> {
+    let mut file = crate::chain::source::open_regular(path)?;
+    let size = file.metadata()?.len();
+    if size > super::objects::BODY_READ_MAX {
+        return Ok(Body::Size(size));
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, super::objects::BODY_READ_MAX), &mut bytes)?;
+    Ok(Body::Bytes(Arc::from(bytes)))
 }
 
 #[cfg(test)]

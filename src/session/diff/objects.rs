@@ -13,6 +13,38 @@ use gix::objs::tree::EntryMode;
 /// The largest blob kept for the other side once read (instruction files are far smaller).
 const BLOB_KEPT_MAX: usize = 256 * 1024;
 
+/// The most of one file any agent reads (an engine's `maxFileBytes` at its largest; the agents'
+/// profiles read less): a larger blob or file is laid out by its size alone.
+pub(super) const BODY_READ_MAX: u64 = crate::chain::settings::MAX_FILE_BYTES_CAP;
+
+/// What a file of a revision holds, as the layout writes it.
+pub(super) enum Body {
+    Bytes(Arc<[u8]>),
+    /// Larger than any agent reads: laid out as a sparse file of this size, its bytes never
+    /// read (a 1 GiB blob costs a header read, not a gigabyte of memory).
+    Size(u64),
+}
+
+impl Body {
+    /// Writes the body as a new file at `path`.
+    pub(super) fn write_new(&self, path: &std::path::Path) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(path)?;
+        match self {
+            Body::Bytes(bytes) => file.write_all(bytes),
+            Body::Size(n) => file.set_len(*n),
+        }
+    }
+
+    /// The bytes, when they were read.
+    pub(super) fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            Body::Bytes(b) => Some(b),
+            Body::Size(_) => None,
+        }
+    }
+}
+
 /// One entry of a tree: its name, mode and object.
 pub(super) struct Item {
     pub name: Vec<u8>,
@@ -58,6 +90,17 @@ impl Objects {
             self.blobs.lock().unwrap_or_else(|e| e.into_inner()).remove(&oid);
         }
         data
+    }
+
+    /// What the blob `oid` holds, as a layout writes it: its bytes, or only its size when it is
+    /// larger than any agent reads ([`Body::Size`]); the size comes from the object's header,
+    /// so such a blob is never inflated.
+    pub(super) fn body(&self, repo: &gix::Repository, oid: ObjectId) -> Result<Body, String> {
+        let size = repo.find_header(oid).map_err(|e| e.to_string())?.size();
+        if size > BODY_READ_MAX {
+            return Ok(Body::Size(size));
+        }
+        self.blob(repo, oid).map(Body::Bytes)
     }
 
     fn slot<T: ?Sized>(map: &Mutex<HashMap<ObjectId, Slot<T>>>, oid: ObjectId) -> Slot<T> {

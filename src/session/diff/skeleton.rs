@@ -3,7 +3,6 @@
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
 
 use crate::chain::agents;
 use crate::chain::settings::Settings;
@@ -11,6 +10,7 @@ use crate::paths;
 use crate::session::check;
 
 use super::Revision;
+use super::objects::Body;
 use super::scratch::LayOut;
 use super::{follow, objects};
 
@@ -75,7 +75,7 @@ pub(super) fn materialize(
     let mut written = Written { into, rev, made: HashSet::new(), linked: HashSet::new(), skipped: Skipped::default() };
     let mut twice = Skipped::default();
     let mut visits = objects::Visits::default();
-    let mut place = |rel: &Path, slashed: &str, kind: Entry, data: &dyn Fn() -> Result<Arc<[u8]>, String>| {
+    let mut place = |rel: &Path, slashed: &str, kind: Entry, data: &dyn Fn() -> Result<Body, String>| {
         if written.through_link(rel) {
             return Ok(());
         }
@@ -88,11 +88,13 @@ pub(super) fn materialize(
             }
             Entry::File if !keeps_text(rel, names) => unwritten_files.push(slashed.to_string()),
             Entry::File => {
-                let bytes = data()?;
-                written.write(rel, slashed, |path| write_new(path, &bytes))?;
+                let body = data()?;
+                written.write(rel, slashed, |path| body.write_new(path))?;
             }
             Entry::Link => {
-                let target = String::from_utf8_lossy(&data()?).into_owned();
+                // (A link's text is a path: one past any agent's read is no link to lay out.)
+                let body = data()?;
+                let Some(target) = body.bytes().map(|b| String::from_utf8_lossy(b).into_owned()) else { return Ok(()) };
                 if written.write(rel, slashed, |path| link(&target, path))? {
                     written.linked.insert(rel.to_path_buf());
                     links.push((rel.to_path_buf(), target));
@@ -129,8 +131,8 @@ pub(super) fn materialize(
                     } else {
                         Entry::File
                     };
-                    let data = || -> Result<Arc<[u8]>, String> {
-                        objects.blob(repo, item.oid).map_err(|err| format!("{spec}: {}: {err}", rel.display()))
+                    let data = || -> Result<Body, String> {
+                        objects.body(repo, item.oid).map_err(|err| format!("{spec}: {}: {err}", rel.display()))
                     };
                     // (A crafted name can hold `/`: the path is then said as the disk has it.)
                     if path.split('/').all(|c| !c.is_empty() && c != ".") {
@@ -167,20 +169,14 @@ pub(super) fn materialize(
                     Entry::Special
                 };
                 let path = entry.path().to_path_buf();
-                let data = || -> Result<Arc<[u8]>, String> {
+                let data = || -> Result<Body, String> {
                     let read = |e: std::io::Error| format!("{}: {e}", path.display());
                     if kind == Entry::Link {
                         let target = std::fs::read_link(&path).map_err(read)?;
-                        Ok(target.to_string_lossy().as_bytes().into())
+                        Ok(Body::Bytes(target.to_string_lossy().as_bytes().into()))
                     } else {
                         // (Without blocking on a FIFO swapped in since the walk listed a file.)
-                        let mut bytes = Vec::new();
-                        std::io::Read::read_to_end(
-                            &mut crate::chain::source::open_regular(&path).map_err(read)?,
-                            &mut bytes,
-                        )
-                        .map_err(read)?;
-                        Ok(Arc::from(bytes))
+                        follow::disk_body(&path).map_err(read)
                     }
                 };
                 place(&rel, &paths::slash_join(&rel), kind, &data)?;
@@ -202,8 +198,8 @@ pub(super) fn materialize(
         let mut laid: HashSet<String> = HashSet::new();
         for (path, at) in files {
             let Some(rel) = safe_rel(&path).filter(|rel| !written.through_link(rel)) else { continue };
-            let bytes = source.read(&at).map_err(|e| LayOut::Other(format!("{label}: {path}: {e}")))?;
-            if written.write(&rel, &path, |file| write_new(file, &bytes))? {
+            let body = source.read(&at).map_err(|e| LayOut::Other(format!("{label}: {path}: {e}")))?;
+            if written.write(&rel, &path, |file| body.write_new(file))? {
                 laid.insert(path);
             }
         }
