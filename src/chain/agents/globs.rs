@@ -92,12 +92,46 @@ fn one_automaton(pattern: &str) -> String {
 /// answer (`*`, `?`, `**` and `{a,b}` do not care about case, and `/` has none). Patterns with
 /// a class (`[A-z]` is not `[a-z]` in lower case) are matched as before.
 pub(super) struct FoldedSet {
-    /// The patterns in lower case, case-sensitive, and the index of each among all.
-    lower: globset::GlobSet,
+    /// The patterns in lower case, case-sensitive, in sets of at most [`SET_GLOBS`], and the
+    /// index of each among all.
+    lower: Vec<globset::GlobSet>,
     lower_ids: Vec<usize>,
     /// The other patterns, ignoring case, and their indexes.
-    rest: globset::GlobSet,
+    rest: Vec<globset::GlobSet>,
     rest_ids: Vec<usize>,
+}
+
+/// The indexes, in the order of `sets` and of each set's globs, of the globs of `sets` (made by
+/// [`chunked_sets`]) that match `path`, into `found`; `scratch` is room for one set's hits.
+fn chunked_matches(sets: &[globset::GlobSet], path: &str, found: &mut Vec<usize>, scratch: &mut Vec<usize>) {
+    found.clear();
+    for (n, set) in sets.iter().enumerate() {
+        set.matches_into(path, scratch);
+        found.extend(scratch.iter().map(|&h| n * SET_GLOBS + h));
+    }
+}
+
+/// The most globs one automaton holds. `globset` joins every glob of one shape (those ending in
+/// `*.rs`, say) into one regular expression; a thousand rules of 100 such globs made one of
+/// 100,000 alternatives, whose automaton took 37 s and 3.5 GB to build. Sets of this size keep
+/// each automaton small, and a repository's usual few hundred globs in one.
+const SET_GLOBS: usize = 1_000;
+
+/// `globs` as sets of at most [`SET_GLOBS`]; `None` when one cannot be built.
+fn chunked_sets(globs: Vec<globset::Glob>) -> Option<Vec<globset::GlobSet>> {
+    if globs.is_empty() {
+        return Some(vec![globset::GlobSet::empty()]);
+    }
+    globs
+        .chunks(SET_GLOBS)
+        .map(|chunk| {
+            let mut b = globset::GlobSetBuilder::new();
+            for g in chunk {
+                b.add(g.clone());
+            }
+            b.build().ok()
+        })
+        .collect()
 }
 
 thread_local! {
@@ -110,7 +144,7 @@ impl FoldedSet {
     /// `globs` ignore case; `exact` builds a pattern's glob that does not. `None` when a set
     /// cannot be built.
     pub fn new(globs: &[globset::Glob], exact: impl Fn(&str) -> Result<globset::Glob, globset::Error>) -> Option<Self> {
-        let (mut lower, mut rest) = (globset::GlobSetBuilder::new(), globset::GlobSetBuilder::new());
+        let (mut lower, mut rest) = (Vec::new(), Vec::new());
         let (mut lower_ids, mut rest_ids) = (Vec::new(), Vec::new());
         for (i, glob) in globs.iter().enumerate() {
             let pattern = glob.glob();
@@ -118,26 +152,27 @@ impl FoldedSet {
                 (!pattern.contains('[')).then(|| exact(&one_automaton(&pattern.to_ascii_lowercase())).ok()).flatten();
             match folded {
                 Some(g) => {
-                    lower.add(g);
+                    lower.push(g);
                     lower_ids.push(i);
                 }
                 None => {
-                    rest.add(glob.clone());
+                    rest.push(glob.clone());
                     rest_ids.push(i);
                 }
             }
         }
-        Some(Self { lower: lower.build().ok()?, lower_ids, rest: rest.build().ok()?, rest_ids })
+        Some(Self { lower: chunked_sets(lower)?, lower_ids, rest: chunked_sets(rest)?, rest_ids })
     }
 
     /// The indexes of the globs that match `path` (`lowered` in ASCII lower case), in
     /// ascending order, into `hits`; `found` is room for one set's hits.
     fn matches_into(&self, path: &str, lowered: &str, hits: &mut Vec<usize>, found: &mut Vec<usize>) {
         hits.clear();
-        self.lower.matches_into(lowered, found);
+        let mut scratch = Vec::new();
+        chunked_matches(&self.lower, lowered, found, &mut scratch);
         hits.extend(found.iter().map(|&h| self.lower_ids[h]));
         if !self.rest_ids.is_empty() {
-            self.rest.matches_into(path, found);
+            chunked_matches(&self.rest, path, found, &mut scratch);
             hits.extend(found.iter().map(|&h| self.rest_ids[h]));
             hits.sort_unstable();
         }
@@ -156,7 +191,7 @@ pub(super) struct RuleSet {
     rest: FoldedSet,
     rest_ids: Vec<usize>,
     /// The `rest` of each glob of the shape, in lower case, matched as written.
-    after: globset::GlobSet,
+    after: Vec<globset::GlobSet>,
     /// For each of them, its folder (an index into `folders`) and its index among all.
     after_owners: Vec<(usize, usize)>,
     /// The folder names, in ASCII lower case, and their index.
@@ -183,25 +218,31 @@ impl RuleSet {
         common: &std::collections::HashSet<String>,
     ) -> Option<Self> {
         let (mut rest, mut rest_ids) = (Vec::new(), Vec::new());
-        let mut after = globset::GlobSetBuilder::new();
+        let mut after = Vec::new();
         let mut after_owners = Vec::new();
         let mut folders: std::collections::HashMap<String, usize, foldhash::fast::RandomState> =
             std::collections::HashMap::default();
         for (i, glob) in globs.iter().enumerate() {
             let split = folder_and_rest(glob.glob()).filter(|(name, _)| !common.contains(name));
             if let Some((name, tail)) = split
-                && let Ok(tail) = exact(&tail)
+                && let Ok(tail) = exact(&one_automaton(&tail))
             {
                 let next = folders.len();
                 let folder = *folders.entry(name).or_insert(next);
-                after.add(tail);
+                after.push(tail);
                 after_owners.push((folder, i));
                 continue;
             }
             rest.push(glob.clone());
             rest_ids.push(i);
         }
-        Some(Self { rest: FoldedSet::new(&rest, &exact)?, rest_ids, after: after.build().ok()?, after_owners, folders })
+        Some(Self {
+            rest: FoldedSet::new(&rest, &exact)?,
+            rest_ids,
+            after: chunked_sets(after)?,
+            after_owners,
+            folders,
+        })
     }
 
     /// The indexes of the globs that match `path`, in ascending order, into `hits`.
@@ -223,11 +264,12 @@ impl RuleSet {
             return;
         }
         let before = hits.len();
+        let mut scratch = Vec::new();
         // Each folder of the path (a name followed by a `/`), and what follows it.
         let mut start = 0;
         for end in memchr::memchr_iter(b'/', lower.as_bytes()) {
             if let Some(&folder) = self.folders.get(&lower[start..end]) {
-                self.after.matches_into(&lower[end + 1..], found);
+                chunked_matches(&self.after, &lower[end + 1..], found, &mut scratch);
                 hits.extend(found.iter().map(|&h| self.after_owners[h]).filter(|(f, _)| *f == folder).map(|(_, i)| i));
             }
             start = end + 1;
