@@ -86,6 +86,11 @@ pub fn find_config(dir: &Path) -> Option<PathBuf> {
 /// Reads and checks a configuration file; the error says what was wrong, and where.
 pub fn load_config(path: &Path) -> Result<ProjectConfig, String> {
     let shown = path.display();
+    // A link out of the project is not the project's configuration: its text (which a parse
+    // error would quote) is never read.
+    if let Some(real) = super::confine::leaves_project(path) {
+        return Err(format!("{shown} is a link to {}, outside the project: not read", real.display()));
+    }
     let (data, size) =
         agents::read_capped(path, CONFIG_MAX_BYTES + 1).map_err(|e| format!("cannot read {shown}: {e}"))?;
     if size > CONFIG_MAX_BYTES {

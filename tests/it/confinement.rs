@@ -62,6 +62,8 @@ fn hostile() -> Tree {
         "../outside": true,
         "~/.copilot/../../outside": true,
         "../outside/*.instructions.md": true,
+        // The workspace itself through the home folder: its links out are still links out.
+        "~/../r/evil": true,
     });
     t.write(
         "r/.vscode/settings.json",
@@ -72,6 +74,11 @@ fn hostile() -> Tree {
         format!("See [this]({}/linked.instructions.md).\n", outside.display()),
     );
     // Links out: a package's file, a rules folder, Cursor's rules, a link to the whole disk.
+    t.mkdir("r/evil");
+    t.symlink(outside.join("linked.instructions.md"), "r/evil/a.instructions.md");
+    t.symlink(&outside, "r/evil/sub");
+    t.mkdir("r/.github/instructions");
+    t.symlink(&outside, "r/.github/instructions/x");
     t.write("r/pkg/package.json", "{}\n");
     t.symlink(outside.join("AGENTS.md"), "r/pkg/AGENTS.md");
     t.mkdir("r/.claude");
@@ -352,5 +359,25 @@ fn ignore_files_count_from_the_repositorys_root_and_never_block() {
         let (o, _) = run_guarded(&t, &t.root(), &["effective", "--profile", "codex"]);
         assert!(String::from_utf8_lossy(&o.stdout).contains("Keep it small."), "{fifo}: {}", both(&o));
         std::fs::remove_file(&path).expect("remove the FIFO");
+    }
+}
+
+/// A configuration file linked out of the project is not read: its text would reach the output
+/// in a parse error's quoted line.
+#[test]
+fn a_configuration_file_linked_outside_is_not_read() {
+    let t = Tree::new();
+    t.write("outside/config.toml", "agents = [\"codex\"]\nSECRETWORD is not TOML\n");
+    assert!(Command::new("git").args(["init", "-q"]).arg(t.root()).status().expect("git").success());
+    t.write("r/AGENTS.md", "# Root rules\n");
+    t.symlink(t.path("outside/config.toml"), "r/instructions-lsp.toml");
+    for args in [&["check"][..], &["effective"], &["compare"]] {
+        let o = run(&t, &t.root(), args);
+        let out = both(&o);
+        assert_confined(&args.join(" "), &out);
+        assert!(
+            out.contains("instructions-lsp.toml is a link to") && out.contains("outside the project: not read"),
+            "{out}"
+        );
     }
 }

@@ -111,7 +111,14 @@ fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
 
 /// The files of folder `dir`, in its order, a sub-folder's files in its place, `depth` deep at
 /// most (VS Code's `resolveFilesAtLocation`: links followed, as its file service stats them).
-fn folder_files(dir: &Path, depth: usize, recurse: bool, seen: &mut usize, out: &mut Vec<PathBuf>) {
+fn folder_files(
+    dir: &Path,
+    depth: usize,
+    recurse: bool,
+    fence: Option<&Path>,
+    seen: &mut usize,
+    out: &mut Vec<PathBuf>,
+) {
     for path in sorted_entries(dir) {
         *seen += 1;
         if *seen > SEARCH_ENTRIES {
@@ -119,8 +126,10 @@ fn folder_files(dir: &Path, depth: usize, recurse: bool, seen: &mut usize, out: 
         }
         match stat(&path) {
             Some(m) if m.is_file => out.push(path),
-            Some(m) if m.is_dir && recurse && depth < FOLDER_DEPTH => {
-                folder_files(&path, depth + 1, recurse, seen, out)
+            Some(m)
+                if m.is_dir && recurse && depth < FOLDER_DEPTH && fence.is_none_or(|w| outside(&path, w).is_none()) =>
+            {
+                folder_files(&path, depth + 1, recurse, fence, seen, out)
             }
             _ => {}
         }
@@ -139,7 +148,9 @@ pub(super) fn location_files(location: &Path, workspace: &Path) -> Vec<PathBuf> 
             Some(m) if m.is_file => vec![location.to_path_buf()],
             Some(m) if m.is_dir => {
                 let mut out = Vec::new();
-                folder_files(location, 0, location != workspace, &mut 0, &mut out);
+                // In the workspace, a folder linked out of it is not listed.
+                let fence = inside_real(location, workspace).then_some(workspace);
+                folder_files(location, 0, location != workspace, fence, &mut 0, &mut out);
                 out
             }
             _ => Vec::new(),
@@ -195,7 +206,10 @@ pub(super) fn instruction_files(
         let Some(home) = home else { continue };
         let dir = crate::paths::normalize(&home.join(&l[2..]));
         if admitted(&dir, root, Some(home), prompts_home) && searched.insert(dir.clone()) {
-            add(location_files(&dir, root), Scope::Global, &mut out);
+            // A `~/` location that is the workspace's own folder is the repository's, and what
+            // links out of it is judged so.
+            let scope = if inside_real(&dir, root) { Scope::Project } else { Scope::Global };
+            add(location_files(&dir, root), scope, &mut out);
         }
     }
     add(location_files(prompts_home, root), Scope::Global, &mut out);
