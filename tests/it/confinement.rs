@@ -362,6 +362,28 @@ fn ignore_files_count_from_the_repositorys_root_and_never_block() {
     }
 }
 
+/// Copilot's own files linked out of the workspace: a `.github` folder linked outside is not
+/// searched for stray instructions, and a `.vscode/settings.json` linked outside (which could be
+/// the user's own settings) is not read, so what it says never shows.
+#[test]
+fn copilots_folders_and_settings_linked_outside_are_not_read() {
+    let t = Tree::new();
+    t.write("outside/gh/secret.instructions.md", "---\napplyTo: \"**\"\n---\nSECRETWORD\n");
+    t.write("outside/settings.json", r#"{"chat.instructionsFilesLocations": {"probe": true}}"#);
+    assert!(Command::new("git").args(["init", "-q"]).arg(t.root()).status().expect("git").success());
+    t.write("r/AGENTS.md", "# Root rules\nKeep it small.\n");
+    t.write("r/probe/x.instructions.md", "---\napplyTo: \"**\"\n---\nPROBE\n");
+    t.symlink(t.path("outside/gh"), "r/.github");
+    t.mkdir("r/.vscode");
+    t.symlink(t.path("outside/settings.json"), "r/.vscode/settings.json");
+    for args in [&["check", "--profile", "copilot"][..], &["effective", "--profile", "copilot", "--json"]] {
+        let o = run(&t, &t.root(), args);
+        let out = both(&o);
+        assert_confined(&args.join(" "), &out);
+        assert!(!out.contains("PROBE") && !out.contains("probe/x.instructions.md"), "{args:?}: {out}");
+    }
+}
+
 /// A configuration file linked out of the project is not read: its text would reach the output
 /// in a parse error's quoted line.
 #[test]

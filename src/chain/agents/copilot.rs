@@ -121,7 +121,10 @@ impl Settings {
     fn read(root: &Path, own: &BTreeMap<String, Value>) -> Self {
         let mut values = BTreeMap::new();
         let path = root.join(".vscode/settings.json");
-        if let Ok((data, _)) = read_capped(&path, 1024 * 1024) {
+        // A settings file linked out of the workspace is not the repository's (it may be the
+        // user's own): not read.
+        let linked_out = crate::chain::confine::leaves_project(&path).is_some();
+        if let Some((data, _)) = (!linked_out).then(|| read_capped(&path, 1024 * 1024).ok()).flatten() {
             let text = String::from_utf8_lossy(&data);
             if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&strip_jsonc(&text)) {
                 values.extend(map.into_iter().filter(|(k, _)| SETTINGS.contains(&k.as_str())));

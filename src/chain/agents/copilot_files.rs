@@ -269,10 +269,14 @@ fn find_stray_files(root: &Path) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
     for top in [".github", ".claude"] {
         let dir = root.join(top);
-        if !super::repo::is_dir(&dir) {
+        // (A folder linked out of the workspace is not the repository's to list.)
+        if !super::repo::is_dir(&dir) || outside(&dir, root).is_some() {
             continue;
         }
-        let mut walk = crate::chain::confine::walker(&dir, |_| true);
+        let root_real = super::read::real_path(root).unwrap_or_else(|_| root.to_path_buf());
+        let mut walk = crate::chain::confine::walker(&dir, move |e| {
+            !e.path_is_symlink() || crate::chain::confine::leaves(e.path(), &root_real).is_none()
+        });
         walk.max_depth(Some(12));
         for e in crate::chain::confine::entries(&mut walk, SEARCH_ENTRIES)
             .into_iter()
