@@ -71,18 +71,20 @@ const IGNORE_FILES: [&str; 1] = [".gitignore"];
 /// is absent (or cannot be looked at: the walk says so itself), a regular file or a folder (an
 /// error, not a wait), or a link to a file that stays in the project.
 fn ignore_files_readable(dir: &Path) -> bool {
-    IGNORE_FILES.iter().all(|name| {
-        let path = dir.join(name);
-        match fs::symlink_metadata(&path) {
-            Ok(m) if m.is_file() => true,
-            Ok(m) if m.file_type().is_symlink() => {
-                fs::metadata(&path).is_ok_and(|m| m.is_file()) && leaves_project(&path).is_none()
-            }
-            Ok(m) => m.is_dir(),
-            // Absent, or a folder that cannot be read: the walk reports that itself.
-            Err(_) => true,
+    IGNORE_FILES.iter().all(|name| ignore_file_readable(&dir.join(name)))
+}
+
+/// [`ignore_files_readable`] for one ignore file at `path`.
+fn ignore_file_readable(path: &Path) -> bool {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_file() => true,
+        Ok(m) if m.file_type().is_symlink() => {
+            fs::metadata(path).is_ok_and(|m| m.is_file()) && leaves_project(path).is_none()
         }
-    })
+        Ok(m) => m.is_dir(),
+        // Absent, or a folder that cannot be read: the walk reports that itself.
+        Err(_) => true,
+    }
 }
 
 /// A walk of the tree at `root` as every part of instructions-lsp takes it, with `keep` the
@@ -101,23 +103,20 @@ pub fn walker(root: &Path, keep: impl Fn(&ignore::DirEntry) -> bool + Send + Syn
     b.require_git(below_root).parents(below_root);
     if let Some(g) = &git {
         // `.git/info/exclude`, read once for the repository: not when it would block.
+        // (Resolved whole: `.git/info` itself may be a link out.)
         let exclude = g.join(".git/info/exclude");
-        b.git_exclude(fs::symlink_metadata(&exclude).is_err() || ignore_files_readable_path(&exclude));
+        let readable = fs::metadata(&exclude).is_ok_and(|m| m.is_file()) && leaves_project(&exclude).is_none();
+        b.git_exclude(fs::symlink_metadata(&exclude).is_err() || readable);
     }
     // The folders from the repository's root down to `root`, whose files the walk reads first.
-    let above_ok = root.ancestors().take_while(|d| git.as_ref().is_some_and(|g| d.starts_with(g)) || *d == root);
-    if !above_ok.collect::<Vec<_>>().iter().all(|d| ignore_files_readable(d)) {
+    let mut above = root.ancestors().take_while(|d| git.as_ref().is_some_and(|g| d.starts_with(g)) || *d == root);
+    if !above.all(ignore_files_readable) {
         b.git_ignore(false);
     }
     b.filter_entry(move |e| {
         keep(e) && (e.depth() == 0 || !e.file_type().is_some_and(|t| t.is_dir()) || ignore_files_readable(e.path()))
     });
     b
-}
-
-/// [`ignore_files_readable`] for one file.
-fn ignore_files_readable_path(path: &Path) -> bool {
-    fs::metadata(path).is_ok_and(|m| m.is_file()) && leaves_project(path).is_none()
 }
 
 /// Walks `builder`'s tree on every core, each thread adding the entries it meets to a part of
