@@ -477,6 +477,11 @@ impl Views for Shared {
         &self.cache
     }
 
+    /// From the folder's checked tree, the one its diagnostics come from.
+    fn starts(&self, session: &crate::session::Session) -> Option<crate::session::starts::Summary> {
+        Some(self.tree(session).starts.clone())
+    }
+
     /// The view of agent `name` in `folder` after the `touched` files, with its findings: from
     /// memory when nothing happened since it was computed and every directory it read is
     /// watched (`watch`: the session lets the server watch). `None` for a name that is not an
@@ -580,7 +585,9 @@ impl Shared {
                     s.settings
                         .all_names()
                         .chain(s.settings.root_markers.iter().map(String::as_str))
+                        // A package root appears or goes: where agents start changes.
                         .map(str::to_string)
+                        .chain(crate::session::starts::manifest_globs())
                         .collect::<Vec<_>>()
                 })
                 .collect();

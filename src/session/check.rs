@@ -22,7 +22,7 @@ use crate::chain::source::FileCache;
 use crate::chain::targets::Targets;
 use crate::paths;
 
-use super::starts::{Starts, starts};
+use super::starts::{ClassSaid, Missed, Starts, starts};
 use super::{RenderedFiles, render_files};
 
 mod engine;
@@ -56,6 +56,8 @@ pub struct Tree {
     /// Configurations below the tree's root that cannot be used: below them the tree's agents
     /// are checked (the server logs them; `check` stops, as for the root's own).
     pub config_errors: Vec<String>,
+    /// Where agents start in the tree, and what they miss in folders without files of their own.
+    pub starts: super::starts::Summary,
 }
 
 /// A nearer `instructions-lsp.toml` in a checked tree, and the agents started below it.
@@ -385,7 +387,7 @@ fn check_walked_from(
     if let Some(index) = walked.repo {
         repo.insert(index);
     }
-    let (mut findings, statements) =
+    let (mut findings, statements, classes) =
         agents::with_repo_cache(&repo, || check_dirs(root, settings, own, starts, keep, cores));
     findings.extend(walked.unreadable);
     findings.sort_by(|a, b| (&a.path, SpanKey::of(a.span), a.code).cmp(&(&b.path, SpanKey::of(b.span), b.code)));
@@ -395,6 +397,7 @@ fn check_walked_from(
         statements,
         configured: starts.configured().to_vec(),
         config_errors: starts.config_errors().to_vec(),
+        starts: starts.summary(classes),
     }
 }
 
@@ -457,7 +460,7 @@ fn check_dirs(
     starts: &Starts,
     mut keep: Option<Keep>,
     cores: Cores,
-) -> (Vec<Finding>, BTreeMap<PathBuf, Vec<Statement>>) {
+) -> (Vec<Finding>, BTreeMap<PathBuf, Vec<Statement>>, Vec<ClassSaid>) {
     let cache = FileCache::new();
     let project = starts.project.clone();
     // What agents started in the tree do with the project's files above it counts too (Codex
@@ -488,6 +491,8 @@ fn check_dirs(
     let mut loaded_ids = BTreeSet::new();
     // And those a read loads, with the first directory whose read does.
     let mut read_ids: BTreeMap<(&'static str, (u64, u64)), PathBuf> = BTreeMap::new();
+    // The classes of folders where an agent misses what its start gets.
+    let mut classes: Vec<ClassSaid> = Vec::new();
     // Files the engine's profile gets, from some directory.
     let mut reached: BTreeSet<PathBuf> = BTreeSet::new();
     // Every agent's view from every start, and what a read there loads for the agents that
@@ -626,6 +631,7 @@ fn check_dirs(
                 // file. They miss what they import from outside themselves.
                 if let Some(class) = starts.class(dir, &view) {
                     let words = class.words(shown_dir, super::starts::own_file(p));
+                    let mut misses = Vec::new();
                     let apart = class.apart.iter().map(|d| (d, format!("`{}`", shown_dir(d)), None));
                     for (at, place, said) in std::iter::once((&class.example, words.clone(), Some(&words))).chain(apart)
                     {
@@ -644,10 +650,27 @@ fn check_dirs(
                             }
                             if let Some(words) = said {
                                 f.message = started_in(&f.message, words);
+                                misses.push(Missed {
+                                    uri: paths::path_to_uri(&f.path),
+                                    path: show(&f.path),
+                                    message: f.message.clone(),
+                                });
                             }
                             let agent = f.agent.unwrap_or(p.name);
                             seen.at(&f.path, agent).add(f, &place);
                         }
+                    }
+                    if !misses.is_empty() {
+                        classes.push(ClassSaid {
+                            profile: p.name.to_string(),
+                            name: agents::display_name(p.name).to_string(),
+                            folders: words,
+                            start: shown_dir(&class.start),
+                            example: shown_dir(&class.example),
+                            package_roots: class.package_roots,
+                            named: class.named,
+                            misses,
+                        });
                     }
                 }
                 // An agent that loads nested files on a read, started at the project root (also
@@ -747,7 +770,7 @@ fn check_dirs(
     for list in statements.values_mut() {
         list.sort_by_key(|s| agents::NAMES.iter().position(|n| *n == s.agent));
     }
-    (findings, statements)
+    (findings, statements, classes)
 }
 
 /// `message` ("Claude Code, started in `crates/uv`, does not load …") said of the folders

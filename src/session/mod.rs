@@ -553,7 +553,8 @@ impl Session {
         let agents_on = self.profiles().iter().any(|p| crate::chain::agents::NAMES.contains(&p.as_str()));
         let config = crate::chain::targets::CONFIG_NAMES.contains(&name);
         self.settings.all_names().any(|n| n == name)
-            || ((agents_on || self.settings.targeted) && crate::chain::agents::is_agent_path(path))
+            || ((agents_on || self.settings.targeted)
+                && (crate::chain::agents::is_agent_path(path) || starts::is_manifest(name)))
             || config
             || self.settings.root_markers.iter().any(|m| m == name)
             || self.settings.global_file.as_ref().is_some_and(|g| g.path.starts_with(path))

@@ -39,6 +39,13 @@ pub trait Views {
         touched: &[PathBuf],
         watch: bool,
     ) -> Option<Arc<AgentAnswer>>;
+
+    /// Where agents start in `session`'s folder and what they miss in folders without files of
+    /// their own (see [`crate::session::starts`]), when the caller has checked the folder's
+    /// tree: the language server does for its diagnostics.
+    fn starts(&self, _session: &Session) -> Option<crate::session::starts::Summary> {
+        None
+    }
 }
 
 /// [`Views`] that computes every view afresh.
@@ -87,6 +94,10 @@ pub struct ProfileResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<String>,
     pub files: Vec<ProfileFile>,
+    /// The imports the agent does not load because of the folder it starts in, each in the
+    /// words `effective` and `compare` print (see [`skipped_imports`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub imports_skipped: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -167,13 +178,19 @@ impl Query<'_> {
             // What an editor shows first: the selected agents, unless the user chose the
             // engine's rules with `profile`.
             let view = if session.settings.profile_chosen || selected.is_empty() { "engine" } else { "agents" };
-            return to_value(serde_json::to_value(serde_json::json!({
+            let mut answer = serde_json::json!({
                 "folder": folder,
                 "selected": selected,
                 "selectedBecause": said,
                 "view": view,
                 "profiles": all,
-            })));
+            });
+            if let Some(starts) = q.views.starts(session) {
+                // The places judged depend on the whole tree: not remembered with the answer.
+                *q.dirs.borrow_mut() = None;
+                answer["starts"] = to_value(serde_json::to_value(starts))?;
+            }
+            return Ok(answer);
         }
         if let Some(p) = Profile::parse(name) {
             return to_value(serde_json::to_value(q.engine(p)));
@@ -274,6 +291,7 @@ pub fn from_agent(view: &AgentView, show: impl Fn(&Path) -> String) -> ProfileRe
         text: view.text.clone(),
         parts: view.parts.clone(),
         budget: view.budget.clone(),
+        imports_skipped: skipped_imports(view, &show),
         files: view
             .files
             .iter()
@@ -334,8 +352,11 @@ pub fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
             path: s.path.clone(),
             scope: "project".into(),
             status: "shadowed".into(),
-            // Never read, but shown with its size.
-            bytes: crate::paths::uri_to_path(&s.uri).and_then(|p| std::fs::metadata(p).ok()).map_or(0, |m| m.len()),
+            // Never read, but shown with its size; one linked out of the project is not measured.
+            bytes: crate::paths::uri_to_path(&s.uri)
+                .filter(|p| crate::chain::confine::leaves_project(p).is_none())
+                .and_then(|p| std::fs::metadata(p).ok())
+                .map_or(0, |m| m.len()),
             included_bytes: 0,
             by: s.shadowed_by.as_ref().map(path_of),
             globs: Vec::new(),
@@ -351,5 +372,6 @@ pub fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
         parts,
         budget: Some(engine_budget(r.budget_bytes)),
         files,
+        imports_skipped: Vec::new(),
     }
 }

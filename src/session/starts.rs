@@ -45,9 +45,17 @@ pub const MANIFESTS: &[&str] = &[
     "Project.toml",
 ];
 
+/// The endings of the files that make a folder a package root, besides [`MANIFESTS`].
+const MANIFEST_ENDINGS: &[&str] = &[".csproj", ".fsproj", ".vbproj", ".cabal"];
+
+/// [`MANIFESTS`] and [`MANIFEST_ENDINGS`] as file globs, for a client that watches for us.
+pub fn manifest_globs() -> impl Iterator<Item = String> {
+    MANIFESTS.iter().map(|n| n.to_string()).chain(MANIFEST_ENDINGS.iter().map(|e| format!("*{e}")))
+}
+
 /// Whether a file named `name` makes its folder a package root.
 pub fn is_manifest(name: &str) -> bool {
-    MANIFESTS.contains(&name) || [".csproj", ".fsproj", ".vbproj", ".cabal"].iter().any(|e| name.ends_with(e))
+    MANIFESTS.contains(&name) || MANIFEST_ENDINGS.iter().any(|e| name.ends_with(e))
 }
 
 /// Whether a folder at `rel` (below the tree's root) may be a place where people start agents:
@@ -132,6 +140,62 @@ impl Starts {
             apart: apart.into_iter().map(|(d, _)| d.clone()).collect(),
             bounded: bounded.into_iter().map(Path::to_path_buf).collect(),
         })
+    }
+}
+
+/// Where agents start in a checked tree, as an editor's sidebar and a client show it: how many
+/// places of each kind, and each class of folders where an agent misses what its start gets.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// The folders below the tree's root with files of their own: with the root, where views
+    /// are worked out.
+    pub with_files: usize,
+    /// Package roots and folders named in `starts` without files of their own.
+    pub package_roots: usize,
+    pub named: usize,
+    pub classes: Vec<ClassSaid>,
+}
+
+/// One class of folders (see [`Class`]) for one agent, and the files it misses there, each with
+/// the sentence `check` says about it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClassSaid {
+    pub profile: String,
+    /// The agent's name for people ("Claude Code").
+    pub name: String,
+    /// The folders, in words: "any folder below `.` without its own `CLAUDE.md` (such as …)".
+    pub folders: String,
+    /// The start they are below and the folder that stands for them, named from the project root.
+    pub start: String,
+    pub example: String,
+    pub package_roots: usize,
+    pub named: usize,
+    pub misses: Vec<Missed>,
+}
+
+/// A file a class of folders misses, and `check`'s finding about it there.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Missed {
+    pub uri: String,
+    pub path: String,
+    pub message: String,
+}
+
+impl Starts {
+    /// The summary of these places, with the `classes` a check found.
+    pub fn summary(&self, classes: Vec<ClassSaid>) -> Summary {
+        let without_files =
+            |kind: Kind| self.places.iter().filter(|(d, k)| **k == kind && !self.dirs.contains(*d)).count();
+        Summary {
+            // The tree's root is always one of `dirs`.
+            with_files: self.dirs.len().saturating_sub(1),
+            package_roots: without_files(Kind::PackageRoot),
+            named: without_files(Kind::Named),
+            classes,
+        }
     }
 }
 

@@ -3,12 +3,12 @@
 //! (text, JSON, SARIF, Markdown, the MCP server's answers, a hook's) grepped for the secret's
 //! words and for its sizes. Nothing outside the project is opened, listed or measured.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use crate::common::tree::Tree;
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// The secret's words; none of them may reach any output.
 const WORDS: &[&str] = &["SECRETWORD", "SECRETDESC", "secret.instructions.md", "secret-rule.md"];
@@ -89,6 +89,9 @@ fn hostile() -> Tree {
     t.symlink("/", "r/lib/root");
     t.write("r/lib/Cargo.toml", "[package]\n");
     t.symlink(outside.join("CLAUDE.md"), "r/lib/CLAUDE.md");
+    // A link out that a file beside it shadows: listed, never measured.
+    t.write("r/svc/AGENTS.md", "# Service\n");
+    t.symlink(outside.join("CLAUDE.md"), "r/svc/CLAUDE.md");
     t
 }
 
@@ -203,44 +206,19 @@ fn diff_reads_nothing_outside_the_repository_through_either_side() {
 fn the_mcp_server_and_the_hooks_read_nothing_outside_the_repository() {
     let t = hostile();
     let r = t.root();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
-        .arg("mcp")
-        .current_dir(&r)
-        .env("HOME", t.home())
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("DSH_HOME")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("mcp");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let mut say = |v: Value| writeln!(stdin, "{v}").and_then(|()| stdin.flush()).expect("write");
-    say(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}));
-    say(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    let mut id = 1;
     let mut calls = Vec::new();
     for profile in PROFILES.iter().chain(&["all"]) {
-        for path in [r.clone(), r.join("pkg"), r.join("lib")] {
+        for path in [r.clone(), r.join("pkg"), r.join("lib"), r.join("svc")] {
             calls.push(("instructions_for", json!({"path": path, "profile": profile})));
         }
     }
     calls.push(("instructions_touch", json!({"path": r.join("pkg/package.json")})));
     calls.push(("instructions_transitions", json!({"path": r})));
     let mut answers = String::new();
-    let _ = lines.next();
-    for (name, args) in &calls {
-        say(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}}));
-        id += 1;
-        let line = lines.next().expect("an answer").expect("read");
-        assert!(line.contains("\"result\""), "{name} {args}: {line}");
-        answers.push_str(&line);
+    for ((name, args), answer) in calls.iter().zip(crate::common::mcp_calls(&t, &r, &calls)) {
+        assert!(answer.get("result").is_some(), "{name} {args}: {answer}");
+        answers.push_str(&answer.to_string());
     }
-    drop(lines);
-    let _ = child.kill();
-    let _ = child.wait();
     assert!(answers.contains("Keep it small."), "control: the project's own rules reach MCP");
     assert_confined("mcp", &answers);
 
@@ -270,12 +248,14 @@ async fn the_language_server_reads_nothing_outside_the_repository() {
     let t = hostile();
     let r = t.root();
     let profiles = json!(["dsh", "codex", "claude", "gemini", "opencode", "dsh-next", "copilot", "cursor"]);
-    let mut c = Client::start(&t.home(), &[&r], json!({"profiles": profiles})).await;
+    // `svc` as a folder of its own: its shadowed link out is listed in the folder's answers.
+    let svc = r.join("svc");
+    let mut c = Client::start(&t.home(), &[&r, &svc], json!({"profiles": profiles})).await;
     // The link out is reported, placed without opening its target.
     let link = c.diagnostic(&r.join("pkg/AGENTS.md"), "linkOutside").await;
     assert_eq!(link["range"]["end"]["character"], 0, "{link}");
     let mut answers = String::new();
-    for dir in [r.clone(), r.join("pkg"), r.join("lib")] {
+    for dir in [r.clone(), r.join("pkg"), r.join("lib"), svc] {
         let all = c.effective(json!({"uri": uri(&dir), "profile": "all"})).await;
         answers.push_str(&all.to_string());
     }

@@ -236,6 +236,9 @@ async fn without_watching_changes_come_through_registered_did_change_watched_fil
     assert!(
         registration["registerOptions"]["watchers"][0]["globPattern"].as_str().is_some_and(|g| g.contains("AGENTS.md"))
     );
+    // A package root that appears or goes changes where agents start.
+    let glob = registration["registerOptions"]["watchers"][0]["globPattern"].as_str().unwrap_or_default();
+    assert!(glob.contains(",Cargo.toml,") && glob.contains(",*.csproj"), "{glob}");
     c.wait_seq(&root, 1).await;
     t.write("r/AGENTS.md", "v2");
     c.sync().await;

@@ -226,3 +226,68 @@ fn starts_are_bounded_and_never_come_from_outside_the_project() {
     let out = stdout(&o);
     assert!(out.contains("started in any folder below `.` without its own `CLAUDE.md` (such as `sub`)"), "{out}");
 }
+
+/// The editor shows the same places and the same words as `check`: the `targets` answer counts
+/// where agents start and says each class with the sentence of its diagnostic; in a package,
+/// each agent's answer (the server's and MCP's) says the import it skips there. A package
+/// root that appears is counted at once.
+#[tokio::test]
+async fn the_editor_and_mcp_show_where_agents_start_as_check_says_it() {
+    use crate::common::lsp::{Client, uri};
+    use serde_json::json;
+    let t = Tree::new();
+    t.write("r/AGENTS.md", "rules\n");
+    t.write("r/CLAUDE.md", "@AGENTS.md\n");
+    for c in ["a", "b", "c"] {
+        t.write(&format!("r/crates/{c}/Cargo.toml"), "[package]\n");
+    }
+    let root = t.root();
+    let krate = t.path("r/crates/a");
+    let mut c = Client::start(&t.home(), &[&root, &krate], json!({})).await;
+    let agents_md = t.path("r/AGENTS.md");
+    let said = |roots: usize| {
+        format!(
+            "Claude Code, started in any folder below `.` without its own `CLAUDE.md` (such as `crates/a` and {} \
+             other package roots), {MISSES}",
+            roots - 1
+        )
+    };
+    let diagnostic = c.diagnostic(&agents_md, "importOutside").await;
+    assert_eq!(diagnostic["message"], said(3));
+    let targets = c.effective(json!({"uri": uri(&root), "profile": "targets"})).await;
+    let starts = &targets["starts"];
+    assert_eq!((starts["withFiles"].as_u64(), starts["packageRoots"].as_u64()), (Some(0), Some(3)), "{starts}");
+    let class = &starts["classes"][0];
+    assert_eq!(starts["classes"].as_array().map(Vec::len), Some(1), "{starts}");
+    assert_eq!((class["profile"].as_str(), class["example"].as_str()), (Some("claude"), Some("crates/a")));
+    assert_eq!(class["misses"][0]["path"], "AGENTS.md");
+    assert_eq!(class["misses"][0]["uri"], uri(&agents_md));
+    assert_eq!(class["misses"][0]["message"], diagnostic["message"], "one sentence on every edge");
+    // In the crate, Claude Code's own answer says what it skips, as `effective` prints it.
+    let in_crate = c.effective(json!({"uri": uri(&krate), "profile": "targets"})).await;
+    let claude = in_crate["profiles"].as_array().and_then(|p| p.iter().find(|p| p["profile"] == "claude"));
+    let skipped = claude.map(|p| p["importsSkipped"].clone()).unwrap_or_default();
+    assert_eq!(skipped, json!([format!("AGENTS.md: Claude Code, started in `crates/a`, {MISSES}")]));
+    // A new package root: the diagnostics and the answer count it.
+    t.write("r/crates/d/Cargo.toml", "[package]\n");
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri(&t.path("r/crates/d/Cargo.toml")), "type": 1}]}),
+    )
+    .await;
+    let grown = said(4);
+    c.diagnostics_until(&agents_md, "a fourth package root", |d| d.iter().any(|d| d["message"] == grown.as_str()))
+        .await;
+    let targets = c.effective(json!({"uri": uri(&root), "profile": "targets"})).await;
+    assert_eq!(targets["starts"]["packageRoots"], 4, "{}", targets["starts"]);
+    assert_eq!(targets["starts"]["classes"][0]["misses"][0]["message"], grown.as_str());
+    c.finish().await;
+
+    // MCP started in the crate says the same for Claude Code.
+    let mcp =
+        crate::common::mcp_calls(&t, &krate, &[("instructions_for", json!({"path": krate, "profile": "claude"}))]);
+    assert_eq!(
+        mcp[0]["result"]["structuredContent"]["importsSkipped"],
+        json!([format!("AGENTS.md: Claude Code, started in `crates/a`, {MISSES}")])
+    );
+}

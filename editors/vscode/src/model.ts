@@ -206,6 +206,37 @@ export interface ProfileResult {
   bytes: number;
   budget?: string;
   files: ProfileFile[];
+  /** The imports the agent skips because of the folder it starts in, each as `effective` says it. */
+  importsSkipped?: string[];
+}
+
+/** A file a class of folders misses, with the sentence of its `importOutside` diagnostic. */
+export interface Missed {
+  uri: string;
+  path: string;
+  message: string;
+}
+
+/** A class of folders where an agent misses what its start gets. */
+export interface ClassSaid {
+  profile: string;
+  name: string;
+  /** "any folder below `.` without its own `CLAUDE.md` (such as `crates/uv` and 41 other package roots)" */
+  folders: string;
+  start: string;
+  example: string;
+  packageRoots: number;
+  named: number;
+  misses: Missed[];
+}
+
+/** Where agents start in the folder's tree: the same places `check` judges. */
+export interface StartsSummary {
+  /** Folders below this one with instruction files of their own. */
+  withFiles: number;
+  packageRoots: number;
+  named: number;
+  classes: ClassSaid[];
 }
 
 /** The answer to `instructions/effective` with `profile: "targets"` (or `"all"`). */
@@ -216,6 +247,55 @@ export interface AllProfiles {
   selectedBecause?: string;
   /** What to show first: the selected agents, or the engine's blocks (the `profile` setting). */
   view?: "agents" | "engine";
+  /** Where agents start in the folder's tree (the language server's answer; absent elsewhere). */
+  starts?: StartsSummary;
+}
+
+function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/**
+ * "Where agents start": how many places of each kind the folder's checks judge, and each class
+ * of folders where an agent misses what its start gets, with the file and the diagnostic's words.
+ */
+export function startsNode(base: string, s: StartsSummary): Node {
+  const kinds = [
+    "this folder",
+    ...(s.withFiles ? [plural(s.withFiles, "folder with files", "folders with files")] : []),
+    ...(s.packageRoots ? [plural(s.packageRoots, "package root", "package roots")] : []),
+    ...(s.named ? [plural(s.named, "named start", "named starts")] : []),
+  ];
+  const classes = s.classes.map((c, i): Node => {
+    const files = c.misses.map((m) => m.path);
+    return {
+      id: `${base}#starts#${i}`,
+      label: c.name,
+      description: `misses ${files.join(", ")} in ${c.folders.replace(/`/g, "")}`,
+      tooltip: c.misses.map((m) => `${m.path}: ${m.message}`).join("\n\n"),
+      icon: "omitted",
+      children: c.misses.map((m, j): Node => ({
+        id: `${base}#starts#${i}#${j}`,
+        label: m.path,
+        description: "not loaded there",
+        tooltip: m.message,
+        icon: "skipped",
+        uri: m.uri,
+      })),
+    };
+  });
+  return {
+    id: `${base}#starts`,
+    label: "Where agents start",
+    description: kinds.join(" · "),
+    tooltip:
+      "The places agents are judged from, as `instructions-lsp check` judges them: the root, every folder with " +
+      "instruction files, every package root and the folders `starts` names; any other folder gets its nearest " +
+      "start's view, except where listed below",
+    icon: classes.length ? "omitted" : "loaded",
+    collapsed: classes.length === 0,
+    children: classes.length ? classes : [note(`${base}#starts#none`, "Every agent gets its start's files in the folders below it")],
+  };
 }
 
 const REACHES = new Set(["loaded", "truncated"]);
@@ -234,11 +314,13 @@ function profileNode(base: string, p: ProfileResult, collapsed: boolean, marks?:
   const description = `${files_} · ${formatBytes(p.bytes)}${cut.length ? ` · cuts ${cut.join(", ")}` : ""}`;
   const files = p.files.map((f, i): Node => {
     const waits = f.status === "waiting" && f.globs?.length ? ` · loads when a file matching ${f.globs.join(", ")} is read` : "";
+    // Why an import does not load where the agent starts, in the words `effective` prints.
+    const why = p.importsSkipped?.find((l) => l.startsWith(`${f.path}: `))?.slice(f.path.length + 2);
     return {
       id: `${base}#agents#${p.profile}#${i}`,
       label: f.path,
       description: `${f.status}${f.by ? ` (${f.by})` : ""} · ${fileSize(f)} · ${f.scope}${waits}`,
-      tooltip: `${f.path}\n${p.name ?? p.profile}: ${f.status}${f.by ? ` (${f.by})` : ""}${waits}\n${f.includedBytes} of ${f.bytes} bytes reach the agent`,
+      tooltip: `${f.path}\n${p.name ?? p.profile}: ${f.status}${f.by ? ` (${f.by})` : ""}${waits}\n${f.includedBytes} of ${f.bytes} bytes reach the agent${why ? `\n\n${why}` : ""}`,
       icon: profileIcon(f.status),
       uri: f.uri,
       cutBytes: f.status === "truncated" ? f.includedBytes : undefined,
@@ -283,6 +365,7 @@ export function agentsFolderNode(name: string, e: Effective, all: AllProfiles, a
     tooltip: all.selectedBecause,
     children: [
       ...all.profiles.map((p) => profileNode(e.folder, p, false, marks)),
+      ...(all.starts ? [startsNode(e.folder, all.starts)] : []),
       {
         id: `${e.folder}#served`,
         label: "Served blocks",

@@ -49,3 +49,41 @@ pub fn peak_rss_kb(pid: u32) -> u64 {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
 }
+
+/// The MCP server started in `cwd` with the tree's home, initialized by a plain client: the
+/// response to each of `calls` (a tool's name and arguments), in order.
+pub fn mcp_calls(t: &tree::Tree, cwd: &std::path::Path, calls: &[(&str, serde_json::Value)]) -> Vec<serde_json::Value> {
+    use serde_json::json;
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
+        .arg("mcp")
+        .current_dir(cwd)
+        .env("HOME", t.home())
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("DSH_HOME")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut say = |v: serde_json::Value| writeln!(stdin, "{v}").and_then(|()| stdin.flush()).expect("write");
+    say(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}));
+    say(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let _ = lines.next();
+    let mut answers = Vec::new();
+    for (id, (name, args)) in calls.iter().enumerate() {
+        say(
+            json!({"jsonrpc": "2.0", "id": id + 1, "method": "tools/call", "params": {"name": name, "arguments": args}}),
+        );
+        let line = lines.next().expect("an answer").expect("read");
+        answers.push(serde_json::from_str(&line).expect("a JSON answer"));
+    }
+    drop(lines);
+    let _ = child.kill();
+    let _ = child.wait();
+    answers
+}

@@ -132,6 +132,8 @@ try {
     const order = ["Codex 1 file ·", "AGENTS.md loaded", "Claude Code 1 file ·", "CLAUDE.md loaded", "opencode 1 file ·", "Served blocks"].map((s) => at(alphaRows, s));
     if (order.some((i, k) => i < 0 || (k > 0 && i <= order[k - 1]))) throw new Error(`alpha: ${JSON.stringify(alphaRows)}`);
     if (alphaRows.some((t) => t.startsWith("DeepSeek Harness"))) throw new Error("dsh-next is not targeted here");
+    // Where agents start, as `check` judges: alpha's own folder; no agent misses a file below it.
+    if (!alphaRows.some((t) => t.startsWith("Where agents start this folder"))) throw new Error(`alpha: ${JSON.stringify(alphaRows)}`);
     // beta's instructions-lsp.toml gives Codex a 1200-byte budget: Codex cuts AGENTS.md.
     if (!betaRows.some((t) => /^Codex 1 file · [\d.]+ KiB · cuts AGENTS\.md/.test(t))) throw new Error(`beta: ${JSON.stringify(betaRows)}`);
     if (!betaRows.some((t) => /^AGENTS\.md truncated · 1\.2 KiB of 3\.6 KiB/.test(t))) throw new Error(`beta: ${JSON.stringify(betaRows)}`);

@@ -22,6 +22,7 @@ import {
   DiffResult,
   hasMarks,
   markFolder,
+  startsNode,
 } from "../../src/model";
 
 const load = (name: string): Effective => JSON.parse(readFileSync(join(__dirname, "../../test/unit/fixtures", name), "utf8"));
@@ -217,4 +218,35 @@ test("the rows of changed agents say so, with the changes in their tooltip", () 
   const agents = agentsNode(e.folder, all, marks);
   assert.ok(agents.children![0].description!.endsWith("changed since HEAD"));
   assert.ok(markFolder(folderNode("acme", e), marks).description!.endsWith(" · changed since HEAD"));
+});
+
+// Recorded from the server with `profile: "targets"` at the root and in `crates/api` of a
+// repository whose CLAUDE.md is `@AGENTS.md`, with three crates.
+const starts = (): { root: AllProfiles; crate: AllProfiles } =>
+  JSON.parse(readFileSync(join(__dirname, "../../test/unit/fixtures/profiles-starts.json"), "utf8"));
+
+test("the folder shows where agents start and what a class of folders misses, in check's words", () => {
+  const { root, crate } = starts();
+  const node = agentsFolderNode("acme", load("effective-cut.json"), root);
+  const where = node.children!.find((c) => c.label === "Where agents start")!;
+  assert.equal(where.description, "this folder · 3 package roots");
+  assert.equal(where.collapsed, false, "a class that misses files is shown open");
+  const [claude] = where.children!;
+  assert.equal(claude.label, "Claude Code");
+  assert.equal(claude.description, "misses AGENTS.md in any folder below . without its own CLAUDE.md (such as crates/api and 2 other package roots)");
+  const [file] = claude.children!;
+  assert.equal(file.uri, "file:///home/dev/acme/AGENTS.md");
+  assert.equal(file.tooltip, root.starts!.classes[0].misses[0].message);
+  assert.match(file.tooltip!, /^Claude Code, started in any folder below `\.` .* does not load this file, which CLAUDE\.md imports/);
+  // In the crate, Claude Code's row says why AGENTS.md is outside.
+  const inCrate = agentsFolderNode("api", load("effective-cut.json"), crate);
+  const claudeRow = inCrate.children!.find((c) => c.label === "Claude Code")!;
+  const agentsMd = claudeRow.children!.find((f) => f.label === "AGENTS.md")!;
+  assert.match(agentsMd.description!, /^outside/);
+  assert.match(agentsMd.tooltip!, /\n\nClaude Code, started in `crates\/api`, does not load this file, which CLAUDE\.md imports/);
+  // Without a class, the group is a closed line that says so.
+  const plain = startsNode("f", { withFiles: 2, packageRoots: 0, named: 1, classes: [] });
+  assert.equal(plain.description, "this folder · 2 folders with files · 1 named start");
+  assert.equal(plain.collapsed, true);
+  assert.deepEqual(plain.children!.map((c) => c.label), ["Every agent gets its start's files in the folders below it"]);
 });
