@@ -101,22 +101,40 @@ pub fn walker(root: &Path, keep: impl Fn(&ignore::DirEntry) -> bool + Send + Syn
     // there is nothing above to read (and no folder below needs asking whether it holds `.git`).
     let below_root = git.as_deref().is_some_and(|g| g != root);
     b.require_git(below_root).parents(below_root);
-    if let Some(g) = &git {
-        // `.git/info/exclude`, read once for the repository: not when it would block.
-        // (Resolved whole: `.git/info` itself may be a link out.)
-        let exclude = g.join(".git/info/exclude");
-        let readable = fs::metadata(&exclude).is_ok_and(|m| m.is_file()) && leaves_project(&exclude).is_none();
-        b.git_exclude(fs::symlink_metadata(&exclude).is_err() || readable);
-    }
+    // The `ignore` crate would read the exclude file of every repository the walk meets, through
+    // the `.git` files (`gitdir:`) and `commondir` files they name, wherever those lead: a FIFO
+    // there blocks, `/dev/zero` fills the memory. Only the repository's own, read here.
+    b.git_exclude(false);
+    let exclude = git.as_deref().and_then(git_exclude);
     // The folders from the repository's root down to `root`, whose files the walk reads first.
     let mut above = root.ancestors().take_while(|d| git.as_ref().is_some_and(|g| d.starts_with(g)) || *d == root);
     if !above.all(ignore_files_readable) {
         b.git_ignore(false);
     }
     b.filter_entry(move |e| {
-        keep(e) && (e.depth() == 0 || !e.file_type().is_some_and(|t| t.is_dir()) || ignore_files_readable(e.path()))
+        let dir = e.file_type().is_some_and(|t| t.is_dir());
+        let excluded = || exclude.as_ref().is_some_and(|x| x.matched(e.path(), dir).is_ignore());
+        keep(e) && (e.depth() == 0 || !(dir && !ignore_files_readable(e.path()) || excluded()))
     });
     b
+}
+
+/// The `.git/info/exclude` of the repository at `git`, when its `.git` is a folder (a worktree's
+/// or submodule's `.git` file leads elsewhere) and the file is a regular file in the project.
+/// (Checked as the walk goes, it ranks below the `.gitignore` files, as in git, except that a
+/// `.gitignore` cannot take back what it excludes.)
+fn git_exclude(git: &Path) -> Option<ignore::gitignore::Gitignore> {
+    let exclude = git.join(".git/info/exclude");
+    let plain = fs::symlink_metadata(git.join(".git")).is_ok_and(|m| m.is_dir())
+        && fs::metadata(&exclude).is_ok_and(|m| m.is_file())
+        && leaves_project(&exclude).is_none();
+    if !plain {
+        return None;
+    }
+    let mut b = ignore::gitignore::GitignoreBuilder::new(git);
+    // A line that is no pattern is left out, as git leaves it.
+    let _ = b.add(&exclude);
+    b.build().ok().filter(|x| !x.is_empty())
 }
 
 /// Walks `builder`'s tree on every core, each thread adding the entries it meets to a part of

@@ -342,6 +342,53 @@ fn ignore_files_count_from_the_repositorys_root_and_never_block() {
     }
 }
 
+/// Nested repositories (and a worktree's `.git` file) name git folders of their own: their
+/// `.git/info/exclude` and the `gitdir` and `commondir` their `.git` files point at are never
+/// read, so a FIFO there blocks nothing, `/dev/zero` fills no memory, and an exclude file outside
+/// the project hides none of the project's files.
+#[test]
+fn nested_repositories_git_files_are_never_read() {
+    let t = Tree::new();
+    let fifo = |rel: &str| {
+        let path = t.path(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        assert!(Command::new("mkfifo").arg(&path).status().expect("mkfifo").success());
+    };
+    // Outside: a git folder whose `commondir` blocks, and one whose exclude hides AGENTS.md.
+    fifo("outside/blocking/commondir");
+    t.write("outside/hiding/commondir", ".\n");
+    t.write("outside/hiding/info/exclude", "AGENTS.md\n");
+    assert!(Command::new("git").args(["init", "-q"]).arg(t.root()).status().expect("git").success());
+    t.write("r/AGENTS.md", "# Root rules\nKeep it small.\n");
+    fifo("r/n1/.git/info/exclude");
+    t.write("r/n2/.git", format!("gitdir: {}\n", t.path("outside/blocking").display()));
+    t.mkdir("r/n3/.git/info");
+    t.symlink("/dev/zero", "r/n3/.git/info/exclude");
+    t.write("r/n4/.git", format!("gitdir: {}\n", t.path("outside/hiding").display()));
+    // The repository's own exclude file counts, below its `.gitignore` files.
+    t.write("r/.git/info/exclude", "hidden/\n");
+    for n in ["n1", "n2", "n3", "n4", "hidden"] {
+        t.write(&format!("r/{n}/AGENTS.md"), "# nested\n");
+        t.write(&format!("r/{n}/AGENTS.override.md"), "# override\n");
+    }
+    let (o, finished) = run_guarded(&t, &t.root(), &["check", "--profile", "codex"]);
+    assert!(finished, "`check` blocked: {}", both(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for n in ["n1", "n2", "n3", "n4"] {
+        assert!(out.contains(&format!("{n}/AGENTS.md:1:1: warning[notRead]")), "{n} is checked: {}", both(&o));
+    }
+    assert!(!out.contains("hidden/"), "the repository's exclude file holds: {}", both(&o));
+    for args in [&["effective"][..], &["compare", "--all"]] {
+        let (o, finished) = run_guarded(&t, &t.root(), args);
+        assert!(finished && o.status.code() == Some(0), "{args:?}: {}", both(&o));
+    }
+    // A worktree's `.git` file at the root: its `commondir` is not read either.
+    std::fs::remove_dir_all(t.path("r/.git")).expect("rm .git");
+    t.write("r/.git", format!("gitdir: {}\n", t.path("outside/blocking").display()));
+    let (o, finished) = run_guarded(&t, &t.root(), &["check", "--profile", "codex"]);
+    assert!(finished && o.status.code() == Some(1), "{}", both(&o));
+}
+
 /// Copilot's own files linked out of the workspace: a `.github` folder linked outside is not
 /// searched for stray instructions, and a `.vscode/settings.json` linked outside (which could be
 /// the user's own settings) is not read, so what it says never shows.
