@@ -27,13 +27,46 @@ pub fn git_root(dir: &Path) -> Option<&Path> {
     dir.ancestors().find(|d| d.join(".git").symlink_metadata().is_ok())
 }
 
-/// The real location of `path` when the path leads out of the project it is written in (the
-/// nearest folder above it holding `.git`; without one, the folder it is in), through a link to
-/// it or to a folder on its way, or into `/proc`, `/sys` or `/dev`. `None` for a path that stays
-/// inside, and for one that does not resolve (nothing is there to read).
+/// The folder of the project `dir` is in: the nearest folder at or above it holding `.git`
+/// (without one, `dir`), unless a link led there: a folder holding `.git` whose real location
+/// lies outside a repository above it (`.claude -> ~/other-repo`) is that repository's link to
+/// somewhere else, and the repository above is the project. Then a link cannot make another
+/// repository part of this one.
+pub fn project_folder(dir: &Path) -> &Path {
+    project_folder_by(dir, |d| d.join(".git").symlink_metadata().is_ok(), real_location)
+}
+
+/// [`project_folder`] with the caller's own ways to ask whether a folder holds `.git` and where
+/// a path really is (a view's memo of the file system).
+pub fn project_folder_by<'a>(
+    dir: &'a Path,
+    holds_git: impl Fn(&Path) -> bool,
+    real_location: impl Fn(&Path) -> std::io::Result<PathBuf>,
+) -> &'a Path {
+    let real = |p: &Path| real_location(p).unwrap_or_else(|_| p.to_path_buf());
+    let git_root = |d: &'a Path| d.ancestors().find(|a| holds_git(a));
+    let Some(mut project) = git_root(dir) else { return dir };
+    let mut base: Option<PathBuf> = None;
+    let mut above = project.parent();
+    while let Some(outer) = above.and_then(git_root) {
+        let inner = base.get_or_insert_with(|| real(project));
+        let outer_real = real(outer);
+        if !inner.starts_with(&outer_real) {
+            project = outer;
+            *inner = outer_real;
+        }
+        above = outer.parent();
+    }
+    project
+}
+
+/// The real location of `path` when the path leads out of the project it is written in (see
+/// [`project_folder`]), through a link to it or to a folder on its way, or into `/proc`, `/sys`
+/// or `/dev`. `None` for a path that stays inside, and for one that does not resolve (nothing
+/// is there to read).
 pub fn leaves_project(path: &Path) -> Option<PathBuf> {
     let parent = path.parent()?;
-    let project = git_root(parent).unwrap_or(parent);
+    let project = project_folder(parent);
     let base = fs::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
     leaves(path, &base)
 }

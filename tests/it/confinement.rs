@@ -389,6 +389,27 @@ fn nested_repositories_git_files_are_never_read() {
     assert!(finished && o.status.code() == Some(1), "{}", both(&o));
 }
 
+/// A folder linked to another repository is not part of this one because the other holds
+/// `.git`: `.claude -> ../other` leads out of the project, and its rules are not listed.
+#[test]
+fn a_link_to_another_repository_leads_out_of_the_project() {
+    let t = Tree::new();
+    for repo in ["other", "r"] {
+        assert!(Command::new("git").args(["init", "-q"]).arg(t.path(repo)).status().expect("git").success());
+    }
+    t.write("other/rules/secret-rule.md", secret("---\npaths: [\"**\"]\n---\n"));
+    t.write("r/CLAUDE.md", "# Root rules\nKeep it small.\n");
+    t.symlink(t.path("other"), "r/.claude");
+    for args in
+        [&["check", "--profile", "claude"][..], &["effective", "--profile", "claude", "--json"], &["compare", "--all"]]
+    {
+        let o = run(&t, &t.root(), args);
+        let out = both(&o);
+        assert_confined(&args.join(" "), &out);
+        assert!(out.contains(".claude/rules"), "{args:?}: the folder is said as one link out: {out}");
+    }
+}
+
 /// Copilot's own files linked out of the workspace: a `.github` folder linked outside is not
 /// searched for stray instructions, and a `.vscode/settings.json` linked outside (which could be
 /// the user's own settings) is not read, so what it says never shows.

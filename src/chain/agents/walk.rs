@@ -564,10 +564,10 @@ pub fn file_key(path: &Path) -> Option<(u64, u64)> {
     }
 }
 
-/// The directory the project's links must stay in: the nearest ancestor of `cwd` holding
-/// `.git`, else `cwd` (both real paths).
+/// The directory the project's links must stay in: the project folder of `cwd` (see
+/// [`crate::chain::confine::project_folder`]).
 pub(super) fn project_base(cwd: &Path) -> PathBuf {
-    cwd.ancestors().find(|d| has_git(d)).unwrap_or(cwd).to_path_buf()
+    crate::chain::confine::project_folder_by(cwd, has_git, super::read::real_path).to_path_buf()
 }
 
 /// Marks the files of `files[from..]` that are links (or lie below a directory link) whose
