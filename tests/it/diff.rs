@@ -596,6 +596,28 @@ fn a_blob_larger_than_any_agent_reads_is_judged_by_its_size_without_reading_it()
     }
 }
 
+/// A tree that names one 16 MiB `AGENTS.md` in 20 folders (a few hundred bytes in the
+/// repository) would lay out 320 MiB: the revision is refused past 256 MiB of files, with a
+/// message that says why.
+#[test]
+fn a_large_file_named_in_many_folders_is_refused_not_written_over_and_over() {
+    let t = repo();
+    t.write("r/AGENTS.md", "root rules\n");
+    commit(&t, "base");
+    let big = git_with_input(&t, &["hash-object", "-w", "--stdin"], vec![b'x'; 16 << 20]);
+    let folder = git_with_input(&t, &["mktree"], format!("100644 blob {}\tAGENTS.md\n", big.trim()));
+    let mut root = git(&t, &["ls-tree", "HEAD"]);
+    for i in 0..20 {
+        root.push_str(&format!("040000 tree {}\td{i:02}\n", folder.trim()));
+    }
+    let tree = git_with_input(&t, &["mktree"], root);
+    let head = git(&t, &["commit-tree", tree.trim(), "-p", "HEAD", "-m", "bomb"]);
+    let o = diff_command(&t, &t.root(), &["HEAD", head.trim(), "--profile", "codex"]).output().expect("run diff");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("its instruction files hold more than 268,435,456 bytes"), "{err}");
+}
+
 /// Commits the skeletons of `tests/fixtures/diff/<name>/base` and `…/head` (each file named with
 /// `.skeleton` after its own name, so that no agent working in this repository reads them;
 /// `.link.skeleton` holds a link's target) as two commits of a new repository.

@@ -72,7 +72,8 @@ pub(super) fn materialize(
     let mut unwritten_dirs: Vec<String> = Vec::new();
     let mut unwritten_files: Vec<String> = Vec::new();
     let mut links: Vec<(PathBuf, String)> = Vec::new();
-    let mut written = Written { into, rev, made: HashSet::new(), linked: HashSet::new(), skipped: Skipped::default() };
+    let mut written =
+        Written { into, rev, made: HashSet::new(), linked: HashSet::new(), skipped: Skipped::default(), bytes: 0 };
     let mut twice = Skipped::default();
     let mut visits = objects::Visits::default();
     let mut place = |rel: &Path, slashed: &str, kind: Entry, data: &dyn Fn() -> Result<Body, String>| {
@@ -89,6 +90,7 @@ pub(super) fn materialize(
             Entry::File if !keeps_text(rel, names) => unwritten_files.push(slashed.to_string()),
             Entry::File => {
                 let body = data()?;
+                written.count(&body)?;
                 written.write(rel, slashed, |path| body.write_new(path))?;
             }
             Entry::Link => {
@@ -199,6 +201,7 @@ pub(super) fn materialize(
         for (path, at) in files {
             let Some(rel) = safe_rel(&path).filter(|rel| !written.through_link(rel)) else { continue };
             let body = source.read(&at).map_err(|e| LayOut::Other(format!("{label}: {path}: {e}")))?;
+            written.count(&body)?;
             if written.write(&rel, &path, |file| body.write_new(file))? {
                 laid.insert(path);
             }
@@ -262,9 +265,31 @@ struct Written<'a> {
     linked: HashSet<PathBuf>,
     /// The paths it could not write.
     skipped: Skipped,
+    /// The bytes of the files written (see [`LAYOUT_BYTES_MAX`]).
+    bytes: u64,
 }
 
+/// The most bytes of files one revision's layout writes. A tree can name one blob of up to
+/// [`objects::BODY_READ_MAX`] bytes in thousands of places (a few bytes each in the
+/// repository); the instruction files of a real revision hold a few megabytes.
+const LAYOUT_BYTES_MAX: u64 = 256 << 20;
+
 impl Written<'_> {
+    /// Counts `body` against [`LAYOUT_BYTES_MAX`] before it is written: past it, the revision
+    /// is refused.
+    fn count(&mut self, body: &Body) -> Result<(), LayOut> {
+        self.bytes += body.bytes().map_or(0, |b| b.len() as u64);
+        if self.bytes > LAYOUT_BYTES_MAX {
+            return Err(LayOut::Other(format!(
+                "{}: its instruction files hold more than {} bytes (a tree can name one large file in many places); \
+                 not laid out",
+                self.rev.label(),
+                crate::chain::words::number(LAYOUT_BYTES_MAX)
+            )));
+        }
+        Ok(())
+    }
+
     /// Whether `rel` lies below a link written: nothing is written through one (a crafted tree
     /// can name both a link `a` and entries below `a/`, which would land wherever it points).
     fn through_link(&self, rel: &Path) -> bool {
