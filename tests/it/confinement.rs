@@ -11,7 +11,7 @@ use crate::common::tree::Tree;
 use serde_json::json;
 
 /// The secret's words; none of them may reach any output.
-const WORDS: &[&str] = &["SECRETWORD", "SECRETDESC", "secret.instructions.md", "secret-rule.md"];
+const WORDS: &[&str] = &["SECRETWORD", "SECRETDESC", "secret.instructions.md", "secret-rule.md", "secret-second"];
 
 /// The secret files' sizes, chosen so that they appear nowhere else, and the length of their
 /// first line (a finding's end column, were the file opened to place it).
@@ -41,7 +41,13 @@ fn hostile() -> Tree {
     t.write("outside/CLAUDE.md", secret("# CLAUDE "));
     t.write("outside/secret.instructions.md", secret("---\napplyTo: \"**\"\ndescription: SECRETDESC\n---\n"));
     t.write("outside/rules/secret-rule.md", secret("# rule "));
-    t.write("outside/linked.instructions.md", secret("---\napplyTo: \"**\"\ndescription: SECRETDESC\n---\n"));
+    // Its links are the file's own words: a file outside is not read for them either.
+    let second = "[more](secret-second.instructions.md) ";
+    t.write(
+        "outside/linked.instructions.md",
+        secret(&format!("---\napplyTo: \"**\"\ndescription: SECRETDESC\n---\n{second}")),
+    );
+    t.write("outside/secret-second.instructions.md", secret("---\napplyTo: \"**\"\n---\n"));
     t.write("outside/rules/secret-rule.mdc", secret("---\nalwaysApply: true\n---\n"));
     let outside = std::fs::canonicalize(t.path("outside")).expect("outside");
     let rel = "../outside";

@@ -246,7 +246,7 @@ fn pick(profile: &AgentProfile, dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile
 /// With `chat.includeReferencedInstructions`: the files the attached instructions files link to
 /// (`_addReferencedInstructions`), after them, and those `copilot-instructions.md` links to,
 /// after it: a file in the workspace folder, or one of VS Code's own kinds anywhere (whose links
-/// are followed in turn), each once.
+/// are followed in turn, inside the workspace: one outside is listed, not read), each once.
 fn add_references(profile: &AgentProfile, root: &Path, files: &mut Vec<AgentFile>) {
     let settings = Settings::read(root, &profile.editor_settings);
     if !settings.flag(INCLUDE_REFERENCED, false) {
@@ -267,10 +267,13 @@ fn add_references(profile: &AgentProfile, root: &Path, files: &mut Vec<AgentFile
                     continue;
                 }
                 known.insert(target.clone());
-                if prompt_kind(&target).is_some() {
+                let out = outside(&target, root).is_some();
+                // VS Code follows its own kinds' links in turn; one outside the workspace is
+                // not read, so neither are its links.
+                if prompt_kind(&target).is_some() && !out {
                     stack.push((target.clone(), batch));
                 }
-                let status = if outside(&target, root).is_some() { Status::LinkedOutside } else { Status::Loaded };
+                let status = if out { Status::LinkedOutside } else { Status::Loaded };
                 let mut f = AgentFile::new(target, Scope::Import, status).by(&path);
                 (f.label, f.batch) = (Some(REFERENCED), batch);
                 found.push(f);
