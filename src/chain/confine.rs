@@ -22,6 +22,19 @@ pub fn is_special(real: &Path) -> bool {
     ["/proc", "/sys", "/dev"].iter().any(|p| real.starts_with(p)) && !real.starts_with(SHARED_MEMORY)
 }
 
+/// Whether the file at `path` may be read (`access(R_OK)`, as Gemini CLI asks), without opening
+/// it: a link out of the project is never opened to answer.
+#[cfg(unix)]
+pub fn readable(path: &Path) -> bool {
+    rustix::fs::access(path, rustix::fs::Access::READ_OK).is_ok()
+}
+
+/// Whether the file at `path` opens for reading (elsewhere there is no `access` that says it).
+#[cfg(not(unix))]
+pub fn readable(path: &Path) -> bool {
+    crate::chain::source::open_regular(path).is_ok()
+}
+
 /// The nearest folder at or above `dir` holding `.git`.
 pub fn git_root(dir: &Path) -> Option<&Path> {
     dir.ancestors().find(|d| d.join(".git").symlink_metadata().is_ok())

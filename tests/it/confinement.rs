@@ -416,6 +416,42 @@ fn a_link_to_another_repository_leads_out_of_the_project() {
     }
 }
 
+/// A file linked out of the project is not even opened: Gemini CLI asks whether its files are
+/// readable (`access(R_OK)`), and so does its profile, without opening the link's target. The
+/// opens of the target are counted with inotify, up to an open of our own that marks the end.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_link_out_of_the_project_is_not_opened() {
+    use notify::{EventKind, RecursiveMode, Watcher, event::AccessKind};
+    let t = Tree::new();
+    t.write("outside/GEMINI.md", "SECRETWORD\n");
+    assert!(Command::new("git").args(["init", "-q"]).arg(t.root()).status().expect("git").success());
+    t.write("r/AGENTS.md", "# Root rules\n");
+    t.mkdir("r/pkg");
+    t.symlink(t.path("outside/GEMINI.md"), "r/pkg/GEMINI.md");
+    let target = t.path("outside/GEMINI.md");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut watcher = notify::recommended_watcher(tx).expect("watcher");
+    watcher.watch(&target, RecursiveMode::NonRecursive).expect("watch");
+    for args in [&["check", "--profile", "gemini"][..], &["effective", "--profile", "gemini"], &["compare", "--all"]] {
+        let o = run(&t, &t.root(), args);
+        assert_confined(&args.join(" "), &both(&o));
+    }
+    // The mark: an open and a write, the write's event after every open before it.
+    let mut mark = std::fs::OpenOptions::new().append(true).open(&target).expect("the marking open");
+    mark.write_all(b"x").expect("the marking write");
+    drop(mark);
+    let mut opens = 0;
+    while let Ok(Ok(event)) = rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        match event.kind {
+            EventKind::Access(AccessKind::Open(_)) => opens += 1,
+            EventKind::Modify(_) => break,
+            _ => {}
+        }
+    }
+    assert_eq!(opens, 1, "only the marking open reached the file outside");
+}
+
 /// Copilot's own files linked out of the workspace: a `.github` folder linked outside is not
 /// searched for stray instructions, and a `.vscode/settings.json` linked outside (which could be
 /// the user's own settings) is not read, so what it says never shows.

@@ -584,10 +584,10 @@ pub fn lstat_exists(path: &Path) -> bool {
     lstat_file_or_link(path).is_some()
 }
 
-/// Whether the regular file at `path` opens for reading. The scope's answer, else the file
-/// system's.
+/// Whether the regular file at `path` may be read ([`crate::chain::confine::readable`]): the
+/// scope's answer, else the file system's.
 pub(super) fn opens(path: &Path) -> bool {
-    probed(|c| &c.opens, path, || crate::chain::source::open_regular(path).is_ok())
+    probed(|c| &c.opens, path, || crate::chain::confine::readable(path))
 }
 
 /// What `probe` says of `path`, remembered in the scope's map `map` (at most [`STATS_MAX`]
