@@ -618,6 +618,27 @@ fn a_large_file_named_in_many_folders_is_refused_not_written_over_and_over() {
     assert!(err.contains("its instruction files hold more than 268,435,456 bytes"), "{err}");
 }
 
+/// A tree that names a folder holding `AGENTS.md` twice at each of 17 levels (262,143 folders,
+/// within the bound of entries) would start agents in every one of them: refused, saying why.
+#[test]
+fn a_tree_of_hundreds_of_thousands_of_instruction_folders_is_refused() {
+    let t = repo();
+    t.write("r/AGENTS.md", "root rules\n");
+    commit(&t, "base");
+    let blob = git_with_input(&t, &["hash-object", "-w", "--stdin"], "# rules\n");
+    let file = format!("100644 blob {}\tAGENTS.md\n", blob.trim());
+    let mut tree = git_with_input(&t, &["mktree"], &file);
+    for _ in 0..17 {
+        let level = format!("{file}040000 tree {0}\ta\n040000 tree {0}\tb\n", tree.trim());
+        tree = git_with_input(&t, &["mktree"], level);
+    }
+    let head = git(&t, &["commit-tree", tree.trim(), "-p", "HEAD", "-m", "bomb"]);
+    let o = diff_command(&t, &t.root(), &["HEAD", head.trim()]).output().expect("run diff");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("more than 10,000 folders hold instruction files"), "{err}");
+}
+
 /// Commits the skeletons of `tests/fixtures/diff/<name>/base` and `…/head` (each file named with
 /// `.skeleton` after its own name, so that no agent working in this repository reads them;
 /// `.link.skeleton` holds a link's target) as two commits of a new repository.

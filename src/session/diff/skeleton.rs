@@ -74,6 +74,8 @@ pub(super) fn materialize(
     let mut links: Vec<(PathBuf, String)> = Vec::new();
     let mut written =
         Written { into, rev, made: HashSet::new(), linked: HashSet::new(), skipped: Skipped::default(), bytes: 0 };
+    // The folders that hold an instruction file: where agents start (see [`STARTS_MAX`]).
+    let mut starts: HashSet<PathBuf> = HashSet::new();
     let mut twice = Skipped::default();
     let mut visits = objects::Visits::default();
     let mut place = |rel: &Path, slashed: &str, kind: Entry, data: &dyn Fn() -> Result<Body, String>| {
@@ -89,6 +91,18 @@ pub(super) fn materialize(
             }
             Entry::File if !keeps_text(rel, names) => unwritten_files.push(slashed.to_string()),
             Entry::File => {
+                let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+                if names.contains(name)
+                    && starts.insert(rel.parent().unwrap_or(Path::new("")).to_path_buf())
+                    && starts.len() > STARTS_MAX
+                {
+                    return Err(LayOut::Other(format!(
+                        "{}: more than {} folders hold instruction files (a tree can name one folder many times \
+                         over); not compared",
+                        rev.label(),
+                        crate::chain::words::number(STARTS_MAX as u64)
+                    )));
+                }
                 let body = data()?;
                 written.count(&body)?;
                 written.write(rel, slashed, |path| body.write_new(path))?;
@@ -268,6 +282,12 @@ struct Written<'a> {
     /// The bytes of the files written (see [`LAYOUT_BYTES_MAX`]).
     bytes: u64,
 }
+
+/// The most folders holding an instruction file that one revision may have: each is a place
+/// where agents start, whose views are worked out (about a millisecond each). A crafted tree
+/// names a folder with an `AGENTS.md` hundreds of thousands of times within its bound of
+/// entries; the largest real repositories hold a few hundred.
+const STARTS_MAX: usize = 10_000;
 
 /// The most bytes of files one revision's layout writes. A tree can name one blob of up to
 /// [`objects::BODY_READ_MAX`] bytes in thousands of places (a few bytes each in the
