@@ -217,6 +217,67 @@ fn an_import_fan_out_is_reported_not_expanded() {
     assert!(out.contains("GEMINI.md:1:1: warning[agentCut]: Gemini CLI inlines this file's @imports again"), "{out}");
 }
 
+/// A thousand rules of 100 globs for each of Claude Code, Cursor and Copilot, in the shapes
+/// people write (`src/…/**/*.rs` each distinct, `**/pkg…/*.ts`, `**/*.ext`): the server's
+/// `"all"` answer stays within its memory bound (Copilot's view took 933 MB, Cursor's 544 MB,
+/// when each glob was an alternative of an automaton and `*.ts` an expression of its own).
+#[test]
+fn the_all_answer_for_thousands_of_rules_of_many_globs_stays_within_bounds() {
+    let t = Tree::new();
+    let root = t.root();
+    t.mkdir("r/.git");
+    t.write("r/AGENTS.md", "root\n");
+    t.write("r/CLAUDE.md", "claude\n");
+    t.write("r/src/m7/p3/x/y.rs", "code\n");
+    for rule in 0..1000 {
+        let globs: Vec<String> = (0..100)
+            .map(|i| match i % 3 {
+                0 => format!("src/m{rule}/p{i}/**/*.rs"),
+                1 => format!("**/pkg{rule}_{i}/*.ts"),
+                _ => format!("**/*.x{i}"),
+            })
+            .collect();
+        let listed: String = globs.iter().map(|g| format!("  - \"{g}\"\n")).collect();
+        t.write(&format!("r/.claude/rules/r{rule}.md"), format!("---\npaths:\n{listed}---\nRULE {rule}\n"));
+        t.write(
+            &format!("r/.cursor/rules/r{rule}.mdc"),
+            format!("---\nglobs: {}\n---\nRULE {rule}\n", globs.join(",")),
+        );
+        t.write(
+            &format!("r/.github/instructions/r{rule}.instructions.md"),
+            format!("---\napplyTo: \"{}\"\n---\nRULE {rule}\n", globs.join(",")),
+        );
+    }
+    let mut s = Server::start(&t, &[&root], json!({"stateDir": null}));
+    let touched = root.join("src/m7/p3/x/y.rs");
+    let all = s.request("instructions/effective", json!({"uri": uri(&touched), "profile": "all"}));
+    let profiles = all["profiles"].as_array().cloned().unwrap_or_default();
+    // The rule whose glob the file matches is loaded for each of the three; the others wait.
+    for name in ["claude", "cursor", "copilot"] {
+        let p = profiles.iter().find(|p| p["profile"] == name).unwrap_or_else(|| panic!("{name}: {all}"));
+        let loaded: Vec<&str> = p["files"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|f| f["status"] == "loaded")
+            .filter_map(|f| f["path"].as_str())
+            .collect();
+        assert!(
+            loaded
+                .iter()
+                .any(|f| f.ends_with("/r7.md") || f.ends_with("/r7.mdc") || f.ends_with("/r7.instructions.md")),
+            "{name}: {loaded:?}"
+        );
+        assert!(
+            !loaded
+                .iter()
+                .any(|f| f.ends_with("/r8.md") || f.ends_with("/r8.mdc") || f.ends_with("/r8.instructions.md")),
+            "{name}: {loaded:?}"
+        );
+    }
+    s.finish();
+}
+
 #[cfg(unix)]
 #[test]
 fn many_links_to_large_rule_files_cost_no_more_than_the_view_cap() {

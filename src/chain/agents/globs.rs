@@ -9,7 +9,9 @@ use std::cell::RefCell;
 /// matches what is inside a directory, not the directory; letter case ignored.
 #[derive(Clone)]
 pub(super) struct Line {
-    pub glob: globset::Glob,
+    /// The line's pattern as a glob (`**/` and `/*` added), which the `ignore` package parses:
+    /// kept as text, built into a set's automaton once ([`RuleSet::new`]).
+    pub pattern: String,
     pub dir_only: bool,
     pub whitelist: bool,
 }
@@ -47,8 +49,9 @@ impl Line {
         if pattern.ends_with("/**") {
             pattern.push_str("/*");
         }
-        let glob = Self::glob(&pattern, true).ok()?;
-        Some(Self { glob, dir_only, whitelist })
+        // A line the package refuses is no line.
+        Self::glob(&pattern, true).ok()?;
+        Some(Self { pattern, dir_only, whitelist })
     }
 
     /// The glob of a line's pattern (`**/` and `/*` added), letter case ignored or not.
@@ -66,8 +69,12 @@ impl Line {
 fn one_automaton(pattern: &str) -> String {
     let bytes = pattern.as_bytes();
     let wild = |b: &u8| matches!(b, b'*' | b'?' | b'{' | b'\\');
+    // (`*.ts` alone, where `*` does not match `/`, is no extension to `globset`: it would run
+    // an expression of its own on every `.ts` file.)
     let ext_only = |p: &str| {
-        p.strip_prefix("**/").unwrap_or(p).strip_prefix("*.").is_some_and(|e| !e.bytes().any(|b| wild(&b) || b == b'/'))
+        p.strip_prefix("**/")
+            .and_then(|p| p.strip_prefix("*."))
+            .is_some_and(|e| !e.bytes().any(|b| wild(&b) || b == b'/'))
     };
     let basename = pattern.strip_prefix("**/").is_some_and(|b| !b.bytes().any(|c| wild(&c) || c == b'/'));
     match bytes {
@@ -95,10 +102,10 @@ pub(super) struct FoldedSet {
     /// The patterns in lower case, case-sensitive, in sets of at most [`SET_GLOBS`], and the
     /// index of each among all.
     lower: Vec<globset::GlobSet>,
-    lower_ids: Vec<usize>,
+    lower_ids: Vec<Vec<usize>>,
     /// The other patterns, ignoring case, and their indexes.
     rest: Vec<globset::GlobSet>,
-    rest_ids: Vec<usize>,
+    rest_ids: Vec<Vec<usize>>,
 }
 
 /// The indexes, in the order of `sets` and of each set's globs, of the globs of `sets` (made by
@@ -122,21 +129,78 @@ fn chunked_matches(sets: &[globset::GlobSet], path: &str, found: &mut Vec<usize>
 /// each automaton small, and a repository's usual few hundred globs in one.
 const SET_GLOBS: usize = 1_000;
 
-/// `globs` as sets of at most [`SET_GLOBS`]; `None` when one cannot be built.
-fn chunked_sets(globs: Vec<globset::Glob>) -> Option<Vec<globset::GlobSet>> {
-    if globs.is_empty() {
-        return Some(vec![globset::GlobSet::empty()]);
+/// Sets of at most [`SET_GLOBS`] globs, each built as soon as it is full: no more than one
+/// set's globs are held at a time (a thousand rules of 100 globs held 100,000 of them, a
+/// kilobyte of tokens each, twice over).
+struct Chunks {
+    sets: Vec<globset::GlobSet>,
+    builder: globset::GlobSetBuilder,
+    pending: usize,
+    failed: bool,
+}
+
+impl Chunks {
+    fn new() -> Self {
+        Self { sets: Vec::new(), builder: globset::GlobSetBuilder::new(), pending: 0, failed: false }
     }
-    globs
-        .chunks(SET_GLOBS)
-        .map(|chunk| {
-            let mut b = globset::GlobSetBuilder::new();
-            for g in chunk {
-                b.add(g.clone());
-            }
-            b.build().ok()
-        })
-        .collect()
+
+    fn add(&mut self, glob: globset::Glob) {
+        self.builder.add(glob);
+        self.pending += 1;
+        if self.pending == SET_GLOBS {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        let full = std::mem::replace(&mut self.builder, globset::GlobSetBuilder::new());
+        self.pending = 0;
+        match full.build() {
+            Ok(set) => self.sets.push(set),
+            Err(_) => self.failed = true,
+        }
+    }
+
+    /// The sets (one empty set for no glob); `None` when one could not be built.
+    fn finish(mut self) -> Option<Vec<globset::GlobSet>> {
+        if self.pending > 0 || self.sets.is_empty() {
+            self.flush();
+        }
+        (!self.failed).then_some(self.sets)
+    }
+}
+
+/// Globs in [`Chunks`], each pattern once, with the owners that share it: rules repeat the same
+/// few shapes (`**/*.ts`, `*.go`), and a thousand copies of one pattern made a thousand
+/// alternatives of one automaton, or a thousand automata.
+struct Deduped<O> {
+    chunks: Chunks,
+    index: std::collections::HashMap<String, usize, foldhash::fast::RandomState>,
+    owners: Vec<Vec<O>>,
+}
+
+impl<O> Deduped<O> {
+    fn new() -> Self {
+        Self { chunks: Chunks::new(), index: Default::default(), owners: Vec::new() }
+    }
+
+    /// Adds `owner` to `pattern`, built by `build` the first time; whether it could be built.
+    fn add(&mut self, pattern: String, owner: O, build: impl FnOnce(&str) -> Option<globset::Glob>) -> bool {
+        if let Some(&at) = self.index.get(&pattern) {
+            self.owners[at].push(owner);
+            return true;
+        }
+        let Some(glob) = build(&pattern) else { return false };
+        self.chunks.add(glob);
+        self.index.insert(pattern, self.owners.len());
+        self.owners.push(vec![owner]);
+        true
+    }
+
+    /// The sets and, for each of their globs, its owners.
+    fn finish(self) -> Option<(Vec<globset::GlobSet>, Vec<Vec<O>>)> {
+        Some((self.chunks.finish()?, self.owners))
+    }
 }
 
 thread_local! {
@@ -145,28 +209,23 @@ thread_local! {
     static SCRATCH: RefCell<(String, Vec<usize>)> = const { RefCell::new((String::new(), Vec::new())) };
 }
 
+/// Builds a pattern's glob, ignoring letter case (`true`) or not.
+pub(super) type Build<'a> = &'a dyn Fn(&str, bool) -> Result<globset::Glob, globset::Error>;
+
 impl FoldedSet {
-    /// `globs` ignore case; `exact` builds a pattern's glob that does not. `None` when a set
-    /// cannot be built.
-    pub fn new(globs: &[globset::Glob], exact: impl Fn(&str) -> Result<globset::Glob, globset::Error>) -> Option<Self> {
-        let (mut lower, mut rest) = (Vec::new(), Vec::new());
-        let (mut lower_ids, mut rest_ids) = (Vec::new(), Vec::new());
-        for (i, glob) in globs.iter().enumerate() {
-            let pattern = glob.glob();
-            let folded =
-                (!pattern.contains('[')).then(|| exact(&one_automaton(&pattern.to_ascii_lowercase())).ok()).flatten();
-            match folded {
-                Some(g) => {
-                    lower.push(g);
-                    lower_ids.push(i);
-                }
-                None => {
-                    rest.push(glob.clone());
-                    rest_ids.push(i);
-                }
+    /// The `patterns` (each with its index among all), ignoring case, as `build` builds them.
+    /// `None` when a set cannot be built; a pattern that does not build matches nothing.
+    fn new<'p>(patterns: impl Iterator<Item = (usize, &'p str)>, build: Build) -> Option<Self> {
+        let (mut lower, mut rest) = (Deduped::new(), Deduped::new());
+        for (i, pattern) in patterns {
+            let folded = !pattern.contains('[')
+                && lower.add(one_automaton(&pattern.to_ascii_lowercase()), i, |p| build(p, false).ok());
+            if !folded {
+                rest.add(pattern.to_string(), i, |p| build(p, true).ok());
             }
         }
-        Some(Self { lower: chunked_sets(lower)?, lower_ids, rest: chunked_sets(rest)?, rest_ids })
+        let ((lower, lower_ids), (rest, rest_ids)) = (lower.finish()?, rest.finish()?);
+        Some(Self { lower, lower_ids, rest, rest_ids })
     }
 
     /// The indexes of the globs that match `path` (`lowered` in ASCII lower case), in
@@ -175,79 +234,126 @@ impl FoldedSet {
         hits.clear();
         let mut scratch = Vec::new();
         chunked_matches(&self.lower, lowered, found, &mut scratch);
-        hits.extend(found.iter().map(|&h| self.lower_ids[h]));
+        hits.extend(found.iter().flat_map(|&h| self.lower_ids[h].iter().copied()));
         if !self.rest_ids.is_empty() {
             chunked_matches(&self.rest, path, found, &mut scratch);
-            hits.extend(found.iter().map(|&h| self.rest_ids[h]));
-            hits.sort_unstable();
+            hits.extend(found.iter().flat_map(|&h| self.rest_ids[h].iter().copied()));
         }
+        hits.sort_unstable();
     }
 }
 
-/// Globs matched as one [`FoldedSet`] matches them, but those of the shape `**/name/rest` (a
-/// literal folder name) matched by their `rest` alone against what follows each folder of that
-/// name in the path. One automaton for hundreds of such patterns (a Cursor rule of 100 globs in
-/// the shapes people write; three such rules) tracked every folder name it had met on the way,
-/// and building its states was the larger part of a `check --profile cursor`; the `rest`s
-/// (`*.go`, `**/*.json`) are few shapes, cheap to match. A path's folder names are looked up
-/// instead, and the `rest`s matched after those that name a pattern's folder.
+/// Globs matched as one [`FoldedSet`] matches them, but those that begin with literal folder
+/// names (a *lead*: `src/api/**/*.ts` from the path's start, `**/node/lib/*.js` at any folder)
+/// matched by their `rest` alone against what follows the lead in the path. One automaton for
+/// hundreds of such patterns (a Cursor rule of 100 globs in the shapes people write) tracked
+/// every folder name it had met on the way, and a thousand rules of 100 distinct `src/…/**/*.rs`
+/// globs made automata of 300 MB; the `rest`s (`*.go`, `**/*.json`) are few shapes, cheap to
+/// match, and each is built once. A path's folders are looked up instead, and the `rest`s
+/// matched after those that are a pattern's lead.
 pub(super) struct RuleSet {
     /// The other globs, and the index of each among all.
     rest: FoldedSet,
     rest_ids: Vec<usize>,
-    /// The `rest` of each glob of the shape, in lower case, matched as written.
+    /// The `rest` of each glob with a lead, in lower case, matched as written.
     after: Vec<globset::GlobSet>,
-    /// For each of them, its folder (an index into `folders`) and its index among all.
-    after_owners: Vec<(usize, usize)>,
-    /// The folder names, in ASCII lower case, and their index.
-    folders: std::collections::HashMap<String, usize, foldhash::fast::RandomState>,
+    /// For each of them, the globs it is the `rest` of: each one's lead (an index into the
+    /// leads) and its index among all.
+    after_owners: Vec<Vec<(usize, usize)>>,
+    /// The leads found from the path's start, and those found at any folder.
+    anchored: Leads,
+    anywhere: Leads,
 }
 
-/// The folder a glob needs, and what must follow it: `name` and `rest` of `**/name/rest`, the
-/// name a literal (letters, digits, `-`, `_`, `.`, not only dots), both in ASCII lower case as
-/// [`FoldedSet`] matches; `None` when `rest` holds a `[class]` (which lower case changes).
-fn folder_and_rest(pattern: &str) -> Option<(String, String)> {
-    let (name, after) = pattern.strip_prefix("**/")?.split_once('/')?;
-    let literal = name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-    (literal && !after.is_empty() && !after.contains('[') && name.bytes().any(|b| b != b'.'))
-        .then(|| (name.to_ascii_lowercase(), after.to_ascii_lowercase()))
+type Map<V> = std::collections::HashMap<String, V, foldhash::fast::RandomState>;
+
+/// Leads in ASCII lower case (folder names joined by `/`), each with its index; and every
+/// shorter lead on the way to one (`src`, `src/api` of `src/api/v1`), where a search goes on.
+#[derive(Default)]
+struct Leads {
+    ids: Map<usize>,
+    on_the_way: Map<()>,
+}
+
+impl Leads {
+    fn insert(&mut self, lead: &str, id: usize) -> usize {
+        for (end, _) in lead.match_indices('/') {
+            self.on_the_way.insert(lead[..end].to_string(), ());
+        }
+        *self.ids.entry(lead.to_string()).or_insert(id)
+    }
+
+    fn get(&self, lead: &str) -> Option<usize> {
+        self.ids.get(lead).copied()
+    }
+
+    /// Each lead that `lower` holds from byte `start` on (followed by a `/`): its index and
+    /// where its `/` is, to `each`.
+    fn each_from(&self, lower: &str, start: usize, mut each: impl FnMut(usize, usize)) {
+        for end in memchr::memchr_iter(b'/', &lower.as_bytes()[start..]).map(|e| start + e) {
+            let key = &lower[start..end];
+            if let Some(id) = self.get(key) {
+                each(id, end);
+            }
+            if !self.on_the_way.contains_key(key) {
+                break;
+            }
+        }
+    }
+}
+
+/// The lead a glob needs and what must follow it (see [`RuleSet`]): whether the lead is taken
+/// from the path's start (a pattern without `**/` in front) or at any folder (`**/lead/rest`),
+/// the lead (literal folder names: letters, digits, `-`, `_`, `.`, not only dots) and the
+/// `rest`, both in ASCII lower case as [`FoldedSet`] matches. `None` without a lead, when `rest`
+/// holds a `[class]` (which lower case changes), for a pattern from the file system's root, and
+/// for a lead of one of the `common` folders (which most paths have: its `rest` would be matched
+/// for nearly every path, as the other globs are anyway).
+fn lead_and_rest(pattern: &str, common: &std::collections::HashSet<String>) -> Option<(bool, String, String)> {
+    let (anchored, body) = match pattern.strip_prefix("**/") {
+        Some(body) => (false, body),
+        None if !pattern.starts_with('/') => (true, pattern),
+        None => return None,
+    };
+    let literal = |c: &str| {
+        c.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.')) && c.bytes().any(|b| b != b'.')
+    };
+    let parts: Vec<&str> = body.split('/').collect();
+    let n = parts[..parts.len() - 1].iter().take_while(|c| literal(c)).count();
+    let (lead, rest) = (parts[..n].join("/").to_ascii_lowercase(), parts[n..].join("/").to_ascii_lowercase());
+    let one_common = n == 1 && common.contains(&lead);
+    (n > 0 && !rest.is_empty() && !rest.contains('[') && !one_common).then_some((anchored, lead, rest))
 }
 
 impl RuleSet {
-    /// As [`FoldedSet::new`]; a glob whose folder is one of `common` (in ASCII lower case: the
-    /// repository's top folders, which most paths have) stays with the others, where it costs
-    /// nothing more than before.
-    pub fn new(
-        globs: &[globset::Glob],
-        exact: impl Fn(&str) -> Result<globset::Glob, globset::Error>,
+    /// The `patterns`, ignoring letter case, as `build` builds them (hits are indexes into
+    /// `patterns`; one that does not build matches nothing). `common`: the repository's top
+    /// folders, in ASCII lower case (see [`lead_and_rest`]).
+    pub fn new<S: AsRef<str>>(
+        patterns: &[S],
+        build: Build,
         common: &std::collections::HashSet<String>,
     ) -> Option<Self> {
-        let (mut rest, mut rest_ids) = (Vec::new(), Vec::new());
-        let mut after = Vec::new();
-        let mut after_owners = Vec::new();
-        let mut folders: std::collections::HashMap<String, usize, foldhash::fast::RandomState> =
-            std::collections::HashMap::default();
-        for (i, glob) in globs.iter().enumerate() {
-            let split = folder_and_rest(glob.glob()).filter(|(name, _)| !common.contains(name));
-            if let Some((name, tail)) = split
-                && let Ok(tail) = exact(&one_automaton(&tail))
-            {
-                let next = folders.len();
-                let folder = *folders.entry(name).or_insert(next);
-                after.push(tail);
-                after_owners.push((folder, i));
-                continue;
+        let mut rest_ids = Vec::new();
+        let mut after = Deduped::new();
+        let (mut anchored, mut anywhere) = (Leads::default(), Leads::default());
+        let mut leads = 0;
+        for (i, pattern) in patterns.iter().enumerate() {
+            if let Some((from_start, lead, tail)) = lead_and_rest(pattern.as_ref(), common) {
+                let leads_of = if from_start { &mut anchored } else { &mut anywhere };
+                let id = leads_of.get(&lead).unwrap_or(leads);
+                if after.add(one_automaton(&tail), (id, i), |p| build(p, false).ok()) {
+                    if leads_of.insert(&lead, id) == leads {
+                        leads += 1;
+                    }
+                    continue;
+                }
             }
-            rest.push(glob.clone());
             rest_ids.push(i);
         }
-        Some(Self {
-            rest: FoldedSet::new(&rest, &exact)?,
-            rest_ids,
-            after: chunked_sets(after)?,
-            after_owners,
-            folders,
-        })
+        let rest = rest_ids.iter().enumerate().map(|(n, &i)| (n, patterns[i].as_ref()));
+        let (after, after_owners) = after.finish()?;
+        Some(Self { rest: FoldedSet::new(rest, build)?, rest_ids, after, after_owners, anchored, anywhere })
     }
 
     /// The indexes of the globs that match `path`, in ascending order, into `hits`.
@@ -265,19 +371,26 @@ impl RuleSet {
         for h in hits.iter_mut() {
             *h = self.rest_ids[*h];
         }
-        if self.folders.is_empty() {
+        if self.anchored.ids.is_empty() && self.anywhere.ids.is_empty() {
             return;
         }
         let before = hits.len();
         let mut scratch = Vec::new();
-        // Each folder of the path (a name followed by a `/`), and what follows it.
-        let mut start = 0;
-        for end in memchr::memchr_iter(b'/', lower.as_bytes()) {
-            if let Some(&folder) = self.folders.get(&lower[start..end]) {
-                chunked_matches(&self.after, &lower[end + 1..], found, &mut scratch);
-                hits.extend(found.iter().map(|&h| self.after_owners[h]).filter(|(f, _)| *f == folder).map(|(_, i)| i));
+        // What follows a lead of the path (`end`: its `/`), matched by the `rest`s.
+        let mut after_lead = |lead: usize, end: usize| {
+            chunked_matches(&self.after, &lower[end + 1..], found, &mut scratch);
+            let owners = found.iter().flat_map(|&h| self.after_owners[h].iter());
+            hits.extend(owners.filter(|(l, _)| *l == lead).map(|(_, i)| *i));
+        };
+        if !self.anchored.ids.is_empty() {
+            self.anchored.each_from(lower, 0, &mut after_lead);
+        }
+        if !self.anywhere.ids.is_empty() {
+            // From each folder of the path.
+            let starts = std::iter::once(0).chain(memchr::memchr_iter(b'/', lower.as_bytes()).map(|e| e + 1));
+            for start in starts {
+                self.anywhere.each_from(lower, start, &mut after_lead);
             }
-            start = end + 1;
         }
         if hits.len() != before {
             hits.sort_unstable();
@@ -323,6 +436,14 @@ mod tests {
             "**/deep/a/*.md",
             "**/../x",
             "**/a b/*.md",
+            "Src/Api/**/*.Ts",
+            "src/api/v1/*.go",
+            "**/Node/Lib/*.js",
+            "docs/Guide/**/*",
+            "a/b",
+            "**/x/y/**/z.md",
+            "lib/deep/a/*.md",
+            "src/api/v1/*.go",
         ];
         let paths = [
             "SRC/x/y.ts",
@@ -358,6 +479,21 @@ mod tests {
             "deep/a/deep/a/c.MD",
             "deep/A/x/c.md",
             "q/a b/n.md",
+            "src/api/x.ts",
+            "SRC/API/v1/y.go",
+            "src/api/v1/w/y.go",
+            "x/src/api/q.ts",
+            "a/node/lib/q.js",
+            "node/lib/q.JS",
+            "node/lib/x/q.js",
+            "docs/guide/x/y",
+            "docs/guide",
+            "a/b",
+            "x/a/b",
+            "q/x/y/z.md",
+            "x/y/z.md",
+            "x/y/x/y/w/z.md",
+            "lib/deep/a/b.md",
         ];
         let sets = [super::super::walk::vscode_glob, |g: &str, fold: bool| Line::glob(g, fold)];
         for build in sets {
@@ -369,7 +505,9 @@ mod tests {
             let plain = plain.build().expect("set");
             let common: [std::collections::HashSet<String>; 2] = [Default::default(), ["src".to_string()].into()];
             for common in &common {
-                let set = RuleSet::new(&globs, |g| build(g, false), common).expect("set");
+                let set = RuleSet::new(&patterns, &build, common).expect("set");
+                // Leads of both kinds, several folders long, are taken apart.
+                assert!(set.anchored.get("src/api/v1").is_some() && set.anywhere.get("node/lib").is_some());
                 let (mut want, mut got) = (Vec::new(), Vec::new());
                 for path in paths {
                     plain.matches_into(path, &mut want);

@@ -246,17 +246,15 @@ impl RepoIndex {
         let vscode: Vec<usize> = (0..keys.len()).filter(|&k| keys[k].style == GlobStyle::VsCode).collect();
         if !vscode.is_empty() {
             let mut owners = Vec::new();
-            let mut globs = Vec::new();
+            let mut patterns = Vec::new();
             for &k in &vscode {
                 for (j, g) in keys[k].globs.iter().enumerate() {
-                    // A pattern VS Code's matcher would not parse matches nothing here either.
-                    if let Ok(glob) = vscode_glob(&vscode_pattern(g), true) {
-                        globs.push(glob);
-                        owners.push((k, j));
-                    }
+                    // (A pattern VS Code's matcher would not parse matches nothing here either.)
+                    patterns.push(vscode_pattern(g));
+                    owners.push((k, j));
                 }
             }
-            if let Some(set) = RuleSet::new(&globs, |g| vscode_glob(g, false), &common) {
+            if let Some(set) = RuleSet::new(&patterns, &vscode_glob, &common) {
                 let mut hits = Vec::new();
                 let mut whole = String::new();
                 let mut rules = Vec::new();
@@ -313,8 +311,8 @@ impl RepoIndex {
                 }
             }
         }
-        let globs: Vec<globset::Glob> = owners.iter().map(|(_, _, line)| line.glob.clone()).collect();
-        let Some(set) = RuleSet::new(&globs, |g| Line::glob(g, false), common) else { return };
+        let patterns: Vec<&str> = owners.iter().map(|(_, _, line)| line.pattern.as_str()).collect();
+        let Some(set) = RuleSet::new(&patterns, &Line::glob, common) else { return };
         // The rules each directory on the way to the file before matches (relative to `dir`),
         // itself or by an ancestor, by where its path ends: the files are in byte order, so
         // a directory's files come one after another and each directory is matched once.

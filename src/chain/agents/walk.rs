@@ -391,15 +391,14 @@ impl RuleMatcher {
             GlobStyle::Gitignore => {
                 // A line the package refuses matches nothing.
                 let lines: Vec<Line> = globs.iter().filter_map(|g| Line::parse(as_matched(g))).collect();
-                let compiled: Vec<globset::Glob> = lines.iter().map(|l| l.glob.clone()).collect();
-                let set = RuleSet::new(&compiled, |g| Line::glob(g, false), &none)?;
+                let patterns: Vec<&str> = lines.iter().map(|l| l.pattern.as_str()).collect();
+                let set = RuleSet::new(&patterns, &Line::glob, &none)?;
                 Some(Self::Gitignore { lines: lines.iter().map(|l| (l.dir_only, l.whitelist)).collect(), set })
             }
             GlobStyle::VsCode => {
-                // A pattern VS Code's matcher would not parse matches nothing here either.
-                let compiled: Vec<globset::Glob> =
-                    globs.iter().filter_map(|g| vscode_glob(&vscode_pattern(g), true).ok()).collect();
-                RuleSet::new(&compiled, |g| vscode_glob(g, false), &none).map(Self::VsCode)
+                // (A pattern VS Code's matcher would not parse matches nothing here either.)
+                let patterns: Vec<String> = globs.iter().map(|g| vscode_pattern(g)).collect();
+                RuleSet::new(&patterns, &vscode_glob, &none).map(Self::VsCode)
             }
         }
     }
