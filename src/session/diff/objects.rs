@@ -172,24 +172,77 @@ impl Default for Visits {
     }
 }
 
+const WHY: &str = "a tree can name one subtree many times over, a few bytes for millions of paths";
+
+fn too_many_entries() -> String {
+    format!("its tree holds more than {TREE_ENTRIES_MAX} entries, more than diff lays out ({WHY})")
+}
+
+fn too_many_path_bytes() -> String {
+    format!(
+        "the paths of its tree add up to more than {} MiB, more than diff lays out ({WHY})",
+        TREE_PATH_BYTES_MAX >> 20
+    )
+}
+
 impl Visits {
     /// Takes one entry whose path is `path_bytes` long; what was wrong when none is left.
     pub(super) fn take(&mut self, path_bytes: usize) -> Result<(), String> {
-        const WHY: &str = "a tree can name one subtree many times over, a few bytes for millions of paths";
         if self.entries == 0 {
-            return Err(format!(
-                "its tree holds more than {TREE_ENTRIES_MAX} entries, more than diff lays out ({WHY})"
-            ));
+            return Err(too_many_entries());
         }
-        let Some(left) = self.path_bytes.checked_sub(path_bytes) else {
-            return Err(format!(
-                "the paths of its tree add up to more than {} MiB, more than diff lays out ({WHY})",
-                TREE_PATH_BYTES_MAX >> 20
-            ));
-        };
+        let Some(left) = self.path_bytes.checked_sub(path_bytes) else { return Err(too_many_path_bytes()) };
         self.entries -= 1;
         self.path_bytes = left;
         Ok(())
+    }
+}
+
+impl Objects {
+    /// Whether the tree `root` fits in [`Visits`]' bounds, worked out from its distinct trees
+    /// alone (each read once, its entries and their paths' bytes remembered), so that a tree
+    /// that names one subtree millions of times is refused at once, before anything of it is laid
+    /// out. Counts as [`Objects::each_entry`] visits: every entry, below those it goes into.
+    pub(super) fn fits(&self, repo: &gix::Repository, root: ObjectId) -> Result<(), String> {
+        let (entries, bytes) = self.size(repo, root)?;
+        if entries > TREE_ENTRIES_MAX as u64 {
+            return Err(too_many_entries());
+        }
+        if bytes > TREE_PATH_BYTES_MAX as u64 {
+            return Err(too_many_path_bytes());
+        }
+        Ok(())
+    }
+
+    /// The entries of the tree `root` and the bytes of their paths, as [`Objects::fits`] counts.
+    fn size(&self, repo: &gix::Repository, root: ObjectId) -> Result<(u64, u64), String> {
+        // Per tree: its entries, and the bytes of their paths from the tree.
+        let mut sizes: HashMap<ObjectId, (u64, u64)> = HashMap::new();
+        let mut stack = vec![(root, false)];
+        while let Some((oid, ready)) = stack.pop() {
+            if sizes.contains_key(&oid) {
+                continue;
+            }
+            let items = self.tree(repo, oid).map_err(|e| format!("cannot read its tree ({e})"))?;
+            let mut names: HashSet<&[u8]> = HashSet::new();
+            let below = items.iter().filter(|item| {
+                item.mode.is_tree() && std::str::from_utf8(&item.name).is_ok() && names.insert(&item.name)
+            });
+            if !ready {
+                stack.push((oid, true));
+                stack.extend(below.filter(|item| !sizes.contains_key(&item.oid)).map(|item| (item.oid, false)));
+                continue;
+            }
+            let mut entries = items.len() as u64;
+            let mut bytes: u64 = items.iter().map(|item| item.name.len() as u64).sum();
+            for item in below {
+                let (e, b) = sizes.get(&item.oid).copied().unwrap_or_default();
+                entries = entries.saturating_add(e);
+                bytes = bytes.saturating_add(e.saturating_mul(item.name.len() as u64 + 1)).saturating_add(b);
+            }
+            sizes.insert(oid, (entries, bytes));
+        }
+        Ok(sizes.get(&root).copied().unwrap_or_default())
     }
 }
 
@@ -237,5 +290,17 @@ mod tests {
         let (seen, done) = walk(Visits { entries: 10, path_bytes: 10_000 });
         assert_eq!(seen, 9);
         assert!(done.is_err_and(|e| e.starts_with("the paths of its tree add up to more than 256 MiB")));
+        // Worked out from the distinct trees, the same count; a tree that names one subtree twice
+        // at each of 23 levels (16 million entries) is refused without a walk.
+        let objects = Objects::default();
+        assert_eq!(objects.size(&repo, oid), Ok((10, 10_846)));
+        assert_eq!(objects.fits(&repo, oid), Ok(()));
+        let mut bomb = tree(entry(gix::objs::tree::EntryKind::Blob, "f", blob));
+        for _ in 0..23 {
+            let twice = |name: &str| entry(gix::objs::tree::EntryKind::Tree, name, bomb);
+            bomb = repo.write_object(gix::objs::Tree { entries: vec![twice("a"), twice("b")] }).expect("tree").detach();
+        }
+        assert_eq!(objects.size(&repo, bomb).map(|(e, _)| e), Ok(3 * (1 << 23) - 2));
+        assert!(objects.fits(&repo, bomb).is_err_and(|e| e.starts_with("its tree holds more than 1000000 entries")));
     }
 }

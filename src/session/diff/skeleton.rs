@@ -133,6 +133,7 @@ pub(super) fn materialize(
                     false => format!("{spec}: not a revision of this repository ({e})"),
                 })?;
             let tree = tree_of(id).map_err(|e| format!("{spec}: {e}"))?;
+            objects.fits(repo, tree).map_err(|e| format!("{spec}: {e}"))?;
             root_tree = Some(tree);
             objects.each_entry(
                 repo,
