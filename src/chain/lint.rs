@@ -60,6 +60,9 @@ pub enum Code {
     /// An agent started in a subdirectory does not load this file, which an instruction file
     /// imports from outside that directory (Claude Code in non-interactive runs).
     ImportOutside,
+    /// An `@` mention that looks like a file (an import of Claude Code or Gemini CLI) names
+    /// none: the agent loads nothing for it.
+    MissingImport,
 }
 
 impl Code {
@@ -81,6 +84,7 @@ impl Code {
         Self::AttachedTwice,
         Self::NotRead,
         Self::ImportOutside,
+        Self::MissingImport,
         Self::UnreadableDirectory,
         Self::LinkOutside,
     ];
@@ -108,6 +112,7 @@ impl Code {
             Self::ImportOutside => {
                 "An agent started in a subdirectory does not load this file, which an instruction file imports from outside it."
             }
+            Self::MissingImport => "An `@` import names no file: the agent loads nothing for it.",
             Self::UnreadableDirectory => "A directory of the tree cannot be read, so what it holds is not checked.",
             Self::LinkOutside => "An agent would follow this link out of the project.",
         }
@@ -131,6 +136,7 @@ impl Code {
             Self::NotRead => "notRead",
             Self::AgentRule => "agentRule",
             Self::ImportOutside => "importOutside",
+            Self::MissingImport => "missingImport",
             Self::DeadPattern => "deadPattern",
             Self::AttachedTwice => "attachedTwice",
         }
@@ -148,7 +154,8 @@ impl Code {
             | Self::NotRead
             | Self::AgentRule
             | Self::AttachedTwice
-            | Self::ImportOutside => Severity::Warning,
+            | Self::ImportOutside
+            | Self::MissingImport => Severity::Warning,
             Self::AgentIgnored | Self::DeadPattern => Severity::Information,
             Self::TooLarge | Self::InvalidUtf8 => Severity::Error,
             Self::FrameEscape => Severity::Information,

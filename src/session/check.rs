@@ -493,6 +493,8 @@ fn check_dirs(
     let mut read_ids: BTreeMap<(&'static str, (u64, u64)), PathBuf> = BTreeMap::new();
     // The classes of folders where an agent misses what its start gets.
     let mut classes: Vec<ClassSaid> = Vec::new();
+    // Mentions that name no file, each once per agent.
+    let mut mentions: BTreeMap<(PathBuf, SpanKey, &'static str), Finding> = BTreeMap::new();
     // Files the engine's profile gets, from some directory.
     let mut reached: BTreeSet<PathBuf> = BTreeSet::new();
     // Every agent's view from every start, and what a read there loads for the agents that
@@ -624,6 +626,11 @@ fn check_dirs(
                         continue;
                     }
                     let agent = f.agent.unwrap_or(p.name);
+                    if f.code == Code::MissingImport {
+                        // Each mention is a finding of its own, once whichever folder met it.
+                        mentions.entry((f.path.clone(), SpanKey::of(f.span), agent)).or_insert(f);
+                        continue;
+                    }
                     seen.at(&f.path, agent).add(f, &label);
                 }
                 // The folders below where the agent's view does not hold (it imports files from
@@ -750,6 +757,7 @@ fn check_dirs(
         }
         kept.extend(finding);
     }
+    kept.extend(mentions.into_values().map(|f| (f, Vec::new())));
     let warnings = agents::not_read(kept.iter().map(|(f, _)| f), &reached);
     for w in &warnings {
         for s in statements.get_mut(&w.path).into_iter().flatten() {

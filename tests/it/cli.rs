@@ -937,8 +937,9 @@ fn check_warns_of_a_file_no_selected_agent_reads() {
 
 /// Claude Code started in a subdirectory warns of a root import only when it misses the file by
 /// every route: a rule the rules folder loads anyway, and names that are no file (prose such as
-/// `@ts-ignore`, a name with a trailing comma), are no finding. A mention that names no file is
-/// no file of the agent's view either: `compare` does not list it.
+/// `@ts-ignore`, a name with a trailing comma), are no such finding. A mention that names no file
+/// is no file of the agent's view either: `compare` does not list it. One that looks like a file
+/// is a `missingImport` of its own, at the mention, with the fix for a trailing comma.
 #[test]
 fn claudes_subdirectory_import_warnings_are_only_for_files_it_misses() {
     let t = Tree::new();
@@ -951,8 +952,15 @@ fn claudes_subdirectory_import_warnings_are_only_for_files_it_misses() {
     t.write("r/docs/x.md", "x\n");
     t.write("r/app/CLAUDE.md", "app rules\n");
     let o = run(&t, &t.root(), &["check"]);
-    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
-    assert!(!stdout(&o).contains("does not load"), "{}", stdout(&o));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "CLAUDE.md:5:5: warning[missingImport]: `@src/parser/FEATURE.md,` names no file: Claude Code loads nothing for \
+         it, without a word (nothing at `src/parser/FEATURE.md,`); the `,` after it is part of the name: write \
+         `@src/parser/FEATURE.md` with a space after it\n\
+         CLAUDE.md:5:29: warning[missingImport]: `@missing.md` names no file: Claude Code loads nothing for it, \
+         without a word (nothing at `missing.md`)\n"
+    );
     let o = run(&t, &t.root(), &["compare", "--profile", "claude", "app"]);
     assert!(!stdout(&o).contains("style.md (outside)"), "loaded through the rules folder: {}", stdout(&o));
     let o = run(&t, &t.root(), &["compare", "--profile", "claude"]);

@@ -912,3 +912,28 @@ async fn a_file_above_the_folder_gets_only_what_check_says() {
     assert!(all.iter().all(|d| d["code"] != "shadowed"), "{all:?}");
     c.finish().await;
 }
+
+/// An `@` import that names no file is a diagnostic at the mention, for Claude Code and Gemini
+/// CLI alike, with `check`'s words; a handle in prose is none.
+#[tokio::test]
+async fn an_import_that_names_no_file_is_flagged_at_the_mention() {
+    let t = Tree::new();
+    t.mkdir("r/.git");
+    t.write("r/CLAUDE.md", "Thanks @neongreen, and\nalso read @nope.md please\n");
+    t.write("r/GEMINI.md", "See @docs/gone.md\n");
+    let root = t.root();
+    let c = Client::start(&t.home(), &[&root], json!({})).await;
+    let claude = c.diagnostic(&root.join("CLAUDE.md"), "missingImport").await;
+    assert_eq!(claude["range"], json!({"start": {"line": 1, "character": 10}, "end": {"line": 1, "character": 18}}));
+    assert_eq!(claude["severity"], 2);
+    assert_eq!(
+        claude["message"],
+        "`@nope.md` names no file: Claude Code loads nothing for it, without a word (nothing at `nope.md`)"
+    );
+    let gemini = c.diagnostic(&root.join("GEMINI.md"), "missingImport").await;
+    assert_eq!(gemini["range"]["start"], json!({"line": 0, "character": 4}));
+    let all = c.all_diagnostics_until("both files", |d| d.len() >= 2).await;
+    let claude_all = &all[&uri(&root.join("CLAUDE.md"))];
+    assert_eq!(claude_all.iter().filter(|d| d["code"] == "missingImport").count(), 1, "{claude_all:?}");
+    c.finish().await;
+}

@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use super::view::{AgentFile, AgentView, RuleProblemKind, Status};
+use super::AgentProfile;
+use super::view::{AgentFile, AgentView, RuleProblem, RuleProblemKind, Status};
 use super::walk::has_git;
 use super::{imports, read};
 
@@ -213,8 +214,9 @@ pub fn view_findings(view: &AgentView, cwd: &Path) -> Vec<crate::chain::lint::Fi
             RuleProblemKind::Never => Code::AgentRule,
             RuleProblemKind::DeadPattern => Code::DeadPattern,
             RuleProblemKind::AttachedTwice => Code::AttachedTwice,
+            RuleProblemKind::MissingImport => Code::MissingImport,
         },
-        span: Span::FirstLine,
+        span: p.at.map_or(Span::FirstLine, |(start, end)| Span::Bytes { start, end }),
         message: p.message.clone(),
         related: p.other.as_ref().map(|o| Related {
             path: o.clone(),
@@ -223,6 +225,38 @@ pub fn view_findings(view: &AgentView, cwd: &Path) -> Vec<crate::chain::lint::Fi
         agent: Some(view.profile),
     }));
     out
+}
+
+/// An `@` mention of `m.importer` that names no file, as a problem placed at the mention (its
+/// first occurrence after white space or at a line's start; the first line when the file holds
+/// it no more). `base` names paths in the message.
+pub fn missing_import(profile: &AgentProfile, m: super::imports::Missing, base: &Path) -> RuleProblem {
+    let written = format!("@{}", m.mention);
+    let text = crate::chain::source::read_prefix(&m.importer, 1 << 20);
+    let at = memchr::memmem::find_iter(&text, written.as_bytes())
+        .find(|&i| i == 0 || text[i - 1].is_ascii_whitespace())
+        .map(|i| (i, i + written.len()));
+    let looked = match m.looked.strip_prefix(base) {
+        Ok(rel) => format!("`{}`", crate::paths::slash_join(rel)),
+        Err(_) => format!("`{}`", m.looked.display()),
+    };
+    let what = match profile.imports {
+        super::Imports::Inline => "writes \"Import failed\" into the text instead",
+        _ => "loads nothing for it, without a word",
+    };
+    // A name with prose's punctuation after it: the agent takes the punctuation as part of it.
+    let trimmed = m.mention.trim_end_matches(super::imports::TRAILING);
+    let meant = m.looked.to_str().and_then(|l| l.strip_suffix(&m.mention[trimmed.len()..]));
+    let hint = match meant {
+        Some(meant) if trimmed.len() < m.mention.len() && std::fs::symlink_metadata(meant).is_ok() => format!(
+            "; the `{}` after it is part of the name: write `@{trimmed}` with a space after it",
+            &m.mention[trimmed.len()..]
+        ),
+        _ => String::new(),
+    };
+    let message =
+        format!("`{written}` names no file: {} {what} (nothing at {looked}){hint}", display_name(profile.name));
+    RuleProblem { at, ..RuleProblem::new(m.importer, RuleProblemKind::MissingImport, message) }
 }
 
 /// How a rule that loads at start by its patterns attaches, in words (for hovers): a wildcard

@@ -32,6 +32,39 @@ pub const EXPANSION_IMPORTS: usize = 10_000;
 pub struct Work {
     pub bytes: u64,
     pub imports: usize,
+    /// The mentions that look like files but name none (see [`Missing`]).
+    pub missing: Vec<Missing>,
+}
+
+/// An `@` mention that looks like a file (it holds a `/` or ends in an extension) but names
+/// none: the agent loads nothing for it, silently (Claude Code) or with a note in the text
+/// (Gemini CLI). A mention that does not look like one (`@someone,` in prose) is no mistake.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Missing {
+    /// The file that holds the mention, the mention as written (without `@`), and the path
+    /// the agent looked at.
+    pub importer: PathBuf,
+    pub mention: String,
+    pub looked: PathBuf,
+}
+
+/// Punctuation prose puts after a word, which an agent takes as part of a mention's path.
+pub const TRAILING: &[char] = &[',', ';', ':', '.', ')', '!', '?', '\'', '"'];
+
+/// Whether an `@` mention looks like a file: it holds a `/`, or ends in an extension with a
+/// letter (`.md`, `.mdc`), not in punctuation.
+fn looks_like_file(mention: &str) -> bool {
+    // (Prose puts punctuation after a name: `@a.md,` is a file name with a comma.)
+    let mention = mention.trim_end_matches(TRAILING);
+    let ext = mention.rsplit_once('.');
+    mention.contains('/')
+        || ext.is_some_and(|(stem, e)| {
+            !stem.is_empty()
+                && !e.is_empty()
+                && e.len() <= 10
+                && e.bytes().all(|b| b.is_ascii_alphanumeric())
+                && e.bytes().any(|b| b.is_ascii_alphabetic())
+        })
 }
 
 impl Work {
@@ -262,9 +295,12 @@ pub fn gemini_expand(
             Err(e) => {
                 out.push_str(&format!("<!-- Import failed: {} - {} -->", d.path, node_error(&full, &e)));
                 // Gemini writes the failure into the text, but a mention that names no file
-                // loads none: no file of the view.
+                // loads none: no file of the view (a mistake, when it looks like a file).
                 if e.kind() != io::ErrorKind::NotFound {
                     files.push(AgentFile::new(full, Scope::Import, Status::Unreadable).by(importer));
+                } else if looks_like_file(&d.path) {
+                    let missing = Missing { importer: importer.to_path_buf(), mention: d.path.clone(), looked: full };
+                    work.missing.push(missing);
                 }
             }
         }
@@ -285,6 +321,8 @@ pub struct ClaudeImports<'a> {
     pub role: super::Role,
     /// How many directives were looked at, across the recursion (see [`EXPANSION_IMPORTS`]).
     pub steps: std::cell::Cell<usize>,
+    /// The mentions that look like files but name none, across the recursion.
+    pub missing: std::cell::RefCell<Vec<Missing>>,
 }
 
 /// Observed with Claude Code 2.1.332: a chain CLAUDE.md → a1 → a2 → a3 → a4 loads, a5 does not
@@ -326,6 +364,10 @@ impl ClaudeImports<'_> {
             // A mention that names no file (a handle such as `@someone,` in prose) is no
             // import: the agent loads nothing for it, so it is no file of the view.
             if names_no_file(&full) {
+                if looks_like_file(&d.path) {
+                    let missing = Missing { importer: importer.to_path_buf(), mention: d.path.clone(), looked: full };
+                    self.missing.borrow_mut().push(missing);
+                }
                 continue;
             }
             if seen.contains(&full) {
@@ -435,22 +477,33 @@ mod tests {
             label: None,
             role: crate::chain::agents::Role::default(),
             steps: std::cell::Cell::new(0),
+            missing: Default::default(),
         };
         let found = claude.resolve(text, &root, &top, 0, &mut Vec::new());
         let files: Vec<(PathBuf, Status)> = found.iter().map(|(f, _)| (f.path.clone(), f.status)).collect();
         assert_eq!(files, [(root.join("a.md"), Status::Loaded)]);
+        // The mention that looks like a file is a mistake to say; the handle is not.
+        let missing = Missing { importer: top.clone(), mention: "missing.md".into(), looked: root.join("missing.md") };
+        assert_eq!(claude.missing.take(), std::slice::from_ref(&missing));
         // Started below the file's folder, the one import that names a file is outside.
         fs::create_dir_all(root.join("pkg")).expect("pkg");
-        let below = ClaudeImports { boundary: Some(&root.join("pkg")), ..claude };
+        let below = ClaudeImports { boundary: Some(&root.join("pkg")), missing: Default::default(), ..claude };
         let found = below.resolve(text, &root, &top, 0, &mut Vec::new());
         let files: Vec<(PathBuf, Status)> = found.iter().map(|(f, _)| (f.path.clone(), f.status)).collect();
         assert_eq!(files, [(root.join("a.md"), Status::Outside)]);
         // Gemini writes each failure into the text, and lists only the file it loads.
         let mut files = Vec::new();
-        let out = gemini_expand(text, &root, &root.join("GEMINI.md"), &[], 0, &mut files, &mut Work::default());
+        let mut work = Work::default();
+        let out = gemini_expand(text, &root, &root.join("GEMINI.md"), &[], 0, &mut files, &mut work);
         assert!(out.as_deref().unwrap_or_default().contains("<!-- Import failed: neongreen, - ENOENT"), "{out:?}");
         let files: Vec<(PathBuf, Status)> = files.iter().map(|f| (f.path.clone(), f.status)).collect();
         assert_eq!(files, [(root.join("a.md"), Status::Loaded)]);
+        assert_eq!(work.missing, [Missing { importer: root.join("GEMINI.md"), ..missing }]);
+        for (mention, file) in
+            [("docs/x", true), ("a.MDC", true), ("a.md,", true), ("neongreen,", false), ("v1.2", false), (".md", false)]
+        {
+            assert_eq!(looks_like_file(mention), file, "{mention}");
+        }
     }
 
     #[test]

@@ -187,12 +187,13 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
         Budget::SharedRootFirst { max_bytes, .. } => Some(format!("{} shared budget", size_words(max_bytes))),
         Budget::Block { max_bytes, .. } => Some(format!("{} budget", size_words(max_bytes))),
     };
+    let mut missing = Vec::new();
     let (files, parts) = match &profile.budget {
         Budget::SharedRootFirst { max_bytes, cut } => cut(&cwd, files, *max_bytes),
         Budget::Block { max_bytes, max_source_bytes, global_display, fit } => {
             fit(files, &root, global_display, *max_bytes, *max_source_bytes)
         }
-        Budget::None => unbudgeted(profile, &cwd, files),
+        Budget::None => unbudgeted(profile, &cwd, files, &mut missing),
     };
     let text = parts.join("\n\n");
     let mut files = once_each(files);
@@ -204,7 +205,8 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
         f.bytes = super::repo::stat(&f.path).map_or(0, |m| m.len);
     }
     let global_in_budget = matches!(profile.budget, Budget::Block { .. });
-    let (rule_problems, rule_reach) = super::rules::problems(profile, &files, &base);
+    let (mut rule_problems, rule_reach) = super::rules::problems(profile, &files, &base);
+    rule_problems.extend(missing.into_iter().map(|m| super::explain::missing_import(profile, m, &base)));
     AgentView {
         profile: profile.name,
         mirrors: profile.mirrors,
@@ -255,7 +257,13 @@ fn once_each(files: Vec<AgentFile>) -> Vec<AgentFile> {
 }
 
 /// Reads every file whole (up to [`READ_CAP`]), resolves imports and joins.
-fn unbudgeted(profile: &AgentProfile, cwd: &Path, files: Vec<AgentFile>) -> (Vec<AgentFile>, Vec<String>) {
+/// The mentions that look like files but name none go to `missing`.
+fn unbudgeted(
+    profile: &AgentProfile,
+    cwd: &Path,
+    files: Vec<AgentFile>,
+    missing: &mut Vec<imports::Missing>,
+) -> (Vec<AgentFile>, Vec<String>) {
     let mut entries: Vec<Entry> = Vec::new();
     let mut seen_imports: Vec<PathBuf> = Vec::new();
     for mut file in files {
@@ -295,8 +303,9 @@ fn unbudgeted(profile: &AgentProfile, cwd: &Path, files: Vec<AgentFile>) -> (Vec
             Imports::Inline => {
                 let mut imported = Vec::new();
                 let mut work = imports::Work::default();
-                let Some(expanded) = imports::gemini_expand(&text, &dir, &file.path, &[], 0, &mut imported, &mut work)
-                else {
+                let expanded = imports::gemini_expand(&text, &dir, &file.path, &[], 0, &mut imported, &mut work);
+                missing.append(&mut work.missing);
+                let Some(expanded) = expanded else {
                     file.status = Status::Runaway;
                     file.included_bytes = 0;
                     entries.push(Entry { file, text: String::new() });
@@ -318,8 +327,10 @@ fn unbudgeted(profile: &AgentProfile, cwd: &Path, files: Vec<AgentFile>) -> (Vec
                     label: file.label,
                     role: file.role,
                     steps: Default::default(),
+                    missing: Default::default(),
                 };
                 let imported = ctx.resolve(&text, &dir, &file.path, 0, &mut seen_imports);
+                missing.append(&mut ctx.missing.take());
                 let batch = file.batch;
                 entries.push(Entry { file, text });
                 entries.extend(imported.into_iter().map(|(mut file, text)| {

@@ -215,6 +215,8 @@ pub struct RuleProblem {
     pub message: String,
     /// The other file a problem is about (the file a text repeats).
     pub other: Option<PathBuf>,
+    /// The bytes of the file the problem is written at (a mention), when not its first line.
+    pub at: Option<(usize, usize)>,
 }
 
 /// How much a [`RuleProblem`] matters.
@@ -226,10 +228,12 @@ pub enum RuleProblemKind {
     DeadPattern,
     /// The agent gets the same text twice (`attachedTwice`, a warning).
     AttachedTwice,
+    /// An `@` mention that looks like a file names none (`missingImport`, a warning).
+    MissingImport,
 }
 
 impl RuleProblem {
     pub fn new(path: PathBuf, kind: RuleProblemKind, message: String) -> Self {
-        Self { path, kind, message, other: None }
+        Self { path, kind, message, other: None, at: None }
     }
 }
