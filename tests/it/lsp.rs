@@ -937,3 +937,31 @@ async fn an_import_that_names_no_file_is_flagged_at_the_mention() {
     assert_eq!(claude_all.iter().filter(|d| d["code"] == "missingImport").count(), 1, "{claude_all:?}");
     c.finish().await;
 }
+
+/// An `@` import can be followed: a document link and a definition on each mention that names a
+/// file of the project, not on one in code, one that names nothing, or one that leads out; an
+/// open buffer's text counts, as typed.
+#[tokio::test]
+async fn imports_are_links_and_definitions() {
+    let t = Tree::new();
+    t.mkdir("r/.git");
+    t.write("outside.md", "not the project's\n");
+    t.write("r/docs/a.md", "A\n");
+    t.write("r/CLAUDE.md", "See @docs/a.md and @nope.md.\n```\n@docs/a.md\n```\nAlso @../outside.md\n");
+    let root = t.root();
+    let claude = root.join("CLAUDE.md");
+    let mut c = Client::start(&t.home(), &[&root], json!({})).await;
+    let links = c.request("textDocument/documentLink", json!({"textDocument": {"uri": uri(&claude)}})).await;
+    let links = links.expect("links");
+    assert_eq!(links.as_array().map(Vec::len), Some(1), "{links}");
+    assert_eq!(links[0]["range"], json!({"start": {"line": 0, "character": 4}, "end": {"line": 0, "character": 14}}));
+    assert_eq!(links[0]["target"], uri(&root.join("docs/a.md")));
+    // As typed: the buffer, not the disk.
+    c.open(&claude, "x @docs/a.md\n").await;
+    let at = |character: u32| json!({"textDocument": {"uri": uri(&claude)}, "position": {"line": 0, "character": character}});
+    let found = c.request("textDocument/definition", at(5)).await.expect("definition");
+    assert_eq!(found["uri"], uri(&root.join("docs/a.md")), "{found}");
+    let found = c.request("textDocument/definition", at(0)).await.expect("definition");
+    assert_eq!(found, Value::Null);
+    c.finish().await;
+}

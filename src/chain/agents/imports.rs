@@ -48,6 +48,40 @@ pub struct Missing {
     pub looked: PathBuf,
 }
 
+/// An `@` import of a file's text that names a file of the project: the bytes of the mention
+/// (with its `@`) and the file it names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportLink {
+    pub start: usize,
+    pub end: usize,
+    pub target: PathBuf,
+}
+
+/// The imports of `text` (the text of the file at `path`) that an author can follow: each `@`
+/// mention outside code that names a file of the project, resolved as Claude Code and Gemini
+/// CLI resolve it (against the file's folder). A `~/` mention (the user's own files) and one
+/// that leads out of the project are left out: nothing outside the project is named.
+pub fn import_links(path: &Path, text: &str) -> Vec<ImportLink> {
+    let Some(dir) = path.parent() else { return Vec::new() };
+    // The project of the file that imports, not of the target: a target names its own.
+    let project = crate::chain::confine::project_folder(dir);
+    let base = crate::chain::confine::real_location(project).unwrap_or_else(|_| project.to_path_buf());
+    let regions = code_regions(text);
+    directives(text, true)
+        .into_iter()
+        .filter(|d| !d.path.starts_with("~/") && !regions.iter().any(|&(s, e)| d.start >= s && d.start < e))
+        .filter_map(|d| {
+            let target = resolve(dir, &d.path);
+            let inside = crate::chain::confine::leaves(&target, &base).is_none() && !names_no_file(&target);
+            (inside && fs::metadata(&target).is_ok_and(|m| m.is_file())).then_some(ImportLink {
+                start: d.start,
+                end: d.end,
+                target,
+            })
+        })
+        .collect()
+}
+
 /// Punctuation prose puts after a word, which an agent takes as part of a mention's path.
 pub const TRAILING: &[char] = &[',', ';', ':', '.', ')', '!', '?', '\'', '"'];
 

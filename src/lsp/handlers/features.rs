@@ -82,6 +82,52 @@ fn describe(shared: &Shared, path: &Path) -> Vec<hover::Description> {
     out
 }
 
+/// The `@` imports of an instruction file as links ([`crate::chain::agents::imports::import_links`]), over
+/// its open buffer or the file on disk, with their ranges in the client's encoding.
+fn import_links(shared: &Shared, uri: &Uri) -> Vec<(Range, Uri)> {
+    let Some(path) = path_of(uri) else { return Vec::new() };
+    let (open, enc) = {
+        let st = shared.state();
+        if !st.is_instruction_file(&path) && path.extension().is_none_or(|e| e != "md") {
+            return Vec::new();
+        }
+        (st.buffers().get(&path).cloned(), st.encoding)
+    };
+    let text: std::sync::Arc<str> = match open {
+        Some(text) => text,
+        None => String::from_utf8_lossy(&crate::chain::source::read_prefix(&path, 1 << 20)).into(),
+    };
+    crate::chain::agents::imports::import_links(&path, &text)
+        .into_iter()
+        .filter_map(|l| {
+            let range = Range::new(
+                convert::position(text.as_bytes(), l.start, enc),
+                convert::position(text.as_bytes(), l.end, enc),
+            );
+            Some((range, convert::uri_of(&l.target)?))
+        })
+        .collect()
+}
+
+pub async fn document_link(shared: &Shared, params: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {
+    let links = import_links(shared, &params.text_document.uri)
+        .into_iter()
+        .map(|(range, target)| DocumentLink {
+            range,
+            target: Some(target),
+            tooltip: Some("Open the imported file".into()),
+            data: None,
+        })
+        .collect();
+    Ok(Some(links))
+}
+
+pub async fn goto_definition(shared: &Shared, params: GotoDefinitionParams) -> Result<Option<GotoDefinitionResponse>> {
+    let at = params.text_document_position_params;
+    let found = import_links(shared, &at.text_document.uri).into_iter().find(|(r, _)| contains(*r, at.position));
+    Ok(found.map(|(_, target)| GotoDefinitionResponse::Scalar(Location::new(target, Range::default()))))
+}
+
 pub async fn code_action(shared: &Shared, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
     let Some(path) = path_of(&params.text_document.uri) else { return Ok(None) };
     let mut actions = Vec::new();
