@@ -63,6 +63,9 @@ pub enum Code {
     /// An `@` mention that looks like a file (an import of Claude Code or Gemini CLI) names
     /// none: the agent loads nothing for it.
     MissingImport,
+    /// `instructions-lsp.toml` cannot be used (it does not parse, or names an unknown agent or
+    /// key): the agents are detected instead.
+    BadConfig,
 }
 
 impl Code {
@@ -85,6 +88,7 @@ impl Code {
         Self::NotRead,
         Self::ImportOutside,
         Self::MissingImport,
+        Self::BadConfig,
         Self::UnreadableDirectory,
         Self::LinkOutside,
     ];
@@ -113,6 +117,7 @@ impl Code {
                 "An agent started in a subdirectory does not load this file, which an instruction file imports from outside it."
             }
             Self::MissingImport => "An `@` import names no file: the agent loads nothing for it.",
+            Self::BadConfig => "The project configuration cannot be used; the agents are detected instead.",
             Self::UnreadableDirectory => "A directory of the tree cannot be read, so what it holds is not checked.",
             Self::LinkOutside => "An agent would follow this link out of the project.",
         }
@@ -137,6 +142,7 @@ impl Code {
             Self::AgentRule => "agentRule",
             Self::ImportOutside => "importOutside",
             Self::MissingImport => "missingImport",
+            Self::BadConfig => "badConfig",
             Self::DeadPattern => "deadPattern",
             Self::AttachedTwice => "attachedTwice",
         }
@@ -157,7 +163,7 @@ impl Code {
             | Self::ImportOutside
             | Self::MissingImport => Severity::Warning,
             Self::AgentIgnored | Self::DeadPattern => Severity::Information,
-            Self::TooLarge | Self::InvalidUtf8 => Severity::Error,
+            Self::TooLarge | Self::InvalidUtf8 | Self::BadConfig => Severity::Error,
             Self::FrameEscape => Severity::Information,
             Self::Empty | Self::Duplicate => Severity::Hint,
         }

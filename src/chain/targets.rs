@@ -241,6 +241,58 @@ fn agents_of(name: &str) -> Option<(&'static [&'static str], String)> {
 /// What happens when the configuration file cannot be used, for its messages.
 pub const DETECTED_INSTEAD: &str = "the agents are detected from the files instead";
 
+/// A configuration that cannot be used, as a finding on its file for the editor: `problem` is
+/// what [`load_config`] or [`Targets::resolve`] said (`<path>: <what>`). Placed where the
+/// problem is: the line and column a parse error names, else the first `` `word` `` of the
+/// message written in the file (an agent's name, a key), else the first line. `None` when the
+/// problem names no configuration file.
+pub fn config_finding(problem: &str, consequence: &str) -> Option<crate::chain::lint::Finding> {
+    use crate::chain::lint::{Code, Finding, Span};
+    let (path, what) = CONFIG_NAMES.iter().find_map(|name| {
+        let at = problem.find(&format!("{name}: "))?;
+        Some((PathBuf::from(&problem[..at + name.len()]), &problem[at + name.len() + 2..]))
+    })?;
+    let text = super::source::read_prefix(&path, CONFIG_MAX_BYTES);
+    let line_start = |line: usize| -> Option<usize> {
+        let mut at = 0;
+        for _ in 1..line {
+            at += memchr::memchr(b'\n', &text[at..])? + 1;
+        }
+        Some(at)
+    };
+    // "TOML parse error at line 1, column 10"
+    let parsed = what.split_once("at line ").and_then(|(_, rest)| {
+        let (line, rest) = rest.split_once(", column ")?;
+        let column: usize = rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()?;
+        let start = line_start(line.trim().parse().ok()?)? + column.saturating_sub(1);
+        let end = start + memchr::memchr(b'\n', text.get(start..)?).unwrap_or(text.len() - start);
+        (start <= text.len()).then_some(Span::Bytes { start, end: end.max(start + 1).min(text.len()) })
+    });
+    // A value the message names (`claud` of `agents = ["claud"]`), else a key (`bogus`).
+    let quoted = || {
+        let words: Vec<&str> = what.split('`').skip(1).step_by(2).filter(|w| !w.is_empty()).collect();
+        let value = words.iter().find_map(|w| {
+            let start = memchr::memmem::find(&text, format!("\"{w}\"").as_bytes())? + 1;
+            Some(Span::Bytes { start, end: start + w.len() })
+        });
+        value.or_else(|| {
+            words.iter().find_map(|w| {
+                let start = memchr::memmem::find(&text, w.as_bytes())?;
+                Some(Span::Bytes { start, end: start + w.len() })
+            })
+        })
+    };
+    let first_line = what.lines().next().unwrap_or(what);
+    Some(Finding {
+        path,
+        code: Code::BadConfig,
+        span: parsed.or_else(quoted).unwrap_or(Span::FirstLine),
+        message: format!("this configuration cannot be used: {}; {consequence}", first_line.trim_end_matches(':')),
+        related: None,
+        agent: None,
+    })
+}
+
 /// The most entries [`names_below`] looks at.
 pub const WALK_ENTRIES: usize = 20_000;
 

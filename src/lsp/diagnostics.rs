@@ -45,8 +45,16 @@ pub fn findings(input: &DiagnosticsInput, shared: &Shared) -> (Vec<Finding>, Vec
             }
             out.extend(session.chain_findings(&snap));
         }
+        // A configuration that cannot be used, where `check` would stop with it.
+        out.extend(session.config_problem());
         if profiles.iter().any(|p| crate::chain::agents::NAMES.contains(&p.as_str())) {
             let tree = shared.tree_in(session, &mut scope);
+            // And those below the folder, which `check` reports too.
+            out.extend(
+                tree.config_errors.iter().filter_map(|e| {
+                    crate::chain::targets::config_finding(e, "below it the folder's agents are checked")
+                }),
+            );
             // A file above every folder (the root's AGENTS.md of a package opened as a folder)
             // gets what the folders below it say of it.
             out.extend(

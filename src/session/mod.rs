@@ -127,6 +127,8 @@ pub struct Session {
     started: bool,
     /// The agents the repository targets (see [`Session::refresh_targets_with`]).
     targets: Option<crate::chain::targets::Targets>,
+    /// What was wrong with the configuration when the targets were last found.
+    config_problem: Option<String>,
 }
 
 /// A new identity for a session's `reached` (see [`Session::reached_mark`]).
@@ -162,6 +164,7 @@ impl Session {
             pending: BTreeMap::new(),
             started: false,
             targets: None,
+            config_problem: None,
         }
     }
 
@@ -192,11 +195,21 @@ impl Session {
         problem
     }
 
-    /// [`Session::refresh_targets_with`], logging a configuration that cannot be used.
+    /// [`Session::refresh_targets_with`], logging a configuration that cannot be used and
+    /// keeping it as a finding on its file (see [`Session::config_problem`]).
     pub fn refresh_targets_logged(&mut self, names: &std::collections::BTreeSet<String>) {
-        if let Some(e) = self.refresh_targets_with(names) {
+        let problem = self.refresh_targets_with(names);
+        if let Some(e) = &problem {
             tracing::warn!("{}: {e}; {}", self.folder.display(), crate::chain::targets::DETECTED_INSTEAD);
         }
+        self.config_problem = problem;
+    }
+
+    /// The session's configuration that cannot be used, as a finding on its file (the editor
+    /// shows it where `check` stops with it).
+    pub fn config_problem(&self) -> Option<crate::chain::lint::Finding> {
+        let problem = self.config_problem.as_deref()?;
+        crate::chain::targets::config_finding(problem, crate::chain::targets::DETECTED_INSTEAD)
     }
 
     /// Whether a change at `path` may change which agents the repository targets: its

@@ -965,3 +965,40 @@ async fn imports_are_links_and_definitions() {
     assert_eq!(found, Value::Null);
     c.finish().await;
 }
+
+/// A configuration that cannot be used is an error on its file, where the problem is (the
+/// unknown agent's name, the line and column of a parse error), in `check`'s words; fixed, it
+/// goes away.
+#[tokio::test]
+async fn a_configuration_that_cannot_be_used_is_an_error_where_it_is_wrong() {
+    let t = Tree::new();
+    t.mkdir("r/.git");
+    t.write("r/CLAUDE.md", "rules\n");
+    t.write("r/instructions-lsp.toml", "# ours\nagents = [\"claud\"]\n");
+    let root = t.root();
+    let config = root.join("instructions-lsp.toml");
+    let c = Client::start(&t.home(), &[&root], json!({})).await;
+    let d = c.diagnostic(&config, "badConfig").await;
+    assert_eq!(d["range"], json!({"start": {"line": 1, "character": 11}, "end": {"line": 1, "character": 16}}));
+    assert_eq!(d["severity"], 1);
+    let message = d["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("this configuration cannot be used: `agents` names `claud`, which is not an agent")
+            && message.ends_with("; the agents are detected from the files instead"),
+        "{message}"
+    );
+    // A parse error, at its line and column.
+    t.write("r/instructions-lsp.toml", "# ours\nagents = \"claude\"\n");
+    c.notify("workspace/didChangeWatchedFiles", json!({"changes": [{"uri": uri(&config), "type": 2}]})).await;
+    let d = c
+        .diagnostics_until(&config, "the parse error", |d| {
+            d.iter().any(|d| d["message"].as_str().is_some_and(|m| m.contains("TOML parse error")))
+        })
+        .await;
+    assert_eq!(d[0]["range"]["start"], json!({"line": 1, "character": 9}), "{d:?}");
+    // Fixed: nothing.
+    t.write("r/instructions-lsp.toml", "agents = [\"claude\"]\n");
+    c.notify("workspace/didChangeWatchedFiles", json!({"changes": [{"uri": uri(&config), "type": 2}]})).await;
+    c.diagnostics_until(&config, "no finding", |d| d.is_empty()).await;
+    c.finish().await;
+}
