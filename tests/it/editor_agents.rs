@@ -541,3 +541,18 @@ async fn the_server_answers_for_copilot_with_globs_and_a_preview() {
     );
     c.finish().await;
 }
+
+/// The VS Code extension sends the server every kind of file the server treats as an agent's:
+/// its list of patterns names each of the server's file names (`.claude` as a folder).
+#[test]
+fn the_vs_code_extension_selects_every_agent_file_the_server_knows() {
+    let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/vscode/src/settings.ts"))
+        .expect("settings.ts");
+    for name in instructions_lsp::chain::agents::FILE_NAMES {
+        let pattern = if *name == ".claude" { "\"**/.claude/**/*.md\"".to_string() } else { format!("\"**/{name}\"") };
+        assert!(source.contains(&pattern), "the extension does not select {pattern}");
+    }
+    for pattern in ["\"**/*.instructions.md\"", "\"**/*.mdc\"", "\"**/instructions-lsp.toml\""] {
+        assert!(source.contains(pattern), "the extension does not select {pattern}");
+    }
+}

@@ -34,7 +34,7 @@ import {
 } from "./model";
 import { resolveServer } from "./resolve";
 import { TOOL_NAME, resolveToolPath, toolText } from "./tool";
-import { cliSetArgs, explicitValue, missingServerNotice, onceNotifier, repositoryUrl } from "./settings";
+import { cliSetArgs, documentPatterns, explicitValue, missingServerNotice, onceNotifier, repositoryUrl } from "./settings";
 
 /** Settings the server reads; the others (`server.path`, `trace.server`, `logLevel`) are ours. */
 const SERVER_KEYS = [
@@ -131,9 +131,8 @@ async function startClient(context: vscode.ExtensionContext): Promise<LanguageCl
     args: ["--log-level", cfg.get<string>("logLevel", "info")],
     transport: TransportKind.stdio,
   };
-  const pattern = `**/{${allCandidateNames().join(",")}}`;
   const clientOptions: LanguageClientOptions = {
-    documentSelector: [{ scheme: "file", pattern }],
+    documentSelector: documentPatterns(allCandidateNames()).map((pattern) => ({ scheme: "file", pattern })),
     outputChannel: output,
     initializationOptions: explicitSettings(),
     synchronize: { configurationSection: "instructions" },

@@ -99,3 +99,33 @@ export function onceNotifier(
     return true;
   };
 }
+
+/**
+ * The files the server gives hovers, lenses, links and diagnostics on, besides the engine's
+ * candidates: every agent's own files (the server's `is_agent_path`: its file names, Copilot's
+ * `*.instructions.md`, Cursor's `*.mdc`), Markdown in a `.claude` folder (rules, imports), and
+ * the project configuration (not `.vscode/settings.json`, which VS Code's own editor serves). A
+ * test holds this list to the server's.
+ */
+export const INSTRUCTION_PATTERNS = [
+  "**/AGENTS.md",
+  "**/AGENTS.override.md",
+  "**/AGENTS.local.md",
+  "**/CLAUDE.md",
+  "**/CLAUDE.local.md",
+  "**/GEMINI.md",
+  "**/CONTEXT.md",
+  "**/copilot-instructions.md",
+  "**/.cursorrules",
+  "**/*.instructions.md",
+  "**/*.mdc",
+  "**/.claude/**/*.md",
+  "**/instructions-lsp.toml",
+  "**/.instructions-lsp.toml",
+];
+
+/** The client's document selector: the candidates a user named (one brace pattern), then every pattern above. */
+export function documentPatterns(candidates: string[]): string[] {
+  const named = candidates.length ? [`**/{${candidates.join(",")}}`] : [];
+  return [...named, ...INSTRUCTION_PATTERNS];
+}

@@ -5,7 +5,7 @@ import { readFileSync } from "fs";
 import { join } from "path";
 import { test } from "node:test";
 
-import { cliSetArgs, explicitValue, missingServerNotice, onceNotifier, repositoryUrl, RESTRICTED_KEYS } from "../../src/settings";
+import { cliSetArgs, documentPatterns, explicitValue, missingServerNotice, onceNotifier, repositoryUrl, RESTRICTED_KEYS } from "../../src/settings";
 
 const manifest = JSON.parse(readFileSync(join(__dirname, "../../../../package.json"), "utf8"));
 
@@ -84,4 +84,13 @@ test("the sidebar's diff gets the folder's settings as the CLI's --set, values a
   const args = cliSetArgs({ profiles: ["claude"], baselineMaxBytes: 1200, profile: "true", watch: false, stateDir: "/tmp/s" });
   assert.deepEqual(args, ["--set", 'profiles=["claude"]', "--set", "baselineMaxBytes=1200", "--set", 'profile="true"']);
   assert.deepEqual(cliSetArgs({}), []);
+});
+
+test("the client sends the server every kind of instruction file, and the candidates a user named", () => {
+  const patterns = documentPatterns(["AGENTS.md", "TEAM.md"]);
+  assert.equal(patterns[0], "**/{AGENTS.md,TEAM.md}");
+  for (const p of ["**/GEMINI.md", "**/*.instructions.md", "**/*.mdc", "**/.claude/**/*.md", "**/instructions-lsp.toml"]) {
+    assert.ok(patterns.includes(p), p);
+  }
+  assert.equal(documentPatterns([])[0], "**/AGENTS.md", "no empty braces without named candidates");
 });
