@@ -26,20 +26,40 @@ pub async fn hover(shared: &Arc<Shared>, params: HoverParams) -> Result<Option<H
         }
         st.published.get(&path).is_some_and(|d| d.iter().any(|d| contains(d.range, pos)))
     };
-    if pos.line != 0 && !in_diagnostic {
+    // On an import: the file it names, then what the agents do with that file.
+    let import = import_links(shared, &params.text_document_position_params.text_document.uri)
+        .into_iter()
+        .find(|(r, _)| contains(*r, pos))
+        .and_then(|(range, target)| Some((range, path_of(&target)?)));
+    if pos.line != 0 && !in_diagnostic && import.is_none() {
         return Ok(None);
     }
     shared.finish_walks().await;
     let working = shared.clone();
     off_thread(move || {
-        let descriptions = describe(&working, &path);
-        if descriptions.is_empty() {
+        let (about, range, head) = match &import {
+            Some((range, target)) => {
+                let size = std::fs::metadata(target).map_or(0, |m| m.len());
+                let shown = working
+                    .state()
+                    .sessions
+                    .values()
+                    .find_map(|s| target.strip_prefix(s.project_root()).ok().map(crate::paths::slash_join));
+                let name = shown.unwrap_or_else(|| target.display().to_string());
+                let head = format!("Imports `{name}` ({})", crate::chain::words::bytes(size));
+                (target.clone(), Some(*range), Some(head))
+            }
+            None => (path, None, None),
+        };
+        let descriptions = describe(&working, &about);
+        if descriptions.is_empty() && head.is_none() {
             return Ok(None);
         }
-        let markdown = descriptions.iter().map(|d| d.markdown.clone()).collect::<Vec<_>>().join("\n\n---\n\n");
+        let parts = head.into_iter().chain(descriptions.into_iter().map(|d| d.markdown));
+        let markdown = parts.collect::<Vec<_>>().join("\n\n---\n\n");
         Ok(Some(Hover {
             contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: markdown }),
-            range: None,
+            range,
         }))
     })
     .await
