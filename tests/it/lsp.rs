@@ -963,11 +963,13 @@ async fn imports_are_links_and_definitions() {
     assert_eq!(found["uri"], uri(&root.join("docs/a.md")), "{found}");
     let found = c.request("textDocument/definition", at(0)).await.expect("definition");
     assert_eq!(found, Value::Null);
-    // A hover on the mention names the file, its size, and what the agents do with it.
+    // A hover on the mention names the file, its size, and what the agents do with it (after
+    // the file's own hover, on its first line).
     let hover = c.request("textDocument/hover", at(5)).await.expect("hover");
     let text = hover["contents"]["value"].as_str().unwrap_or_default();
-    assert!(text.starts_with("Imports `docs/a.md` (2 bytes)"), "{hover}");
-    assert!(text.contains("Claude Code"), "what the agents do with the imported file: {text}");
+    let (own, imported) = text.split_once("Imports `docs/a.md` (2 bytes)").unwrap_or_default();
+    assert!(own.contains("Claude Code loads this file"), "the file's own hover first: {text}");
+    assert!(imported.contains("Claude Code"), "what the agents do with the imported file: {text}");
     assert_eq!(hover["range"]["start"], json!({"line": 0, "character": 2}));
     c.finish().await;
 }

@@ -31,36 +31,35 @@ pub async fn hover(shared: &Arc<Shared>, params: HoverParams) -> Result<Option<H
         .into_iter()
         .find(|(r, _)| contains(*r, pos))
         .and_then(|(range, target)| Some((range, path_of(&target)?)));
-    if pos.line != 0 && !in_diagnostic && import.is_none() {
+    // The file's own hover: on its first line, or inside a diagnostic.
+    let own = pos.line == 0 || in_diagnostic;
+    if !own && import.is_none() {
         return Ok(None);
     }
     shared.finish_walks().await;
     let working = shared.clone();
     off_thread(move || {
-        let (about, range, head) = match &import {
-            Some((range, target)) => {
-                let size = std::fs::metadata(target).map_or(0, |m| m.len());
-                let shown = working
-                    .state()
-                    .sessions
-                    .values()
-                    .find_map(|s| target.strip_prefix(s.project_root()).ok().map(crate::paths::slash_join));
-                let name = shown.unwrap_or_else(|| target.display().to_string());
-                let head = format!("Imports `{name}` ({})", crate::chain::words::bytes(size));
-                (target.clone(), Some(*range), Some(head))
-            }
-            None => (path, None, None),
-        };
-        let descriptions = describe(&working, &about);
-        if descriptions.is_empty() && head.is_none() {
+        let mut parts: Vec<String> = Vec::new();
+        if own {
+            parts.extend(describe(&working, &path).into_iter().map(|d| d.markdown));
+        }
+        if let Some((_, target)) = &import {
+            let size = std::fs::metadata(target).map_or(0, |m| m.len());
+            let shown = working
+                .state()
+                .sessions
+                .values()
+                .find_map(|s| target.strip_prefix(s.project_root()).ok().map(crate::paths::slash_join));
+            let name = shown.unwrap_or_else(|| target.display().to_string());
+            parts.push(format!("Imports `{name}` ({})", crate::chain::words::bytes(size)));
+            parts.extend(describe(&working, target).into_iter().map(|d| d.markdown));
+        }
+        if parts.is_empty() {
             return Ok(None);
         }
-        let parts = head.into_iter().chain(descriptions.into_iter().map(|d| d.markdown));
-        let markdown = parts.collect::<Vec<_>>().join("\n\n---\n\n");
-        Ok(Some(Hover {
-            contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: markdown }),
-            range,
-        }))
+        let value = parts.join("\n\n---\n\n");
+        let range = import.map(|(range, _)| range);
+        Ok(Some(Hover { contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value }), range }))
     })
     .await
 }
