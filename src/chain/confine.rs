@@ -35,9 +35,14 @@ pub fn readable(path: &Path) -> bool {
     crate::chain::source::open_regular(path).is_ok()
 }
 
+/// Whether `dir` holds `.git` (a folder, a worktree's file, or a link).
+fn holds_git(dir: &Path) -> bool {
+    dir.join(".git").symlink_metadata().is_ok()
+}
+
 /// The nearest folder at or above `dir` holding `.git`.
 pub fn git_root(dir: &Path) -> Option<&Path> {
-    dir.ancestors().find(|d| d.join(".git").symlink_metadata().is_ok())
+    dir.ancestors().find(|d| holds_git(d))
 }
 
 /// The folder of the project `dir` is in: the nearest folder at or above it holding `.git`
@@ -46,7 +51,7 @@ pub fn git_root(dir: &Path) -> Option<&Path> {
 /// somewhere else, and the repository above is the project. Then a link cannot make another
 /// repository part of this one.
 pub fn project_folder(dir: &Path) -> &Path {
-    project_folder_by(dir, |d| d.join(".git").symlink_metadata().is_ok(), real_location)
+    project_folder_by(dir, holds_git, real_location)
 }
 
 /// [`project_folder`] with the caller's own ways to ask whether a folder holds `.git` and where

@@ -109,7 +109,7 @@ pub(super) struct FoldedSet {
 }
 
 /// The indexes, in the order of `sets` and of each set's globs, of the globs of `sets` (made by
-/// [`chunked_sets`]) that match `path`, into `found`; `scratch` is room for one set's hits.
+/// [`Chunks`]) that match `path`, into `found`; `scratch` is room for one set's hits.
 fn chunked_matches(sets: &[globset::GlobSet], path: &str, found: &mut Vec<usize>, scratch: &mut Vec<usize>) {
     // (The usual case, one set: its hits straight into `found`, nothing allocated per path.)
     if let [set] = sets {

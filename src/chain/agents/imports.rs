@@ -69,10 +69,10 @@ pub fn import_links(path: &Path, text: &str) -> Vec<ImportLink> {
     let regions = code_regions(text);
     directives(text, true)
         .into_iter()
-        .filter(|d| !d.path.starts_with("~/") && !regions.iter().any(|&(s, e)| d.start >= s && d.start < e))
+        .filter(|d| !d.path.starts_with("~/") && !in_code(&regions, d.start))
         .filter_map(|d| {
             let target = resolve(dir, &d.path);
-            let inside = crate::chain::confine::leaves(&target, &base).is_none() && !names_no_file(&target);
+            let inside = crate::chain::confine::leaves(&target, &base).is_none();
             (inside && fs::metadata(&target).is_ok_and(|m| m.is_file())).then_some(ImportLink {
                 start: d.start,
                 end: d.end,
@@ -155,6 +155,11 @@ pub fn code_regions(text: &str) -> Vec<(usize, usize)> {
         }
     }
     regions
+}
+
+/// Whether byte `at` lies in one of `regions` (made by [`code_regions`]).
+fn in_code(regions: &[(usize, usize)], at: usize) -> bool {
+    regions.iter().any(|&(s, e)| at >= s && at < e)
 }
 
 /// The import directives of `text`, those inside code included (see [`code_regions`]).
@@ -292,7 +297,7 @@ pub fn gemini_expand(
     for d in directives(content, false) {
         out.push_str(&content[last..d.start]);
         last = d.end;
-        if regions.iter().any(|&(s, e)| d.start >= s && d.start < e) {
+        if in_code(&regions, d.start) {
             out.push('@');
             out.push_str(&d.path);
             continue;
@@ -382,7 +387,7 @@ impl ClaudeImports<'_> {
             f
         };
         for d in directives(content, true) {
-            if regions.iter().any(|&(s, e)| d.start >= s && d.start < e) {
+            if in_code(&regions, d.start) {
                 continue;
             }
             // Each file is read once, but a file may name any number of imports: bounded.
@@ -460,7 +465,7 @@ mod tests {
         let regions = code_regions(text);
         let inside = |needle: &str| {
             let at = text.find(needle).expect("needle");
-            regions.iter().any(|&(s, e)| at >= s && at < e)
+            in_code(&regions, at)
         };
         assert!(inside("@x"));
         assert!(inside("@y"));
