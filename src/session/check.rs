@@ -116,7 +116,7 @@ pub struct Walked {
 }
 
 /// The names whose directories are checked: the engine's candidates and every agent's.
-fn checked_names(settings: &Settings, agent_env: &agents::AgentEnv) -> BTreeSet<String> {
+pub(crate) fn checked_names(settings: &Settings, agent_env: &agents::AgentEnv) -> BTreeSet<String> {
     let mut names: BTreeSet<String> = settings.all_names().map(str::to_string).collect();
     for n in agents::NAMES {
         if let Some(p) = agents::profile(n, agent_env, &agents::Overrides::default()) {

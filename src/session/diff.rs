@@ -29,6 +29,7 @@ use crate::paths;
 use super::check::{self, Selection};
 
 mod follow;
+mod mentions;
 mod objects;
 mod scratch;
 mod skeleton;

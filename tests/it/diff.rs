@@ -199,6 +199,36 @@ fn a_claude_md_that_stops_importing_agents_md_leaves_claude_code_its_own_two_lin
     assert!(out.contains(&"files changed: `CLAUDE.md`: 11 → 22 bytes".to_string()), "{out:#?}");
 }
 
+/// Markdown outside the agents' files is laid out when something an agent reads names it: an
+/// import, an import of an import, a file name configured for an agent. A change to one is a
+/// change of the views; a change to a note nothing names changes nothing.
+#[test]
+fn an_imported_file_and_its_imports_are_compared_and_unnamed_notes_are_not() {
+    let t = repo();
+    t.write("r/CLAUDE.md", "Read @docs/guide.md first.\n");
+    t.write("r/docs/guide.md", "The guide; then @../more/deep.txt\n");
+    t.write("r/more/deep.txt", "deep\n");
+    t.write("r/instructions-lsp.toml", "agents = [\"claude\", \"gemini\"]\n[gemini]\nfile-names = [\"NOTES.md\"]\n");
+    t.write("r/NOTES.md", "notes\n");
+    t.write("r/docs/unrelated.md", "nobody reads this\n");
+    commit(&t, "base");
+    t.write("r/more/deep.txt", "deeper and deeper\n");
+    t.write("r/NOTES.md", "notes, longer\n");
+    t.write("r/docs/unrelated.md", "nobody reads this either\n");
+    commit(&t, "head");
+    let o = diff(&t, &["HEAD~1", "HEAD", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let json: Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(
+        json["files"],
+        serde_json::json!([
+            {"path": "NOTES.md", "before": 6, "after": 14},
+            {"path": "more/deep.txt", "before": 5, "after": 18},
+        ]),
+        "{json:#}"
+    );
+}
+
 /// A mention that names no file (a handle in prose) is no import: when the text drops it, the
 /// only change is the text's size, never a file that "is gone".
 #[test]
@@ -618,25 +648,38 @@ fn a_large_file_named_in_many_folders_is_refused_not_written_over_and_over() {
     assert!(err.contains("its instruction files hold more than 268,435,456 bytes"), "{err}");
 }
 
-/// A tree that names a folder holding `AGENTS.md` twice at each of 17 levels (262,143 folders,
-/// within the bound of entries) would start agents in every one of them: refused, saying why.
+/// A tree that names a folder holding `AGENTS.md` (or a project manifest) twice at each of 17
+/// levels (262,143 folders, within the bound of entries) would start agents in every one of
+/// them: refused, saying why. One whose folders hold a note and a source file that nothing
+/// names is compared by their names (it took 15 s when every note was written).
 #[test]
 fn a_tree_of_hundreds_of_thousands_of_instruction_folders_is_refused() {
     let t = repo();
     t.write("r/AGENTS.md", "root rules\n");
     commit(&t, "base");
     let blob = git_with_input(&t, &["hash-object", "-w", "--stdin"], "# rules\n");
-    let file = format!("100644 blob {}\tAGENTS.md\n", blob.trim());
-    let mut tree = git_with_input(&t, &["mktree"], &file);
-    for _ in 0..17 {
-        let level = format!("{file}040000 tree {0}\ta\n040000 tree {0}\tb\n", tree.trim());
-        tree = git_with_input(&t, &["mktree"], level);
+    for (names, refused) in [(&["AGENTS.md"][..], true), (&["Cargo.toml"], true), (&["code.rs", "notes.md"], false)] {
+        let file: String = names.iter().map(|n| format!("100644 blob {}\t{n}\n", blob.trim())).collect();
+        let mut tree = git_with_input(&t, &["mktree"], &file);
+        for _ in 0..17 {
+            let level = format!("{file}040000 tree {0}\ta\n040000 tree {0}\tb\n", tree.trim());
+            tree = git_with_input(&t, &["mktree"], level);
+        }
+        let head = git(&t, &["commit-tree", tree.trim(), "-p", "HEAD", "-m", "bomb"]);
+        let o = diff_command(&t, &t.root(), &["HEAD", head.trim()]).output().expect("run diff");
+        let err = String::from_utf8_lossy(&o.stderr);
+        if refused {
+            assert_eq!(o.status.code(), Some(2), "{names:?}: {err}");
+            assert!(
+                err.contains(
+                    "more than 10,000 folders hold instruction files or project manifests, places where agents start"
+                ),
+                "{names:?}: {err}"
+            );
+        } else {
+            assert_eq!(o.status.code(), Some(0), "{names:?}: {err}");
+        }
     }
-    let head = git(&t, &["commit-tree", tree.trim(), "-p", "HEAD", "-m", "bomb"]);
-    let o = diff_command(&t, &t.root(), &["HEAD", head.trim()]).output().expect("run diff");
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("more than 10,000 folders hold instruction files"), "{err}");
 }
 
 /// Commits the skeletons of `tests/fixtures/diff/<name>/base` and `…/head` (each file named with
@@ -1272,7 +1315,8 @@ fn a_crafted_tree_that_names_a_file_twice_is_laid_out_with_its_first_entry_and_a
     };
     let slashed = raw(&[("100644", "pkg/AGENTS.md", &other), ("40000", "pkg", &sub)]);
     let dir_first = raw(&[("100644", "AGENTS.md", &root), ("40000", "pkg", &sub), ("100644", "pkg", &root)]);
-    let long = format!("{}.md", "a".repeat(300));
+    // (Hidden, so that its text is kept whether or not something names it.)
+    let long = format!(".{}.md", "a".repeat(300));
     let trees = [
         ("file-then-link", object(&["mktree"], format!("{}{link_line}{kept}", file("AGENTS.md")).as_bytes())),
         ("link-then-file", object(&["mktree"], format!("{link_line}{}{kept}", file("AGENTS.md")).as_bytes())),

@@ -45,15 +45,16 @@ pub(super) type Linked = (String, At);
 
 impl Source<'_> {
     /// The files that the links of the skeleton (`links`: each link's path from the root, and
-    /// its target) make an agent read and that `kept` (whether the skeleton keeps the text at a
-    /// path) leaves out: the file a link to a file names when the link's own path is kept
-    /// (`AGENTS.md` → `docs/INSTRUCTIONS`), and below a directory a link names, the files a
+    /// its target) make an agent read and that `kept` (whether the skeleton writes the text at a
+    /// path as it lists it) leaves out: the file a link to a file names when the link's own path
+    /// is one whose text an agent may `read` (`AGENTS.md` → `docs/INSTRUCTIONS`), and below a directory a link names, the files a
     /// path through the link keeps and the directory's own path does not (`.claude` →
     /// `config/claude`: everything in a hidden folder is kept), with the links there followed
     /// in turn. Each entry below such a directory is taken from `visits`.
     pub(super) fn linked_files(
         &self,
         links: &[(String, String)],
+        read: &dyn Fn(&str) -> bool,
         kept: &dyn Fn(&str) -> bool,
         visits: &mut Visits,
     ) -> Result<Vec<Linked>, String> {
@@ -68,7 +69,7 @@ impl Source<'_> {
             let from = at.rsplit_once('/').map_or("", |(dir, _)| dir);
             match self.resolve(from, &target) {
                 Some((real, Node::File(file))) => {
-                    if kept(&read_as) && !kept(&real) && taken.insert(real.clone()) {
+                    if read(&read_as) && !kept(&real) && taken.insert(real.clone()) {
                         files.push((real, file));
                     }
                 }

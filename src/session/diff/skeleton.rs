@@ -1,7 +1,7 @@
 //! The skeleton of one side of a diff: the files of a revision (or the working tree) whose text
 //! an agent or this tool may read, laid out in a scratch directory, and what it leaves out.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 
 use crate::chain::agents;
@@ -12,37 +12,57 @@ use crate::session::check;
 use super::Revision;
 use super::objects::Body;
 use super::scratch::LayOut;
-use super::{follow, objects};
+use super::{follow, mentions, objects};
 
-/// The file names whose text the skeleton keeps besides those of [`keeps_text`]'s rules: every
-/// agent's and the engine's instruction file names.
+/// The file names whose text the skeleton keeps besides those of [`keeps`]'s rules: every
+/// agent's file names (those of its configuration too) and the engine's, and this tool's
+/// configuration file.
 pub(super) fn kept_names(settings: &Settings) -> BTreeSet<String> {
-    let mut names: BTreeSet<String> = settings.all_names().map(str::to_string).collect();
-    names.extend(agents::FILE_NAMES.iter().map(|s| s.to_string()));
+    let mut names = check::checked_names(settings, &agents::AgentEnv::from_process());
     names.extend(crate::chain::targets::CONFIG_NAMES.iter().map(|s| s.to_string()));
     names
 }
 
-/// Whether the skeleton holds a file as an empty stand-in: a project manifest, which makes its
-/// folder a package root (a place where agents start, see [`crate::session::starts`]) by its
-/// name alone; its text is never read.
+/// Whether the skeleton holds a file as an empty stand-in: a project manifest in a folder where
+/// agents may start, which makes that folder a package root (see [`crate::session::starts`]) by
+/// its name alone; its text is read only when something an agent reads names it.
 fn stands_in(rel: &Path) -> bool {
-    rel.file_name().and_then(|n| n.to_str()).is_some_and(crate::session::starts::is_manifest)
+    use crate::session::starts;
+    rel.file_name().and_then(|n| n.to_str()).is_some_and(starts::is_manifest)
+        && rel.parent().is_some_and(starts::startable)
 }
 
-/// Whether the skeleton keeps a file's text: instruction files, anything in a hidden folder or
-/// hidden itself (`.github/`, `.claude/`, `.cursorrules`, `.gitignore`), Markdown and text an
-/// import may name, and settings (`.json`, `.toml`, `.yaml`). Other files (sources) are kept
-/// empty: their names are what rules' globs match.
-fn keeps_text(rel: &Path, names: &BTreeSet<String>) -> bool {
-    const EXTENSIONS: &[&str] = &["md", "mdc", "markdown", "txt", "toml", "json", "jsonc", "yaml", "yml"];
+/// What the skeleton keeps of a file.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Keep {
+    /// Its text: an agent reads it by its name or folder.
+    Text,
+    /// Its text when something kept names it (see [`mentions`]), else its name: Markdown, text
+    /// and settings outside the agents' folders, which an import may name.
+    Mentioned,
+    /// Its name: sources, whose names are what rules' globs match.
+    Name,
+}
+
+/// What the skeleton keeps of the file `rel`: the text of instruction files (named in `names`,
+/// also in another case, as Copilot finds `agents.md`; Copilot's and Cursor's kinds by their
+/// endings) and of anything in a hidden folder or hidden itself (`.github/`, `.claude/`,
+/// `.cursorrules`, `.gitignore`); Markdown, text and settings elsewhere when mentioned.
+fn keeps(rel: &Path, names: &BTreeSet<String>) -> Keep {
     let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    names.contains(name)
+    let text = mentions::text_extension(name);
+    if names.contains(name)
+        || (text && names.iter().any(|n| n.eq_ignore_ascii_case(name)))
         || rel.components().any(|c| c.as_os_str().to_str().is_some_and(|s| s.starts_with('.')))
-        || rel
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+        || agents::is_agent_path(rel)
+        || [".prompt.md", ".agent.md", ".chatmode.md"].iter().any(|e| name.ends_with(e))
+    {
+        Keep::Text
+    } else if text {
+        Keep::Mentioned
+    } else {
+        Keep::Name
+    }
 }
 
 /// A path of the repository as a relative path with normal components only; `None` for one
@@ -74,11 +94,17 @@ pub(super) fn materialize(
     let mut links: Vec<(PathBuf, String)> = Vec::new();
     let mut written =
         Written { into, rev, made: HashSet::new(), linked: HashSet::new(), skipped: Skipped::default(), bytes: 0 };
-    // The folders that hold an instruction file: where agents start (see [`STARTS_MAX`]).
-    let mut starts: HashSet<PathBuf> = HashSet::new();
+    let mut starts = Starts::default();
     let mut twice = Skipped::default();
     let mut visits = objects::Visits::default();
-    let mut place = |rel: &Path, slashed: &str, kind: Entry, data: &dyn Fn() -> Result<Body, String>| {
+    // The files kept if mentioned, by their path with `/`, and what the kept texts mention.
+    let mut deferred: HashMap<String, Deferred> = HashMap::new();
+    let mut mentioned = mentions::Mentions::default();
+    let mut place = |rel: &Path,
+                     slashed: &str,
+                     kind: Entry,
+                     data: &dyn Fn() -> Result<Body, String>,
+                     at: &dyn Fn() -> follow::At| {
         if written.through_link(rel) {
             return Ok(());
         }
@@ -86,27 +112,39 @@ pub(super) fn materialize(
             Entry::Dir => unwritten_dirs.push(slashed.to_string()),
             // A FIFO, a socket or a device of the working tree is never opened: named only.
             Entry::Special => unwritten_files.push(slashed.to_string()),
-            Entry::File if !keeps_text(rel, names) && stands_in(rel) => {
-                written.write(rel, slashed, |path| write_new(path, &[]))?;
-            }
-            Entry::File if !keeps_text(rel, names) => unwritten_files.push(slashed.to_string()),
-            Entry::File => {
-                let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-                if names.contains(name)
-                    && starts.insert(rel.parent().unwrap_or(Path::new("")).to_path_buf())
-                    && starts.len() > STARTS_MAX
-                {
-                    return Err(LayOut::Other(format!(
-                        "{}: more than {} folders hold instruction files (a tree can name one folder many times \
-                         over); not compared",
-                        rev.label(),
-                        crate::chain::words::number(STARTS_MAX as u64)
-                    )));
+            Entry::File => match keeps(rel, names) {
+                Keep::Name if stands_in(rel) => {
+                    starts.count(rel, rev)?;
+                    written.write(rel, slashed, |path| write_new(path, &[]))?;
                 }
-                let body = data()?;
-                written.count(&body)?;
-                written.write(rel, slashed, |path| body.write_new(path))?;
-            }
+                Keep::Name => unwritten_files.push(slashed.to_string()),
+                Keep::Mentioned => {
+                    let stood_in = match stands_in(rel) {
+                        true => {
+                            starts.count(rel, rev)?;
+                            written.write(rel, slashed, |path| write_new(path, &[]))?
+                        }
+                        false => false,
+                    };
+                    if !stood_in {
+                        unwritten_files.push(slashed.to_string());
+                    }
+                    deferred.entry(slashed.to_string()).or_insert_with(|| Deferred {
+                        rel: rel.to_path_buf(),
+                        at: at(),
+                        stood_in,
+                    });
+                }
+                Keep::Text => {
+                    starts.add(rel, names, rev)?;
+                    let body = data()?;
+                    written.count(&body)?;
+                    if let Some(bytes) = body.bytes() {
+                        mentioned.scan(slashed, bytes);
+                    }
+                    written.write(rel, slashed, |path| body.write_new(path))?;
+                }
+            },
             Entry::Link => {
                 // (A link's text is a path: one past any agent's read is no link to lay out.)
                 let body = data()?;
@@ -151,11 +189,12 @@ pub(super) fn materialize(
                     let data = || -> Result<Body, String> {
                         objects.body(repo, item.oid).map_err(|err| format!("{spec}: {}: {err}", rel.display()))
                     };
+                    let at = || follow::At::Object(item.oid);
                     // (A crafted name can hold `/`: the path is then said as the disk has it.)
                     if path.split('/').all(|c| !c.is_empty() && c != ".") {
-                        place(&rel, path, kind, &data)
+                        place(&rel, path, kind, &data, &at)
                     } else {
-                        place(&rel, &paths::slash_join(&rel), kind, &data)
+                        place(&rel, &paths::slash_join(&rel), kind, &data, &at)
                     }
                 },
                 |path| {
@@ -196,34 +235,77 @@ pub(super) fn materialize(
                         follow::disk_body(&path).map_err(read)
                     }
                 };
-                place(&rel, &paths::slash_join(&rel), kind, &data)?;
+                place(&rel, &paths::slash_join(&rel), kind, &data, &|| follow::At::Disk(path.clone()))?;
             }
         }
     }
+    let source = match root_tree {
+        Some(root) => follow::Source::Tree { repo, objects, root },
+        None => follow::Source::Disk(workdir),
+    };
+    let label = rev.label();
+    // The paths laid out after the walk, which its list of files left out names no more.
+    let mut laid: HashSet<String> = HashSet::new();
     // What a link the skeleton holds makes an agent read, the agent follows it to: it is laid out
     // too when the skeleton left it out.
     if !links.is_empty() {
-        let source = match root_tree {
-            Some(root) => follow::Source::Tree { repo, objects, root },
-            None => follow::Source::Disk(workdir),
-        };
-        let label = rev.label();
         let named: Vec<(String, String)> = links.iter().map(|(rel, t)| (paths::slash_join(rel), t.clone())).collect();
-        let kept = |path: &str| keeps_text(Path::new(path), names);
-        let files =
-            source.linked_files(&named, &kept, &mut visits).map_err(|e| LayOut::Other(format!("{label}: {e}")))?;
-        let mut laid: HashSet<String> = HashSet::new();
+        let read = |path: &str| keeps(Path::new(path), names) != Keep::Name;
+        let text = |path: &str| keeps(Path::new(path), names) == Keep::Text;
+        let files = source
+            .linked_files(&named, &read, &text, &mut visits)
+            .map_err(|e| LayOut::Other(format!("{label}: {e}")))?;
         for (path, at) in files {
             let Some(rel) = safe_rel(&path).filter(|rel| !written.through_link(rel)) else { continue };
             let body = source.read(&at).map_err(|e| LayOut::Other(format!("{label}: {path}: {e}")))?;
             written.count(&body)?;
+            if let Some(bytes) = body.bytes() {
+                mentioned.scan(&path, bytes);
+            }
+            if deferred.get(&path).is_some_and(|d| d.stood_in) {
+                continue;
+            }
+            deferred.remove(&path);
             if written.write(&rel, &path, |file| body.write_new(file))? {
                 laid.insert(path);
             }
         }
-        if !laid.is_empty() {
-            unwritten_files.retain(|f| !laid.contains(f));
+    }
+    // The files kept if mentioned that what the skeleton holds names, and those the files so
+    // laid out name in turn (an import of an import). A name a settings file holds counts in
+    // every folder, as a file name an agent is told to look for: such files count as
+    // instruction files towards [`STARTS_MAX`].
+    let mut work: Vec<String> = mentioned.paths.drain().filter(|p| deferred.contains_key(p)).collect();
+    if !mentioned.names.is_empty() {
+        for (path, d) in &deferred {
+            if d.rel.file_name().and_then(|n| n.to_str()).is_some_and(|n| mentioned.names.contains(n)) {
+                starts.count(&d.rel, rev)?;
+                work.push(path.clone());
+            }
         }
+    }
+    while let Some(path) = work.pop() {
+        let Some(d) = deferred.remove(&path) else { continue };
+        if written.through_link(&d.rel) {
+            continue;
+        }
+        let body = source.read(&d.at).map_err(|e| LayOut::Other(format!("{label}: {path}: {e}")))?;
+        written.count(&body)?;
+        if let Some(bytes) = body.bytes() {
+            mentioned.scan(&path, bytes);
+            work.extend(mentioned.paths.drain().filter(|p| deferred.contains_key(p)));
+        }
+        if d.stood_in {
+            // (The empty stand-in of a manifest gives way to its text.)
+            let file = into.join(&d.rel);
+            std::fs::remove_file(&file).map_err(|e| write_failed(rev, into, &file, e))?;
+        }
+        if written.write(&d.rel, &path, |file| body.write_new(file))? {
+            laid.insert(path);
+        }
+    }
+    if !laid.is_empty() {
+        unwritten_files.retain(|f| !laid.contains(f));
     }
     let mut out: Vec<check::Unwritten> = Vec::with_capacity(unwritten_dirs.len() + unwritten_files.len());
     // A directory something kept went in is on the disk: the walk lists it.
@@ -284,10 +366,47 @@ struct Written<'a> {
     bytes: u64,
 }
 
-/// The most folders holding an instruction file that one revision may have: each is a place
-/// where agents start, whose views are worked out (about a millisecond each). A crafted tree
-/// names a folder with an `AGENTS.md` hundreds of thousands of times within its bound of
-/// entries; the largest real repositories hold a few hundred.
+/// A file kept if mentioned: where it goes, where to read it, and whether the layout holds it
+/// as an empty stand-in meanwhile (see [`stands_in`]).
+struct Deferred {
+    rel: PathBuf,
+    at: follow::At,
+    stood_in: bool,
+}
+
+/// The folders that hold an instruction file or a project manifest: where agents start (see
+/// [`STARTS_MAX`]).
+#[derive(Default)]
+struct Starts(HashSet<PathBuf>);
+
+impl Starts {
+    /// Counts the folder of `rel` when its name is one of `names`.
+    fn add(&mut self, rel: &Path, names: &BTreeSet<String>, rev: &Revision) -> Result<(), LayOut> {
+        match rel.file_name().and_then(|n| n.to_str()) {
+            Some(name) if names.contains(name) => self.count(rel, rev),
+            _ => Ok(()),
+        }
+    }
+
+    /// Counts the folder of `rel`; past [`STARTS_MAX`] folders, the revision is refused.
+    fn count(&mut self, rel: &Path, rev: &Revision) -> Result<(), LayOut> {
+        if self.0.insert(rel.parent().unwrap_or(Path::new("")).to_path_buf()) && self.0.len() > STARTS_MAX {
+            return Err(LayOut::Other(format!(
+                "{}: more than {} folders hold instruction files or project manifests, places where agents \
+                 start (a tree can name one folder many times over); not compared",
+                rev.label(),
+                crate::chain::words::number(STARTS_MAX as u64)
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The most folders holding an instruction file or a project manifest that one revision may
+/// have: each is a place where agents start, whose views are worked out (about a millisecond
+/// each). A crafted tree names a folder with an `AGENTS.md` (or a `Cargo.toml`) hundreds of
+/// thousands of times within its bound of entries; the largest real repositories hold a few
+/// hundred.
 const STARTS_MAX: usize = 10_000;
 
 /// The most bytes of files one revision's layout writes. A tree can name one blob of up to
