@@ -63,6 +63,11 @@ pub enum Code {
     /// An `@` mention that looks like a file (an import of Claude Code or Gemini CLI) names
     /// none: the agent loads nothing for it.
     MissingImport,
+    /// A front-matter key or value an agent reads otherwise than meant: a misspelt key, a value
+    /// of a type it discards, a value it does not know.
+    FrontMatter,
+    /// A front-matter key an agent does not read, and no misspelling of one it does.
+    UnknownKey,
     /// `instructions-lsp.toml` cannot be used (it does not parse, or names an unknown agent or
     /// key): the agents are detected instead.
     BadConfig,
@@ -88,6 +93,8 @@ impl Code {
         Self::NotRead,
         Self::ImportOutside,
         Self::MissingImport,
+        Self::FrontMatter,
+        Self::UnknownKey,
         Self::BadConfig,
         Self::UnreadableDirectory,
         Self::LinkOutside,
@@ -117,10 +124,20 @@ impl Code {
                 "An agent started in a subdirectory does not load this file, which an instruction file imports from outside it."
             }
             Self::MissingImport => "An `@` import names no file: the agent loads nothing for it.",
+            Self::FrontMatter => {
+                "A front-matter key or value the agent reads otherwise than meant (misspelt, of the wrong type)."
+            }
+            Self::UnknownKey => "A front-matter key the agent does not read at all.",
             Self::BadConfig => "The project configuration cannot be used; the agents are detected instead.",
             Self::UnreadableDirectory => "A directory of the tree cannot be read, so what it holds is not checked.",
             Self::LinkOutside => "An agent would follow this link out of the project.",
         }
+    }
+
+    /// Whether findings of this code are about one token of a file (an import, a key) rather
+    /// than the file: each is said apart, beside what else is said of the file.
+    pub fn at_token(self) -> bool {
+        matches!(self, Self::MissingImport | Self::FrontMatter | Self::UnknownKey)
     }
 
     pub fn name(self) -> &'static str {
@@ -142,6 +159,8 @@ impl Code {
             Self::AgentRule => "agentRule",
             Self::ImportOutside => "importOutside",
             Self::MissingImport => "missingImport",
+            Self::FrontMatter => "frontMatter",
+            Self::UnknownKey => "unknownKey",
             Self::BadConfig => "badConfig",
             Self::DeadPattern => "deadPattern",
             Self::AttachedTwice => "attachedTwice",
@@ -161,8 +180,9 @@ impl Code {
             | Self::AgentRule
             | Self::AttachedTwice
             | Self::ImportOutside
-            | Self::MissingImport => Severity::Warning,
-            Self::AgentIgnored | Self::DeadPattern => Severity::Information,
+            | Self::MissingImport
+            | Self::FrontMatter => Severity::Warning,
+            Self::AgentIgnored | Self::DeadPattern | Self::UnknownKey => Severity::Information,
             Self::TooLarge | Self::InvalidUtf8 | Self::BadConfig => Severity::Error,
             Self::FrameEscape => Severity::Information,
             Self::Empty | Self::Duplicate => Severity::Hint,
@@ -210,6 +230,64 @@ pub struct Finding {
     pub related: Option<Related>,
     /// The agent profile the finding is about (`codex`, …); `None` for the engine's own.
     pub agent: Option<&'static str>,
+    /// A safe change that mends it, when there is one.
+    pub fix: Option<Fix>,
+}
+
+/// A safe change that mends a finding, named by its title ("Rename `glob` to `globs`").
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Fix {
+    pub title: String,
+    pub change: Change,
+}
+
+/// What a [`Fix`] changes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Change {
+    /// Bytes `start..end` of the finding's file become `text`.
+    Replace { start: usize, end: usize, text: String },
+    /// A new empty file at `path` (the file an import names). Offered one at a time in the
+    /// editor, never by a fix of everything: what it should hold is the author's to write.
+    Create { path: PathBuf },
+}
+
+impl Fix {
+    /// A fix that replaces bytes `start..end` of the finding's file with `text`.
+    pub fn replace(title: String, start: usize, end: usize, text: String) -> Self {
+        Fix { title, change: Change::Replace { start, end, text } }
+    }
+
+    /// Whether a fix of everything (`check --fix`, `source.fixAll`) applies it.
+    pub fn in_fix_all(&self) -> bool {
+        matches!(self.change, Change::Replace { .. })
+    }
+}
+
+/// The replacements of `fixes` (those of one file) that a fix of everything applies together to
+/// `text`: inside it, at character boundaries, none overlapping one taken before it (the first
+/// of two fixes of one place wins), the same replacement once; last first, so that each applies
+/// without moving the others.
+pub fn fix_all<'a>(fixes: impl IntoIterator<Item = &'a Fix>, text: &str) -> Vec<(usize, usize, &'a str)> {
+    let mut edits: Vec<(usize, usize, &str)> = Vec::new();
+    for fix in fixes {
+        let Change::Replace { start, end, text: with } = &fix.change else { continue };
+        let (start, end) = (*start, *end);
+        let fits = start <= end && end <= text.len() && text.is_char_boundary(start) && text.is_char_boundary(end);
+        if fits && !edits.iter().any(|(s, e, _)| (start < *e && *s < end) || (start == *s && end == *e)) {
+            edits.push((start, end, with));
+        }
+    }
+    edits.sort_by_key(|e| std::cmp::Reverse(e.0));
+    edits
+}
+
+/// `text` with `edits` (as [`fix_all`] gives them) applied.
+pub fn apply(text: &str, edits: &[(usize, usize, &str)]) -> String {
+    let mut out = text.to_string();
+    for (start, end, with) in edits {
+        out.replace_range(*start..*end, with);
+    }
+    out
 }
 
 impl Finding {
@@ -219,7 +297,7 @@ impl Finding {
 }
 
 fn finding(path: &Path, code: Code, span: Span, message: String) -> Finding {
-    Finding { path: path.to_path_buf(), code, span, message, related: None, agent: None }
+    Finding { path: path.to_path_buf(), code, span, message, related: None, agent: None, fix: None }
 }
 
 /// Findings for candidates that exist but do not load.

@@ -290,6 +290,7 @@ pub fn config_finding(problem: &str, consequence: &str) -> Option<crate::chain::
         message: format!("this configuration cannot be used: {}; {consequence}", first_line.trim_end_matches(':')),
         related: None,
         agent: None,
+        fix: None,
     })
 }
 

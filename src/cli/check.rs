@@ -50,10 +50,35 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         (None, None) if !settings.targeted => Some("--set profiles".to_string()),
         _ => None,
     };
-    let checked = match check(&roots, &settings, explicit.as_deref()) {
+    let mut checked = match check(&roots, &settings, explicit.as_deref()) {
         Ok(r) => r,
         Err(e) => return usage(&e),
     };
+    if args.fix {
+        // A fix can show what the text hid (an `applyTo` list joined is checked as patterns):
+        // fixed again until nothing is left to fix, as linters do, ten passes at most.
+        let (mut fixed, mut files) = (0, std::collections::BTreeSet::new());
+        for _ in 0..10 {
+            let (now, in_files, problems) = fix(&checked.findings, &cwd);
+            for p in &problems {
+                eprintln!("warning: {}", paths::printable(p));
+            }
+            if now == 0 {
+                break;
+            }
+            fixed += now;
+            files.extend(in_files);
+            // What is left, as a check of the files as they are now says it (nothing of the
+            // last run's reading kept).
+            let again = || check(&roots, &settings, explicit.as_deref());
+            checked = match agents::with_repo_cache(&Default::default(), again) {
+                Ok(r) => r,
+                Err(e) => return usage(&e),
+            };
+        }
+        let s = |n: usize| if n == 1 { "" } else { "s" };
+        eprintln!("fixed {fixed} finding{} in {} file{}", s(fixed), files.len(), s(files.len()));
+    }
     for c in &checked.checked_for {
         eprintln!("{}", paths::printable(&c.line));
     }
@@ -87,6 +112,45 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         Some(t) if located.iter().any(|l| l.finding.severity() <= t) => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
     }
+}
+
+/// Applies the safe fixes of `findings` to their files: how many findings it fixed, in which
+/// files, and what it could not write. A file that leads out of the project (through a link) is
+/// not written.
+fn fix(findings: &[Finding], cwd: &Path) -> (usize, Vec<PathBuf>, Vec<String>) {
+    let mut by_file: std::collections::BTreeMap<&Path, Vec<&lint::Fix>> = Default::default();
+    for f in findings {
+        if let Some(fix) = f.fix.as_ref().filter(|x| x.in_fix_all()) {
+            by_file.entry(&f.path).or_default().push(fix);
+        }
+    }
+    let (mut fixed, mut files, mut problems) = (0, Vec::new(), Vec::new());
+    for (path, fixes) in by_file {
+        let shown = shown(path, cwd);
+        if let Some(real) = crate::chain::confine::leaves_project(path) {
+            problems.push(format!("{shown}: not fixed: it leads out of the project, to {}", real.display()));
+            continue;
+        }
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) => {
+                problems.push(format!("{shown}: not fixed: {e}"));
+                continue;
+            }
+        };
+        let edits = lint::fix_all(fixes, &text);
+        if edits.is_empty() {
+            continue;
+        }
+        match std::fs::write(path, lint::apply(&text, &edits)) {
+            Ok(()) => {
+                fixed += edits.len();
+                files.push(path.to_path_buf());
+            }
+            Err(e) => problems.push(format!("{shown}: not fixed: {e}")),
+        }
+    }
+    (fixed, files, problems)
 }
 
 fn usage(message: &str) -> ExitCode {
@@ -277,6 +341,7 @@ fn json_output(located: &[Located], warnings: &[String], checked_for: &[CheckedF
                 "message": l.finding.message,
                 "agent": l.finding.agent,
                 "related": l.finding.related.as_ref().map(|r| json!({"path": shown(&r.path, cwd), "message": r.message})),
+                "fix": l.finding.fix.as_ref().map(|f| json!({"title": f.title, "safe": f.in_fix_all()})),
             })
         })
         .collect();

@@ -258,6 +258,11 @@ pub struct CheckArgs {
     /// The lowest severity that makes the exit code 1.
     #[arg(long, value_enum, default_value_t = FailOn::Warning)]
     pub fail_on: FailOn,
+    /// Apply every safe fix first (rename a misspelt front-matter key, join an `applyTo` list,
+    /// drop a pattern that matches nothing, part an import from the punctuation after it), then
+    /// report what is left.
+    #[arg(long)]
+    pub fix: bool,
     #[command(flatten)]
     pub settings: SettingsArgs,
 }

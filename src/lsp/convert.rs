@@ -6,7 +6,7 @@ use tower_lsp_server::lsp_types::{
     Range, TextDocumentContentChangeEvent, Uri,
 };
 
-use crate::chain::lint::{Finding, Severity};
+use crate::chain::lint::{Change, Finding, Severity};
 use crate::paths::path_to_uri;
 
 /// How positions count characters.
@@ -93,7 +93,20 @@ pub fn diagnostic(f: &Finding, text: &[u8], enc: Encoding) -> Diagnostic {
             message: r.message.clone(),
         }])
     });
+    // The fix travels with the diagnostic (as ruff's server sends its own): a code action asks
+    // for it back.
+    let data = f.fix.as_ref().and_then(|fix| {
+        let change = match &fix.change {
+            Change::Replace { start, end, text: with } => serde_json::json!({
+                "range": Range { start: position(text, *start, enc), end: position(text, *end, enc) },
+                "newText": with,
+            }),
+            Change::Create { path } => serde_json::json!({ "create": uri_of(path)? }),
+        };
+        Some(serde_json::json!({ "fix": { "title": fix.title, "change": change } }))
+    });
     Diagnostic {
+        data,
         range: Range { start: position(text, start, enc), end: position(text, end, enc) },
         severity: Some(severity),
         code: Some(NumberOrString::String(f.code.name().into())),

@@ -113,7 +113,11 @@ impl LanguageServer for Server {
                 }),
                 definition_provider: Some(OneOf::Left(true)),
                 code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
-                    code_action_kinds: Some(vec![CodeActionKind::QUICKFIX, CodeActionKind::REFACTOR]),
+                    code_action_kinds: Some(vec![
+                        CodeActionKind::QUICKFIX,
+                        CodeActionKind::REFACTOR,
+                        CodeActionKind::from(super::handlers::features::FIX_ALL),
+                    ]),
                     ..CodeActionOptions::default()
                 })),
                 execute_command_provider: Some(ExecuteCommandOptions {

@@ -300,6 +300,7 @@ impl Walked {
                         ),
                         related: None,
                         agent: None,
+                        fix: None,
                     })
                 }
                 _ => self.warnings.push(format!("skipped: {e}")),
@@ -626,8 +627,9 @@ fn check_dirs(
                         continue;
                     }
                     let agent = f.agent.unwrap_or(p.name);
-                    if f.code == Code::MissingImport {
-                        // Each mention is a finding of its own, once whichever folder met it.
+                    if f.code.at_token() {
+                        // Each mention (or key) is a finding of its own, once whichever folder
+                        // met it.
                         mentions.entry((f.path.clone(), SpanKey::of(f.span), agent)).or_insert(f);
                         continue;
                     }

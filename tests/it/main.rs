@@ -22,6 +22,7 @@ mod confinement;
 mod consistency;
 mod diff;
 mod editor_agents;
+mod fixes;
 mod hook;
 mod hostile_binary;
 mod hostile_edges;

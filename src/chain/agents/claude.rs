@@ -2,7 +2,7 @@
 //! that give way to primary ones or repeat them, and its `<system-reminder>` messages.
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::env::AgentEnv;
 use super::profile::{
@@ -11,6 +11,7 @@ use super::profile::{
 };
 use super::read::{READ_CAP, js_trim, read_capped};
 use super::view::{AgentFile, Entry, Role, Scope, Status};
+use super::walk::in_claude_rules;
 
 /// The Claude Code profile for `env`.
 pub(super) fn profile(env: &AgentEnv) -> AgentProfile {
@@ -114,7 +115,7 @@ fn drop_repeating_fallbacks(entries: &mut [Entry]) {
         entries
             .iter()
             .filter(|e| e.file.batch == 0 && e.file.scope != Scope::Global && e.file.status.reaches())
-            .filter(|e| !rules_only || (e.file.scope == Scope::Project && is_rule(&e.file.path)))
+            .filter(|e| !rules_only || (e.file.scope == Scope::Project && in_claude_rules(&e.file.path)))
             .map(|e| js_trim(&e.text).to_string())
             .collect()
     };
@@ -126,12 +127,6 @@ fn drop_repeating_fallbacks(entries: &mut [Entry]) {
             e.file.included_bytes = 0;
         }
     }
-}
-
-/// A file inside a `.claude/rules` folder.
-fn is_rule(path: &Path) -> bool {
-    let parts: Vec<_> = path.components().map(|c| c.as_os_str()).collect();
-    parts.windows(2).any(|w| w[0] == ".claude" && w[1] == "rules")
 }
 
 /// Claude Code's messages: one `<system-reminder>` of `Contents of <path> (<label>):` sections

@@ -7,6 +7,7 @@ use super::AgentProfile;
 use super::view::{AgentFile, AgentView, RuleProblem, RuleProblemKind, Status};
 use super::walk::has_git;
 use super::{imports, read};
+use crate::chain::lint::{Change, Fix};
 
 /// [`AgentView::import_boundary`] of an agent that loads no import from outside its working
 /// directory (Claude Code).
@@ -206,6 +207,7 @@ pub fn view_findings(view: &AgentView, cwd: &Path) -> Vec<crate::chain::lint::Fi
                 message: format!("{} loads this file", display_name(view.profile)),
             }),
             agent: Some(view.profile),
+            fix: None,
         });
     }
     out.extend(view.rule_problems.iter().map(|p| Finding {
@@ -215,6 +217,8 @@ pub fn view_findings(view: &AgentView, cwd: &Path) -> Vec<crate::chain::lint::Fi
             RuleProblemKind::DeadPattern => Code::DeadPattern,
             RuleProblemKind::AttachedTwice => Code::AttachedTwice,
             RuleProblemKind::MissingImport => Code::MissingImport,
+            RuleProblemKind::FrontMatter => Code::FrontMatter,
+            RuleProblemKind::UnknownKey => Code::UnknownKey,
         },
         span: p.at.map_or(Span::FirstLine, |(start, end)| Span::Bytes { start, end }),
         message: p.message.clone(),
@@ -223,6 +227,7 @@ pub fn view_findings(view: &AgentView, cwd: &Path) -> Vec<crate::chain::lint::Fi
             message: format!("{} attaches the same text from this file", display_name(view.profile)),
         }),
         agent: Some(view.profile),
+        fix: p.fix.clone(),
     }));
     out
 }
@@ -247,16 +252,31 @@ pub fn missing_import(profile: &AgentProfile, m: super::imports::Missing, base: 
     // A name with prose's punctuation after it: the agent takes the punctuation as part of it.
     let trimmed = m.mention.trim_end_matches(super::imports::TRAILING);
     let meant = m.looked.to_str().and_then(|l| l.strip_suffix(&m.mention[trimmed.len()..]));
-    let hint = match meant {
-        Some(meant) if trimmed.len() < m.mention.len() && std::fs::symlink_metadata(meant).is_ok() => format!(
-            "; the `{}` after it is part of the name: write `@{trimmed}` with a space after it",
-            &m.mention[trimmed.len()..]
+    let punctuation = &m.mention[trimmed.len()..];
+    let (hint, fix) = match meant {
+        Some(meant) if trimmed.len() < m.mention.len() && std::fs::symlink_metadata(meant).is_ok() => (
+            format!("; the `{punctuation}` after it is part of the name: write `@{trimmed}` with a space after it"),
+            at.map(|(start, end)| {
+                Fix::replace(
+                    format!("Put a space between `@{trimmed}` and `{punctuation}`"),
+                    start,
+                    end,
+                    format!("@{trimmed} {punctuation}"),
+                )
+            }),
         ),
-        _ => String::new(),
+        // A file inside the project that the author may mean to write.
+        _ => (
+            String::new(),
+            m.looked.strip_prefix(base).ok().filter(|_| at.is_some()).map(|rel| Fix {
+                title: format!("Create `{}`", crate::paths::slash_join(rel)),
+                change: Change::Create { path: m.looked.clone() },
+            }),
+        ),
     };
     let message =
         format!("`{written}` names no file: {} {what} (nothing at {looked}){hint}", display_name(profile.name));
-    RuleProblem { at, ..RuleProblem::new(m.importer, RuleProblemKind::MissingImport, message) }
+    RuleProblem { at, fix, ..RuleProblem::new(m.importer, RuleProblemKind::MissingImport, message) }
 }
 
 /// How a rule that loads at start by its patterns attaches, in words (for hovers): a wildcard
@@ -320,6 +340,7 @@ pub fn not_read<'a>(
             message: format!("no agent this repository is checked for reads this file: {}", messages.join("; ")),
             related: None,
             agent: None,
+            fix: None,
         })
         .collect()
 }

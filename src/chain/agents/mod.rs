@@ -60,6 +60,7 @@ mod explain;
 mod gemini;
 mod globs;
 pub mod imports;
+mod keys;
 mod listing;
 mod load;
 mod opencode;

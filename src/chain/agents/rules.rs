@@ -10,15 +10,22 @@ use super::profile::AgentProfile;
 use super::read::read_capped;
 use super::repo::{RuleOutcome, Search, SearchKey};
 use super::view::{AgentFile, RuleProblem, RuleProblemKind, RuleReach, Scope, Status};
-use super::walk::{front_matter_problem, is_wildcard, rule_base};
+use super::walk::{front_matter_problem, in_claude_rules, is_wildcard, rule_base};
+use crate::chain::lint::Fix;
 
 /// The problems of `files`' rules (only for profiles whose rules are attached by globs of
 /// their own, [`AgentProfile::rule_files`]: Copilot's instructions files, Cursor's `.mdc`
 /// rules), as `(file, message)`. `base` is the project's directory (the nearest holding `.git`,
 /// else the working directory).
 pub(super) fn problems(profile: &AgentProfile, files: &[AgentFile], base: &Path) -> (Vec<RuleProblem>, Vec<RuleReach>) {
-    let Some(rule_files) = profile.rule_files else { return (Vec::new(), Vec::new()) };
-    let mut out = profile.problems.map(|own| own(profile, files, base)).unwrap_or_default();
+    // What the agent misreads in the front matter of the project's rule files, key by key.
+    let keys = files
+        .iter()
+        .filter(|f| f.scope != Scope::Global && f.status != Status::LinkedOutside)
+        .flat_map(|f| super::keys::problems(profile.name, &f.path));
+    let mut out: Vec<RuleProblem> = keys.collect();
+    let Some(rule_files) = profile.rule_files else { return (out, Vec::new()) };
+    out.extend(profile.problems.map(|own| own(profile, files, base)).unwrap_or_default());
     let is_rule = |f: &AgentFile| {
         !f.globs.is_empty() || f.path.file_name().and_then(|n| n.to_str()).unwrap_or("").ends_with(rule_files.suffix)
     };
@@ -90,35 +97,48 @@ pub(super) fn problems(profile: &AgentProfile, files: &[AgentFile], base: &Path)
     (out, reach)
 }
 
-/// The problem of rule `f` whose patterns `key` some of which `search` found matching nothing.
+/// The problem of rule `f` whose patterns `key` some of which `search` found matching nothing,
+/// placed at the first dead pattern where the front matter writes it (under `globs_key`, or
+/// `paths` in a `.claude/rules` file), with a fix that drops it when the others attach the rule.
 fn dead_patterns(f: &AgentFile, key: &SearchKey, search: &Search, agent: &str, globs_key: &str) -> Option<RuleProblem> {
-    let dead: Vec<String> =
-        key.globs.iter().zip(&search.alive).filter(|(_, alive)| !**alive).map(|(g, _)| format!("`{g}`")).collect();
-    if dead.is_empty() {
-        return None;
-    }
+    let dead_globs: Vec<&String> =
+        key.globs.iter().zip(&search.alive).filter(|(_, alive)| !**alive).map(|(g, _)| g).collect();
+    let first = dead_globs.first()?;
+    let dead: Vec<String> = dead_globs.iter().map(|g| format!("`{g}`")).collect();
+    let globs_key = if in_claude_rules(&f.path) { "paths" } else { globs_key };
+    let written = super::keys::pattern_at(&f.path, globs_key, first);
     let verb = if dead.len() == 1 { "matches" } else { "match" };
     if dead.len() == f.globs.len() {
-        return Some(RuleProblem::new(
-            f.path.clone(),
-            RuleProblemKind::Never,
-            format!(
-                "{agent} never attaches this file by its `{globs_key}`: {} {verb} no file in the repository",
-                dead.join(", ")
-            ),
-        ));
+        return Some(RuleProblem {
+            at: written.map(|(at, _)| at),
+            ..RuleProblem::new(
+                f.path.clone(),
+                RuleProblemKind::Never,
+                format!(
+                    "{agent} never attaches this file by its `{globs_key}`: {} {verb} no file in the repository",
+                    dead.join(", ")
+                ),
+            )
+        });
     }
     // The rule attaches by its other patterns: one dead alternative is worth knowing, not a
     // warning.
-    Some(RuleProblem::new(
-        f.path.clone(),
-        RuleProblemKind::DeadPattern,
-        format!(
-            "{agent} attaches this file by its other `{globs_key}` patterns; {} {} {verb} no file in the repository",
-            if dead.len() == 1 { "the pattern" } else { "the patterns" },
-            dead.join(", ")
-        ),
-    ))
+    let fix = written.as_ref().map(|(_, (start, end, with))| {
+        Fix::replace(format!("Drop the pattern `{first}`, which matches no file"), *start, *end, with.clone())
+    });
+    Some(RuleProblem {
+        at: written.map(|(at, _)| at),
+        fix,
+        ..RuleProblem::new(
+            f.path.clone(),
+            RuleProblemKind::DeadPattern,
+            format!(
+                "{agent} attaches this file by its other `{globs_key}` patterns; {} {} {verb} no file in the repository",
+                if dead.len() == 1 { "the pattern" } else { "the patterns" },
+                dead.join(", ")
+            ),
+        )
+    })
 }
 
 /// Whether the patterns of rule `f` are checked against every file of the repository (its

@@ -217,6 +217,8 @@ pub struct RuleProblem {
     pub other: Option<PathBuf>,
     /// The bytes of the file the problem is written at (a mention), when not its first line.
     pub at: Option<(usize, usize)>,
+    /// A safe change that mends it.
+    pub fix: Option<crate::chain::lint::Fix>,
 }
 
 /// How much a [`RuleProblem`] matters.
@@ -230,10 +232,16 @@ pub enum RuleProblemKind {
     AttachedTwice,
     /// An `@` mention that looks like a file names none (`missingImport`, a warning).
     MissingImport,
+    /// A front-matter key or value the agent reads otherwise than meant: a misspelt key, a value
+    /// of a type it discards or that it does not know (`frontMatter`, a warning).
+    FrontMatter,
+    /// A front-matter key the agent does not read, and no misspelling of one it does
+    /// (`unknownKey`, information).
+    UnknownKey,
 }
 
 impl RuleProblem {
     pub fn new(path: PathBuf, kind: RuleProblemKind, message: String) -> Self {
-        Self { path, kind, message, other: None, at: None }
+        Self { path, kind, message, other: None, at: None, fix: None }
     }
 }

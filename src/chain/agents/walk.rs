@@ -232,6 +232,13 @@ fn rule_globs(path: &Path) -> Option<Vec<String>> {
     (!globs.is_empty() && !globs.iter().all(|g| as_matched(g) == "**")).then_some(globs)
 }
 
+/// A file inside a `.claude/rules` folder: a rule whose patterns are `paths:` (Claude Code's, and
+/// Copilot's for these files).
+pub(super) fn in_claude_rules(path: &Path) -> bool {
+    let parts: Vec<_> = path.components().map(|c| c.as_os_str()).collect();
+    parts.windows(2).any(|w| w[0] == ".claude" && w[1] == "rules")
+}
+
 /// A glob as Claude Code matches it: without a trailing `/**` (`src/**` is `src`, which the
 /// gitignore-style match takes with all below it).
 pub(super) fn as_matched(glob: &str) -> &str {

@@ -147,10 +147,92 @@ pub async fn goto_definition(shared: &Shared, params: GotoDefinitionParams) -> R
     Ok(found.map(|(_, target)| GotoDefinitionResponse::Scalar(Location::new(target, Range::default()))))
 }
 
+/// The fix a diagnostic carries (see [`convert::diagnostic`]): its title, and the edit that
+/// makes it in the document `uri`.
+fn fix_of(d: &Diagnostic, uri: &Uri) -> Option<(String, WorkspaceEdit, Option<TextEdit>)> {
+    let fix = d.data.as_ref()?.get("fix")?;
+    let title = fix.get("title")?.as_str()?.to_string();
+    let change = fix.get("change")?;
+    if let Some(create) = change.get("create").and_then(Value::as_str) {
+        let uri: Uri = create.parse().ok()?;
+        let op = DocumentChangeOperation::Op(ResourceOp::Create(CreateFile {
+            uri,
+            options: Some(CreateFileOptions { overwrite: Some(false), ignore_if_exists: Some(true) }),
+            annotation_id: None,
+        }));
+        let edit =
+            WorkspaceEdit { document_changes: Some(DocumentChanges::Operations(vec![op])), ..Default::default() };
+        return Some((title, edit, None));
+    }
+    let text_edit = TextEdit {
+        range: serde_json::from_value(change.get("range")?.clone()).ok()?,
+        new_text: change.get("newText")?.as_str()?.to_string(),
+    };
+    Some((title, edits_in(uri, vec![text_edit.clone()]), Some(text_edit)))
+}
+
+/// A workspace edit of the document `uri` alone.
+fn edits_in(uri: &Uri, edits: Vec<TextEdit>) -> WorkspaceEdit {
+    let doc = TextDocumentEdit {
+        text_document: OptionalVersionedTextDocumentIdentifier { uri: uri.clone(), version: None },
+        edits: edits.into_iter().map(OneOf::Left).collect(),
+    };
+    WorkspaceEdit { document_changes: Some(DocumentChanges::Edits(vec![doc])), ..Default::default() }
+}
+
+/// The kind of the action that applies every safe fix of a file.
+pub const FIX_ALL: &str = "source.fixAll.instructions";
+
+/// Whether the client asks for actions of `kind` (all of them when it names none).
+fn wanted(only: Option<&Vec<CodeActionKind>>, kind: &str) -> bool {
+    only.is_none_or(|only| only.iter().any(|k| kind == k.as_str() || kind.starts_with(&format!("{}.", k.as_str()))))
+}
+
 pub async fn code_action(shared: &Shared, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
     let Some(path) = path_of(&params.text_document.uri) else { return Ok(None) };
+    let uri = &params.text_document.uri;
+    let only = params.context.only.as_ref();
     let mut actions = Vec::new();
-    for d in &params.context.diagnostics {
+    if wanted(only, CodeActionKind::QUICKFIX.as_str()) {
+        for d in &params.context.diagnostics {
+            let Some((title, edit, _)) = fix_of(d, uri) else { continue };
+            actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                title,
+                kind: Some(CodeActionKind::QUICKFIX),
+                diagnostics: Some(vec![d.clone()]),
+                edit: Some(edit),
+                is_preferred: Some(true),
+                ..CodeAction::default()
+            }));
+        }
+    }
+    // Every safe fix of the file at once, from what is published for it: on save with
+    // `editor.codeActionsOnSave`, or from the menu.
+    if wanted(only, FIX_ALL) {
+        let published = shared.state().published.get(&path).cloned().unwrap_or_default();
+        let mut edits: Vec<TextEdit> = Vec::new();
+        for d in &published {
+            let Some((_, _, Some(e))) = fix_of(d, uri) else { continue };
+            let overlaps = |o: &TextEdit| {
+                let (a, b) = ((e.range.start.line, e.range.start.character), (e.range.end.line, e.range.end.character));
+                let (c, d) = ((o.range.start.line, o.range.start.character), (o.range.end.line, o.range.end.character));
+                (a < d && c < b) || (a == c && b == d)
+            };
+            if !edits.iter().any(overlaps) {
+                edits.push(e);
+            }
+        }
+        if !edits.is_empty() {
+            let count = edits.len();
+            actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                title: format!("Fix {count} instruction-file finding{}", if count == 1 { "" } else { "s" }),
+                kind: Some(CodeActionKind::from(FIX_ALL)),
+                edit: Some(edits_in(uri, edits)),
+                ..CodeAction::default()
+            }));
+        }
+    }
+    for d in params.context.diagnostics.iter().filter(|_| wanted(only, CodeActionKind::QUICKFIX.as_str())) {
         let is_shadowed = matches!(&d.code, Some(NumberOrString::String(c)) if c == "shadowed");
         if !is_shadowed {
             continue;
@@ -172,7 +254,7 @@ pub async fn code_action(shared: &Shared, params: CodeActionParams) -> Result<Op
             }));
         }
     }
-    if let Some(action) = rename_action(shared, &path) {
+    if let Some(action) = rename_action(shared, &path).filter(|_| wanted(only, CodeActionKind::REFACTOR.as_str())) {
         actions.push(action);
     }
     Ok(Some(actions))

@@ -38,6 +38,11 @@ impl Tree {
         path
     }
 
+    /// The text of a file.
+    pub fn read(&self, rel: &str) -> String {
+        fs::read_to_string(self.path(rel)).expect("read")
+    }
+
     pub fn mkdir(&self, rel: &str) -> PathBuf {
         let path = self.path(rel);
         fs::create_dir_all(&path).expect("mkdir");

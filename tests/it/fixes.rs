@@ -1,0 +1,160 @@
+//! Mistakes flagged where they are written, and mended: front-matter keys and values each agent
+//! misreads, dead patterns, imports that name nothing; the quick fixes the server offers, its
+//! fix of everything, and `check --fix`, which make the same edits.
+
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::common::lsp::{Client, uri};
+use crate::common::tree::Tree;
+
+/// A repository written for Cursor, Copilot and Claude Code with one mistake of each kind.
+fn mistaken() -> Tree {
+    let t = Tree::new();
+    t.mkdir("r/.git");
+    t.write("r/instructions-lsp.toml", "agents = [\"cursor\", \"copilot\", \"claude\"]\n");
+    t.write("r/src/a.ts", "x\n");
+    t.write("r/.cursor/rules/r.mdc", "---\nglob: src/**\ntitle: mine\n---\nrule\n");
+    t.write("r/.cursor/rules/g.mdc", "---\nglobs: src/**, gone/**\n---\nrule\n");
+    t.write(
+        "r/.github/instructions/ts.instructions.md",
+        "---\napplyTo:\n  - src/**\n  - test/**\nexcludeAgent: code_review\n---\nts\n",
+    );
+    t.write("r/CLAUDE.md", "Read @nope.md first.\n");
+    t
+}
+
+fn check(t: &Tree, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
+        .arg("check")
+        .args(args)
+        .current_dir(t.root())
+        .env("HOME", t.home())
+        .output()
+        .expect("run check")
+}
+
+/// `check` says each mistake at the key or pattern, with the key the file uses and the fix it
+/// offers; `check --fix` makes every safe fix (again, for what a fix shows) and reports what is
+/// left; it never creates a file.
+#[test]
+fn check_says_each_mistake_where_it_is_written_and_fix_mends_the_safe_ones() {
+    let t = mistaken();
+    let o = check(&t, &["--format", "json"]);
+    let json: Value = serde_json::from_slice(&o.stdout).expect("json");
+    let said: Vec<(String, String, u64, u64, Option<String>)> = json["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap_or_default().to_string(),
+                f["code"].as_str().unwrap_or_default().to_string(),
+                f["line"].as_u64().unwrap_or_default(),
+                f["column"].as_u64().unwrap_or_default(),
+                f["fix"]["title"].as_str().map(str::to_string),
+            )
+        })
+        .collect();
+    let has = |path: &str, code: &str, line: u64, column: u64, fix: Option<&str>| {
+        let want = (path.to_string(), code.to_string(), line, column, fix.map(str::to_string));
+        assert!(said.contains(&want), "{want:?} not in {said:#?}");
+    };
+    has(".cursor/rules/r.mdc", "frontMatter", 2, 1, Some("Rename `glob` to `globs`"));
+    has(".cursor/rules/r.mdc", "unknownKey", 3, 1, None);
+    has(".cursor/rules/g.mdc", "deadPattern", 2, 16, Some("Drop the pattern `gone/**`, which matches no file"));
+    has(".github/instructions/ts.instructions.md", "agentRule", 2, 1, Some("Join the `applyTo` list into one string"));
+    has(".github/instructions/ts.instructions.md", "frontMatter", 5, 15, Some("Write `code-review`"));
+    has("CLAUDE.md", "missingImport", 1, 6, Some("Create `nope.md`"));
+    let unknown = json["findings"].as_array().and_then(|a| a.iter().find(|f| f["code"] == "unknownKey")).cloned();
+    assert_eq!(
+        unknown.map(|f| f["message"].clone()),
+        Some(json!("Cursor does not read `title` in a rule (it reads `description`, `globs`, `alwaysApply`)"))
+    );
+
+    let o = check(&t, &["--fix"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    // Joining the list shows its `test/**` matches nothing: dropped on the second pass.
+    assert!(err.contains("fixed 5 findings in 3 files"), "{err}");
+    assert_eq!(t.read("r/.cursor/rules/r.mdc"), "---\nglobs: src/**\ntitle: mine\n---\nrule\n");
+    assert_eq!(t.read("r/.cursor/rules/g.mdc"), "---\nglobs: src/**\n---\nrule\n");
+    assert_eq!(
+        t.read("r/.github/instructions/ts.instructions.md"),
+        "---\napplyTo: \"src/**\"\nexcludeAgent: code-review\n---\nts\n"
+    );
+    assert!(!t.path("r/nope.md").exists(), "a fix of everything creates no file");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("info[unknownKey]") && out.contains("warning[missingImport]"), "{out}");
+    assert!(!out.contains("frontMatter") && !out.contains("deadPattern") && !out.contains("agentRule"), "{out}");
+    assert_eq!(o.status.code(), Some(1), "the missing import is left: {out}");
+}
+
+fn action_titles(actions: &Value) -> Vec<String> {
+    actions.as_array().into_iter().flatten().filter_map(|a| a["title"].as_str().map(str::to_string)).collect()
+}
+
+/// The editor gets the same findings with their fixes: a quick fix per diagnostic that edits the
+/// text (or creates the imported file), and one action of kind `source.fixAll.instructions`
+/// that makes every safe fix of the file.
+#[tokio::test]
+async fn the_editor_offers_each_fix_and_a_fix_of_everything() {
+    let t = mistaken();
+    let root = t.root();
+    let mut c = Client::start(&t.home(), &[&root], json!({})).await;
+    let rule = root.join(".cursor/rules/r.mdc");
+    let d = c.diagnostic(&rule, "frontMatter").await;
+    assert_eq!(d["range"], json!({"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 4}}));
+    let at = |d: &Value| json!({"start": d["range"]["start"], "end": d["range"]["end"]});
+    let actions = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri(&rule)}, "range": at(&d), "context": {"diagnostics": [d.clone()], "only": ["quickfix"]}}),
+        )
+        .await
+        .expect("actions");
+    assert_eq!(action_titles(&actions), ["Rename `glob` to `globs`"]);
+    assert_eq!(
+        actions[0]["edit"]["documentChanges"],
+        json!([{
+            "textDocument": {"uri": uri(&rule), "version": null},
+            "edits": [{"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 4}}, "newText": "globs"}]
+        }])
+    );
+    assert_eq!(actions[0]["isPreferred"], true);
+
+    // Every safe fix of the instructions file at once.
+    let ts = root.join(".github/instructions/ts.instructions.md");
+    c.diagnostic(&ts, "frontMatter").await;
+    let all = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri(&ts)}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "context": {"diagnostics": [], "only": ["source.fixAll"]}}),
+        )
+        .await
+        .expect("fix all");
+    assert_eq!(action_titles(&all), ["Fix 2 instruction-file findings"]);
+    assert_eq!(all[0]["kind"], "source.fixAll.instructions");
+    assert_eq!(all[0]["edit"]["documentChanges"][0]["textDocument"]["uri"], uri(&ts));
+    let edits = all[0]["edit"]["documentChanges"][0]["edits"].as_array().cloned().unwrap_or_default();
+    let texts: Vec<&str> = edits.iter().filter_map(|e| e["newText"].as_str()).collect();
+    assert!(texts.contains(&"applyTo: \"src/**, test/**\"") && texts.contains(&"code-review"), "{edits:?}");
+
+    // A missing import: create the file it names.
+    let claude = root.join("CLAUDE.md");
+    let d = c.diagnostic(&claude, "missingImport").await;
+    let actions = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri(&claude)}, "range": at(&d), "context": {"diagnostics": [d.clone()]}}),
+        )
+        .await
+        .expect("actions");
+    let create = actions.as_array().and_then(|a| a.iter().find(|a| a["title"] == "Create `nope.md`")).cloned();
+    let create = create.unwrap_or_else(|| panic!("no create action: {actions}"));
+    assert_eq!(
+        create["edit"]["documentChanges"],
+        json!([{"kind": "create", "uri": uri(&root.join("nope.md")), "options": {"overwrite": false, "ignoreIfExists": true}}])
+    );
+    c.finish().await;
+}
