@@ -3,7 +3,7 @@
 //! `rg --files` walk of the same tree and against agnix, and the npm peers side by side (their
 //! timings come from `benches/peers.mjs`, run by `benches/run.sh`).
 //!
-//!   cargo bench --bench bench -- [--smoke] [--huge] [--only diff|warm|rss] [--peers FILE] [--agnix FILE] [--json FILE]
+//!   cargo bench --bench bench -- [--smoke] [--huge] [--only diff|warm|rss|check|typing] [--peers FILE] [--agnix FILE] [--json FILE]
 //!
 //! Trees are generated from a fixed seed under `.cache/bench-trees/` and reused. Peers that are
 //! not installed (`rg` on `PATH`, agnix at `--agnix` or `.cache/peers/agnix/bin/agnix`) are
@@ -595,6 +595,52 @@ fn did_change_latencies(
         .collect()
 }
 
+/// Typing an import into a 100 KB root `CLAUDE.md` of the tree, unsaved: from each `didChange`
+/// to the diagnostics that flag the new import as naming no file (the agents the tree targets
+/// read the buffer for the findings at its tokens), after the first pass has settled.
+fn typing_rows(rows: &mut Vec<Row>, tree: &Tree, home: &Path, smoke: bool) {
+    eprintln!("typing");
+    let mut s = Server::spawn(home);
+    s.initialize(&[&tree.root], json!({"stateDir": null}));
+    let file = tree.root.join("CLAUDE.md");
+    let uri = path_to_uri(&file);
+    let base = "- keep the change small and say why\n".repeat(100_000 / 36);
+    s.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "markdown", "version": 1, "text": base}}),
+    );
+    let _ = s.settle(Duration::from_millis(300), Duration::from_secs(60));
+    let edits = if smoke { 10 } else { 100 };
+    let mut lat: Vec<Duration> = (0..edits)
+        .map(|i| {
+            let text = format!("{base}Also read @nope{i}.md\n");
+            let mention = format!("@nope{i}.md");
+            let begin = Instant::now();
+            s.notify(
+                "textDocument/didChange",
+                json!({"textDocument": {"uri": uri, "version": i + 2}, "contentChanges": [{"text": text}]}),
+            );
+            let (at, _) = s.until(|m| {
+                m["method"] == "textDocument/publishDiagnostics"
+                    && m["params"]["uri"] == uri
+                    && m["params"]["diagnostics"]
+                        .as_array()
+                        .is_some_and(|d| d.iter().any(|d| d["message"].as_str().is_some_and(|t| t.contains(&mention))))
+            });
+            at - begin
+        })
+        .collect();
+    let p95 = percentile(&mut lat, 0.95);
+    row(
+        rows,
+        "didChange typing an import into a 100 KB root CLAUDE.md (unsaved) to its missingImport, p95",
+        format!("{:.1} ms", us(p95) / 1000.0),
+        "≤ 50 ms",
+        Some(p95 <= Duration::from_millis(50)),
+    );
+    s.close();
+}
+
 /// Samples `f` until `max` samples, or `min` once `budget` has passed (one sample of a slow
 /// measurement can take many seconds).
 fn sample(min: usize, max: usize, budget: Duration, mut f: impl FnMut() -> Duration) -> Vec<Duration> {
@@ -1135,6 +1181,12 @@ fn main() {
         print_rows(&rows);
         return;
     }
+    // `--only typing`: what the agents say as an author types, alone.
+    if value("--only").as_deref() == Some("typing") {
+        typing_rows(&mut rows, main_tree, home.path(), smoke);
+        print_rows(&rows);
+        return;
+    }
     // `--only rss`: the memory row alone.
     if value("--only").as_deref() == Some("rss") {
         rss_rows(&mut rows, home.path(), main_tree, n(100, 20), smoke);
@@ -1330,6 +1382,8 @@ fn main() {
         Some(p99 <= Duration::from_millis(5)),
     );
     s.close();
+
+    typing_rows(&mut rows, main_tree, home.path(), smoke);
 
     // A file changed on disk to instructions/didChange, watching on.
     eprintln!("watcher");

@@ -63,6 +63,23 @@ pub fn findings(input: &DiagnosticsInput, shared: &Shared) -> (Vec<Finding>, Vec
                     .filter(|f| innermost(&f.path).is_none_or(|folder| folder == session.folder))
                     .cloned(),
             );
+            // An open file typed since its save: what the agents say at its tokens follows the
+            // buffer (the rest of what they say follows the disk).
+            let unsaved: Vec<(PathBuf, Arc<str>)> = input
+                .buffers
+                .iter()
+                .filter(|(path, _)| innermost(path).as_ref() == Some(&session.folder))
+                .filter(|(path, text)| {
+                    crate::chain::source::read_prefix(path, text.len() as u64 + 1) != text.as_bytes()
+                })
+                .map(|(p, t)| (p.clone(), t.clone()))
+                .collect();
+            for (path, _) in &unsaved {
+                let cache = shared.typing_scope(&session.folder);
+                let (asked, typed) = crate::session::typed::token_findings(session, path, &unsaved, &cache);
+                out.retain(|f| !(&f.path == path && f.code.at_token() && f.agent.is_some_and(|a| asked.contains(&a))));
+                out.extend(typed);
+            }
         }
         snapshots.push((session.clone(), snap));
     }
@@ -93,19 +110,54 @@ pub fn text_for(path: &Path, buffers: &Buffers, max_bytes: u64) -> Vec<u8> {
     crate::chain::source::read_prefix(path, max_bytes)
 }
 
+/// The diagnostics a pass placed in a file that is not open, with what they were placed from:
+/// the next pass reuses them while the file's findings, size and time of change are the same
+/// (placing means reading the file: a monorepo's pass places findings in thousands of files,
+/// and an author typing in one file changes the findings of few).
+pub struct Placed {
+    findings: Vec<Finding>,
+    stamp: Option<(std::time::SystemTime, u64)>,
+    encoding: convert::Encoding,
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// A file's time of change and size.
+fn stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
 /// Findings grouped per file as LSP diagnostics.
 pub fn diagnostics(input: &DiagnosticsInput, shared: &Shared) -> HashMap<PathBuf, Vec<Diagnostic>> {
     let (mut found, _) = findings(input, shared);
     let max = input.sessions.iter().map(|s| s.settings.max_file_bytes).max().unwrap_or(1_048_576);
-    // A file at a time, its text read once and let go before the next: a monorepo's pass
-    // places findings in thousands of files.
+    // A file at a time, its text read once and let go before the next.
     found.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut before = std::mem::take(&mut *shared.placed.lock().unwrap_or_else(|e| e.into_inner()));
+    let mut placed = HashMap::new();
     let mut out: HashMap<PathBuf, Vec<Diagnostic>> = HashMap::new();
     for same_file in found.chunk_by(|a, b| a.path == b.path) {
         let path = &same_file[0].path;
-        let text = text_for(path, &input.buffers, max);
-        out.insert(path.clone(), same_file.iter().map(|f| convert::diagnostic(f, &text, input.encoding)).collect());
+        if input.buffers.contains_key(path) {
+            let text = text_for(path, &input.buffers, max);
+            out.insert(path.clone(), same_file.iter().map(|f| convert::diagnostic(f, &text, input.encoding)).collect());
+            continue;
+        }
+        let now = stamp(path);
+        let diagnostics = match before.remove(path) {
+            Some(p) if p.findings == same_file && p.stamp == now && now.is_some() && p.encoding == input.encoding => {
+                p.diagnostics
+            }
+            _ => {
+                let text = text_for(path, &input.buffers, max);
+                same_file.iter().map(|f| convert::diagnostic(f, &text, input.encoding)).collect()
+            }
+        };
+        out.insert(path.clone(), diagnostics.clone());
+        let kept = Placed { findings: same_file.to_vec(), stamp: now, encoding: input.encoding, diagnostics };
+        placed.insert(path.clone(), kept);
     }
+    *shared.placed.lock().unwrap_or_else(|e| e.into_inner()) = placed;
     out
 }
 

@@ -57,8 +57,10 @@ pub struct Shared {
     /// [`Shared::tree`]) follow the disk, not the buffers or the touches (a tree is also
     /// computed again for other settings).
     pub(super) disk_generation: std::sync::atomic::AtomicU64,
+    /// What the last diagnostics pass placed in each file (see [`super::diagnostics::Placed`]).
+    pub(super) placed: Mutex<std::collections::HashMap<PathBuf, super::diagnostics::Placed>>,
     /// What `check` says of each session's folder, by folder, with what it was computed for.
-    pub(super) trees: Memo<PathBuf, Arc<(TreeInputs, Arc<crate::session::check::Tree>)>>,
+    pub(super) trees: Memo<PathBuf, Arc<(TreeInputs, Arc<crate::session::check::Tree>, Listings)>>,
     /// Held while the repositories are walked whole (see [`finish_walks`]): an answer that
     /// depends on the agents a repository targets waits for the walk instead of answering from
     /// the names near its root, so that it says what `check` says.
@@ -82,6 +84,9 @@ type ViewKey = (PathBuf, String, agents::Overrides, Vec<PathBuf>);
 
 /// What a checked tree was computed for: the agents named, those detected, and the settings.
 type TreeInputs = (Vec<String>, Option<crate::chain::targets::Targets>, crate::chain::settings::Settings);
+
+/// The listings of the repositories a tree was checked with: true while the tree is.
+type Listings = Vec<Arc<agents::RepoIndex>>;
 
 /// How long `shutdown` or the end of the process waits for ledgers to reach the disk: long
 /// enough for thousands of fsyncs, bounded so a hung file system cannot keep the process.
@@ -161,6 +166,7 @@ impl Shared {
             dirs_generation: std::sync::atomic::AtomicU64::new(0),
             last_watch: Mutex::new(None),
             disk_generation: std::sync::atomic::AtomicU64::new(0),
+            placed: Mutex::new(std::collections::HashMap::new()),
             trees: Memo::default(),
             walks: tokio::sync::Mutex::new(()),
             global_names: global_names(&AgentEnv::with_home(&env)),
@@ -416,7 +422,7 @@ impl Shared {
         let generation = self.disk_generation.load(Ordering::SeqCst);
         // Compared, not hashed or formatted: a diagnostics pass asks once per folder.
         if let Some(entry) = self.trees.get(&session.folder, generation) {
-            let ((profiles, targets, settings), tree) = entry.as_ref();
+            let ((profiles, targets, settings), tree, _) = entry.as_ref();
             if *profiles == selection.profiles && *targets == selection.targets && *settings == session.settings {
                 return tree.clone();
             }
@@ -447,8 +453,23 @@ impl Shared {
             tracing::warn!("{e}; below it the agents of {} are checked", session.folder.display());
         }
         let inputs = (selection.profiles, selection.targets, session.settings.clone());
-        self.trees.put(session.folder.clone(), generation, Arc::new((inputs, tree.clone())));
+        self.trees.put(session.folder.clone(), generation, Arc::new((inputs, tree.clone(), repo.indexes())));
         tree
+    }
+
+    /// A cache for views over the editor's buffers in `folder` (see [`crate::session::typed`]):
+    /// the listings its tree was checked with, kept or made, and nothing read from the disk.
+    pub(super) fn typing_scope(&self, folder: &Path) -> Arc<agents::RepoCache> {
+        let cache = self.repo_scope();
+        let generation = self.disk_generation.load(Ordering::SeqCst);
+        if let Some(entry) = self.trees.get(&folder.to_path_buf(), generation) {
+            for index in &entry.2 {
+                if cache.get(index.base()).is_none() {
+                    cache.insert_shared(index.clone());
+                }
+            }
+        }
+        cache
     }
 
     /// Whether the watcher sees every directory that matters now, so that answers from memory

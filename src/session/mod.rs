@@ -10,6 +10,7 @@ pub mod own;
 pub mod profiles;
 pub mod project;
 pub mod starts;
+pub mod typed;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};

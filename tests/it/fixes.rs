@@ -158,3 +158,41 @@ async fn the_editor_offers_each_fix_and_a_fix_of_everything() {
     );
     c.finish().await;
 }
+
+/// What the agents say at a token follows typing before a save: an import typed in `CLAUDE.md`
+/// that names no file is flagged at once, for Claude Code and Gemini CLI, and cleared when the
+/// text drops it; a misspelt key typed in a Cursor rule is flagged, with its fix. Nothing is
+/// written to the disk.
+#[tokio::test]
+async fn findings_at_tokens_follow_the_unsaved_buffer() {
+    let t = Tree::new();
+    t.mkdir("r/.git");
+    t.write("r/instructions-lsp.toml", "agents = [\"claude\", \"cursor\"]\n");
+    t.write("r/src/a.ts", "x\n");
+    t.write("r/CLAUDE.md", "Claude rules.\n");
+    t.write("r/.cursor/rules/r.mdc", "---\nglobs: src/**\n---\nrule\n");
+    let root = t.root();
+    let claude = root.join("CLAUDE.md");
+    let rule = root.join(".cursor/rules/r.mdc");
+    let c = Client::start(&t.home(), &[&root], json!({})).await;
+    c.open(&claude, "Claude rules.\n").await;
+    c.open(&rule, "---\nglobs: src/**\n---\nrule\n").await;
+    c.diagnostics_until(&claude, "the first pass", |_| true).await;
+    c.change(&claude, 2, Some(((1, 0), (1, 0))), "Also read @docs/later.md now.\n").await;
+    let typed =
+        c.diagnostics_until(&claude, "the typed import", |d| d.iter().any(|d| d["code"] == "missingImport")).await;
+    let d = typed.iter().find(|d| d["code"] == "missingImport").cloned().unwrap_or_default();
+    assert_eq!(d["range"], json!({"start": {"line": 1, "character": 10}, "end": {"line": 1, "character": 24}}));
+    assert!(d["message"].as_str().is_some_and(|m| m.starts_with("`@docs/later.md` names no file: Claude Code")), "{d}");
+    assert_eq!(d["data"]["fix"]["title"], "Create `docs/later.md`");
+    c.change(&claude, 3, Some(((1, 0), (2, 0))), "").await;
+    c.diagnostics_until(&claude, "the import gone", |d| d.iter().all(|d| d["code"] != "missingImport")).await;
+
+    c.change(&rule, 2, Some(((1, 0), (1, 5))), "glob").await;
+    let typed = c.diagnostics_until(&rule, "the misspelt key", |d| d.iter().any(|d| d["code"] == "frontMatter")).await;
+    let d = typed.iter().find(|d| d["code"] == "frontMatter").cloned().unwrap_or_default();
+    assert_eq!(d["range"], json!({"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 4}}));
+    assert_eq!(d["data"]["fix"]["title"], "Rename `glob` to `globs`");
+    assert_eq!(t.read("r/.cursor/rules/r.mdc"), "---\nglobs: src/**\n---\nrule\n", "the disk is not written");
+    c.finish().await;
+}

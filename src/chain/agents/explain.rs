@@ -39,7 +39,7 @@ pub fn size_words(bytes: u64) -> String {
 /// The line (1-based) of the first byte an agent does not get of a truncated file, as the file
 /// is on disk now.
 pub fn cut_line(file: &AgentFile) -> usize {
-    let text = crate::chain::source::read_prefix(&file.path, file.included_bytes);
+    let text = super::read::text_prefix(&file.path, file.included_bytes);
     crate::chain::lint::line_col(&text, file.included_bytes as usize).0
 }
 
@@ -237,7 +237,7 @@ pub fn view_findings(view: &AgentView, cwd: &Path) -> Vec<crate::chain::lint::Fi
 /// it no more). `base` names paths in the message.
 pub fn missing_import(profile: &AgentProfile, m: super::imports::Missing, base: &Path) -> RuleProblem {
     let written = format!("@{}", m.mention);
-    let text = crate::chain::source::read_prefix(&m.importer, 1 << 20);
+    let text = super::read::text_prefix(&m.importer, 1 << 20);
     let at = memchr::memmem::find_iter(&text, written.as_bytes())
         .find(|&i| i == 0 || text[i - 1].is_ascii_whitespace())
         .map(|i| (i, i + written.len()));

@@ -85,7 +85,7 @@ pub use profile::{
     AgentProfile, Budget, FrontMatter, GlobStyle, GlobalRule, Imports, Join, Layer, LayerKind, Nested, Order, Pick,
     Probe, Root, RuleFiles,
 };
-pub use read::{READ_CAP, js_trim, read_capped};
+pub use read::{READ_CAP, js_trim, read_capped, text_prefix, with_texts};
 pub use repo::{REPO_ENTRIES, RepoCache, RepoIndex, lstat_exists, with_cache as with_repo_cache};
 pub use view::{AgentFile, AgentView, Role, Scope, Status};
 pub use walk::{file_key, front_matter};

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::view::{AgentFile, Status};
 
@@ -194,6 +195,30 @@ pub fn js_trim_start(s: &str) -> &str {
 /// JavaScript's white space (`\s`): Unicode white space and U+FEFF, but not U+0085.
 fn is_js_space(c: char) -> bool {
     (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}'
+}
+
+/// Runs `f` in the scope `cache` (one that has read nothing yet: the listings it holds are
+/// what it shares with other scopes) whose views read `texts` (an editor's unsaved buffers)
+/// where they would read those files from the disk: what the agents would say once they are
+/// saved.
+pub fn with_texts<T>(cache: &Arc<super::RepoCache>, texts: &[(PathBuf, Arc<str>)], f: impl FnOnce() -> T) -> T {
+    super::repo::with_cache(cache, || {
+        for (path, text) in texts {
+            let data = text.as_bytes().to_vec();
+            let size = data.len() as u64;
+            super::repo::keep_read(path, super::repo::Read { data, size, limit: u64::MAX });
+        }
+        f()
+    })
+}
+
+/// The first `limit` bytes of the file at `path` as this scope's views read it (see
+/// [`with_texts`]), else as the disk has it.
+pub fn text_prefix(path: &Path, limit: u64) -> Vec<u8> {
+    match super::repo::read_before(path, limit) {
+        Some(read) => read.data[..read.data.len().min(usize::try_from(limit).unwrap_or(usize::MAX))].to_vec(),
+        None => crate::chain::source::read_prefix(path, limit),
+    }
 }
 
 #[cfg(test)]
