@@ -17,6 +17,9 @@ use super::agents::{self, Overrides};
 /// The names of the project configuration file, in the order they are looked for.
 pub const CONFIG_NAMES: &[&str] = &["instructions-lsp.toml", ".instructions-lsp.toml"];
 
+/// The keys of an agent's table (see [`AgentConfig`]).
+pub const AGENT_KEYS: &[&str] = &["max-bytes", "file-names", "settings"];
+
 /// The largest configuration file read.
 const CONFIG_MAX_BYTES: u64 = 256 * 1024;
 
@@ -100,10 +103,17 @@ pub fn load_config(path: &Path) -> Result<ProjectConfig, String> {
     let raw: RawConfig = toml::from_str(&text).map_err(|e| format!("{shown}: {}", e.to_string().trim_end()))?;
     let known = |n: &str| agents::NAMES.contains(&n);
     let expected = agents::NAMES.join(", ");
+    let meant = |word: &str, among: &[&'static str]| {
+        crate::chain::words::closest(word, among.iter().copied())
+            .map_or(String::new(), |m| format!("; did you mean `{m}`?"))
+    };
     if let Some(list) = &raw.agents
         && let Some(bad) = list.iter().find(|n| !known(n))
     {
-        return Err(format!("{shown}: `agents` names `{bad}`, which is not an agent; expected some of {expected}"));
+        return Err(format!(
+            "{shown}: `agents` names `{bad}`, which is not an agent; expected some of {expected}{}",
+            meant(bad, agents::NAMES)
+        ));
     }
     let starts = raw.starts.as_deref().unwrap_or_default();
     if starts.len() > STARTS_MAX {
@@ -116,12 +126,19 @@ pub fn load_config(path: &Path) -> Result<ProjectConfig, String> {
     for (name, value) in raw.tables {
         if !known(&name) {
             return Err(format!(
-                "{shown}: unknown key `{name}`; expected `agents = [...]`, `starts = [...]` and tables named after agents ({expected})"
+                "{shown}: unknown key `{name}`; expected `agents = [...]`, `starts = [...]` and tables named after agents ({expected}){}",
+                meant(&name, &[agents::NAMES, &["agents", "starts"]].concat())
             ));
         }
-        let table: AgentConfig = value
-            .try_into()
-            .map_err(|e: toml::de::Error| format!("{shown}: [{name}]: {}", e.to_string().trim_end()))?;
+        let table: AgentConfig = value.try_into().map_err(|e: toml::de::Error| {
+            let said = e.to_string();
+            // serde's "unknown field `max-byte`, expected one of …": the key meant.
+            let hint = said
+                .split_once("unknown field `")
+                .and_then(|(_, rest)| rest.split_once('`'))
+                .map_or(String::new(), |(key, _)| meant(key, AGENT_KEYS));
+            format!("{shown}: [{name}]: {}{hint}", said.trim_end())
+        })?;
         if let Some(bad) = table.file_names.iter().flatten().find(|n| !is_file_name(n)) {
             return Err(format!(
                 "{shown}: [{name}] file-names: `{bad}` is not a file name (no `/`, `\\`, `.` or `..`)"
@@ -131,14 +148,64 @@ pub fn load_config(path: &Path) -> Result<ProjectConfig, String> {
             let known = |k: &str| name == "copilot" && agents::COPILOT_SETTINGS.contains(&k);
             if let Some(bad) = keys.keys().find(|k| !known(k)) {
                 return Err(format!(
-                    "{shown}: [{name}] settings: `{bad}` is not a setting this profile reads (copilot reads {})",
-                    agents::COPILOT_SETTINGS.join(", ")
+                    "{shown}: [{name}] settings: `{bad}` is not a setting this profile reads (copilot reads {}){}",
+                    agents::COPILOT_SETTINGS.join(", "),
+                    if name == "copilot" { meant(bad, agents::COPILOT_SETTINGS) } else { String::new() }
                 ));
             }
         }
         settings.insert(name, table);
     }
     Ok(ProjectConfig { path: path.to_path_buf(), agents: raw.agents, settings, starts: raw.starts.unwrap_or_default() })
+}
+
+/// The JSON schema of `instructions-lsp.toml`, for TOML editors (taplo, Even Better TOML): made
+/// from the names [`load_config`] checks against, so that it says what the file may hold.
+/// `editors/instructions-lsp.schema.json` is this, written out (a test keeps them equal).
+pub fn config_schema() -> serde_json::Value {
+    use serde_json::json;
+    let agent_table = |name: &str| {
+        let mut properties = json!({
+            "max-bytes": {
+                "type": "integer", "minimum": 0,
+                "description": "The agent's byte budget (Codex's project_doc_max_bytes, dsh-next's maxBytes)."
+            },
+            "file-names": {
+                "type": "array", "items": {"type": "string", "pattern": "^[^/\\\\]+$", "not": {"enum": [".", ".."]}},
+                "description": "The agent's file names (Codex's fallback names, Gemini CLI's context.fileName, dsh-next's instructionFileCandidates): plain file names."
+            },
+        });
+        if name == "copilot" {
+            let settings: serde_json::Map<String, serde_json::Value> =
+                agents::COPILOT_SETTINGS.iter().map(|k| (k.to_string(), json!({}))).collect();
+            properties["settings"] = json!({
+                "type": "object", "properties": settings, "additionalProperties": false,
+                "description": "VS Code settings for the copilot profile, winning over the workspace's .vscode/settings.json."
+            });
+        }
+        json!({"type": "object", "properties": properties, "additionalProperties": false})
+    };
+    let mut properties = json!({
+        "agents": {
+            "type": "array", "uniqueItems": true, "items": {"enum": agents::NAMES},
+            "description": "The agents to check for; without it they are detected from the files."
+        },
+        "starts": {
+            "type": "array", "maxItems": STARTS_MAX, "items": {"type": "string"},
+            "description": "Folders where the repository's people start agents, besides its package roots: globs relative to this file's folder."
+        },
+    });
+    for name in agents::NAMES {
+        properties[*name] = agent_table(name);
+    }
+    json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "title": "instructions-lsp.toml",
+        "description": "Which agents a repository is written for, and their settings (docs/targets.md).",
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": false
+    })
 }
 
 /// The most patterns `starts` may hold.
@@ -270,27 +337,47 @@ pub fn config_finding(problem: &str, consequence: &str) -> Option<crate::chain::
     });
     // A value the message names (`claud` of `agents = ["claud"]`), else a key (`bogus`).
     let quoted = || {
-        let words: Vec<&str> = what.split('`').skip(1).step_by(2).filter(|w| !w.is_empty()).collect();
+        // (Not the name a "did you mean" offers: that one may well be in the file.)
+        let said = what.split_once("; did you mean `").map_or(what, |(said, _)| said);
+        let words: Vec<&str> = said.split('`').skip(1).step_by(2).filter(|w| !w.is_empty()).collect();
         let value = words.iter().find_map(|w| {
             let start = memchr::memmem::find(&text, format!("\"{w}\"").as_bytes())? + 1;
             Some(Span::Bytes { start, end: start + w.len() })
         });
         value.or_else(|| {
             words.iter().find_map(|w| {
-                let start = memchr::memmem::find(&text, w.as_bytes())?;
+                // A whole word: `claud` is not the start of `claude`.
+                let word = |c: u8| c.is_ascii_alphanumeric() || c == b'-' || c == b'_';
+                let start = memchr::memmem::find_iter(&text, w.as_bytes())
+                    .find(|&at| (at == 0 || !word(text[at - 1])) && text.get(at + w.len()).is_none_or(|c| !word(*c)))?;
                 Some(Span::Bytes { start, end: start + w.len() })
             })
         })
     };
     let first_line = what.lines().next().unwrap_or(what);
+    let span = parsed.or_else(quoted).unwrap_or(Span::FirstLine);
+    // "…; did you mean `claude`?": the word at the span becomes the one meant.
+    let meant = first_line.rsplit_once("did you mean `").and_then(|(_, rest)| rest.split_once('`')).map(|(m, _)| m);
+    let fix = match (span, meant) {
+        // Only over a word that misspells the one meant (the file may have changed since).
+        (Span::Bytes { start, end }, Some(m))
+            if text
+                .get(start..end)
+                .and_then(|w| std::str::from_utf8(w).ok())
+                .is_some_and(|w| crate::chain::words::closest(w, [m]).is_some()) =>
+        {
+            Some(crate::chain::lint::Fix::replace(format!("Write `{m}`"), start, end, m.to_string()))
+        }
+        _ => None,
+    };
     Some(Finding {
         path,
         code: Code::BadConfig,
-        span: parsed.or_else(quoted).unwrap_or(Span::FirstLine),
+        span,
         message: format!("this configuration cannot be used: {}; {consequence}", first_line.trim_end_matches(':')),
         related: None,
         agent: None,
-        fix: None,
+        fix,
     })
 }
 
@@ -542,5 +629,47 @@ mod tests {
             t.describe("check"),
             "checking for Codex, opencode: detected from AGENTS.md; set them in instructions-lsp.toml"
         );
+    }
+
+    /// A misspelt agent, table or key is said with the name meant, placed at the word as
+    /// written (a whole word: `claud` is not the start of `claude`), with a fix that writes it.
+    #[test]
+    fn a_misspelt_name_in_the_configuration_is_placed_and_fixed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("instructions-lsp.toml");
+        for (text, word, meant) in [
+            ("agents = [\"codex\", \"claud\"]\n", "claud", "claude"),
+            ("agents = [\"claude\"]\n[claud]\nmax-bytes = 1\n", "claud", "claude"),
+            ("agents = [\"codex\"]\n[codex]\nmax-byte = 1\n", "max-byte", "max-bytes"),
+        ] {
+            std::fs::write(&path, text).expect("write");
+            let problem = load_config(&path).expect_err(text);
+            assert!(problem.ends_with(&format!("; did you mean `{meant}`?")), "{problem}");
+            let f = config_finding(&problem, DETECTED_INSTEAD).expect("finding");
+            let crate::chain::lint::Span::Bytes { start, end } = f.span else { panic!("{:?}", f.span) };
+            assert_eq!(&text[start..end], word, "{text}");
+            let fix = f.fix.expect("fix");
+            assert_eq!(fix.title, format!("Write `{meant}`"));
+            assert_eq!(fix.change, crate::chain::lint::Change::Replace { start, end, text: meant.to_string() });
+        }
+    }
+
+    /// The published schema is the one made from the names the configuration is checked against.
+    #[test]
+    fn the_published_schema_says_what_the_configuration_may_hold() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/instructions-lsp.schema.json");
+        let published: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("schema")).expect("json");
+        let made = config_schema();
+        assert_eq!(published, made, "regenerate it: {}", serde_json::to_string_pretty(&made).unwrap_or_default());
+        let agent_keys: Vec<&str> = made["properties"]["copilot"]["properties"]
+            .as_object()
+            .expect("table")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut expected = AGENT_KEYS.to_vec();
+        expected.sort();
+        assert_eq!(agent_keys, expected);
     }
 }

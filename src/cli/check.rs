@@ -50,14 +50,32 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         (None, None) if !settings.targeted => Some("--set profiles".to_string()),
         _ => None,
     };
-    let mut checked = match check(&roots, &settings, explicit.as_deref()) {
-        Ok(r) => r,
-        Err(e) => return usage(&e),
+    let (mut config_fixed, mut config_files) = (0, std::collections::BTreeSet::new());
+    let mut checked = loop {
+        // (Each time with nothing of the last run's reading kept: a fix may have changed it.)
+        let run = || check(&roots, &settings, explicit.as_deref());
+        match agents::with_repo_cache(&Default::default(), run) {
+            Ok(r) => break r,
+            // A misspelt name in `instructions-lsp.toml` stops the check; `--fix` writes the one
+            // meant and checks again (a few times: one name per run is said).
+            Err(e) if args.fix && config_fixed < 8 => {
+                let finding = crate::chain::targets::config_finding(&e, crate::chain::targets::DETECTED_INSTEAD);
+                let Some(f) = finding.filter(|f| f.fix.is_some()) else { return usage(&e) };
+                let (fixed, in_files, problems) = fix(std::slice::from_ref(&f), &cwd);
+                if fixed == 0 {
+                    problems.iter().for_each(|p| eprintln!("warning: {}", paths::printable(p)));
+                    return usage(&e);
+                }
+                config_fixed += fixed;
+                config_files.extend(in_files);
+            }
+            Err(e) => return usage(&e),
+        }
     };
     if args.fix {
         // A fix can show what the text hid (an `applyTo` list joined is checked as patterns):
         // fixed again until nothing is left to fix, as linters do, ten passes at most.
-        let (mut fixed, mut files) = (0, std::collections::BTreeSet::new());
+        let (mut fixed, mut files) = (config_fixed, config_files);
         for _ in 0..10 {
             let (now, in_files, problems) = fix(&checked.findings, &cwd);
             for p in &problems {

@@ -196,3 +196,29 @@ async fn findings_at_tokens_follow_the_unsaved_buffer() {
     assert_eq!(t.read("r/.cursor/rules/r.mdc"), "---\nglobs: src/**\n---\nrule\n", "the disk is not written");
     c.finish().await;
 }
+
+/// A misspelt name in `instructions-lsp.toml` stops `check` with the name meant; `--fix` writes
+/// it (each name in turn) and checks with the configuration mended. A word that merely shares
+/// letters with the name meant is never rewritten.
+#[test]
+fn check_fix_mends_a_misspelt_configuration() {
+    let t = Tree::new();
+    t.mkdir("r/.git");
+    t.write("r/AGENTS.md", "rules\n");
+    t.write("r/instructions-lsp.toml", "agents = [\"claud\", \"codx\"]\n[codex]\nmax-byte = 100\n");
+    let o = check(&t, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("`agents` names `claud`, which is not an agent; expected some of")
+    );
+    let o = check(&t, &["--fix"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("fixed 3 findings in 1 file"), "{err}");
+    assert_eq!(t.read("r/instructions-lsp.toml"), "agents = [\"claude\", \"codex\"]\n[codex]\nmax-bytes = 100\n");
+    // An unknown key that is no misspelling: said, not rewritten.
+    t.write("r/instructions-lsp.toml", "agents = [\"codex\"]\nbudget = 1\n");
+    let o = check(&t, &["--fix"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(t.read("r/instructions-lsp.toml"), "agents = [\"codex\"]\nbudget = 1\n");
+}
