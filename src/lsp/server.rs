@@ -112,6 +112,12 @@ impl LanguageServer for Server {
                     work_done_progress_options: WorkDoneProgressOptions::default(),
                 }),
                 definition_provider: Some(OneOf::Left(true)),
+                completion_provider: Some(CompletionOptions {
+                    trigger_characters: Some(
+                        super::handlers::completion::TRIGGERS.iter().map(|c| c.to_string()).collect(),
+                    ),
+                    ..CompletionOptions::default()
+                }),
                 code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
                     code_action_kinds: Some(vec![
                         CodeActionKind::QUICKFIX,
@@ -196,6 +202,10 @@ impl LanguageServer for Server {
 
     async fn goto_definition(&self, params: GotoDefinitionParams) -> Result<Option<GotoDefinitionResponse>> {
         features::goto_definition(&self.shared, params).await
+    }
+
+    async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
+        super::handlers::completion::completion(&self.shared, params).await
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {

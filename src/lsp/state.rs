@@ -287,6 +287,16 @@ impl Workspace {
         self.documents.iter().filter_map(|(p, d)| Some((p.clone(), d.text.clone()?))).collect()
     }
 
+    /// Whether an open document's text is kept: an instruction file's (its findings follow it
+    /// as typed) or the configuration's (completion reads it).
+    pub fn keeps_text(&self, path: &Path) -> bool {
+        self.is_instruction_file(path)
+            || path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| crate::chain::targets::CONFIG_NAMES.contains(&n))
+    }
+
     /// True for any file an instruction file may be: a candidate of the engine, an agent's file
     /// (`GEMINI.md`, `*.instructions.md`, `*.mdc`, …), or a Markdown file in a `.claude`
     /// folder (rules, imports): what hovers and code lenses are given for.

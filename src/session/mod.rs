@@ -3,6 +3,7 @@
 
 pub mod answer;
 pub mod check;
+pub mod complete;
 pub mod diff;
 pub mod ledger;
 pub mod options;

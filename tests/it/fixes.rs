@@ -222,3 +222,69 @@ fn check_fix_mends_a_misspelt_configuration() {
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(t.read("r/instructions-lsp.toml"), "agents = [\"codex\"]\nbudget = 1\n");
 }
+
+fn completion_labels(answer: &Value) -> Vec<String> {
+    answer.as_array().into_iter().flatten().filter_map(|i| i["label"].as_str().map(str::to_string)).collect()
+}
+
+/// Completion, as typed: the project's files after `@` (from the file's folder), the keys the
+/// targeted agents read in a rule's front matter, and the agents of the configuration, each
+/// replacing the word typed so far.
+#[tokio::test]
+async fn completion_offers_files_keys_and_agents_as_typed() {
+    let t = Tree::new();
+    t.mkdir("r/.git");
+    t.write("r/instructions-lsp.toml", "agents = [\"cursor\", \"claude\"]\n");
+    t.write("r/docs/guide.md", "guide\n");
+    t.write("r/CLAUDE.md", "rules\n");
+    t.write("r/.cursor/rules/r.mdc", "---\nglobs: src/**\n---\nrule\n");
+    let root = t.root();
+    let mut c = Client::start(&t.home(), &[&root], json!({})).await;
+    let claude = root.join("CLAUDE.md");
+    c.open(&claude, "rules\nRead @docs/g").await;
+    let answer = c
+        .request(
+            "textDocument/completion",
+            json!({"textDocument": {"uri": uri(&claude)}, "position": {"line": 1, "character": 12}}),
+        )
+        .await
+        .expect("completion");
+    assert_eq!(completion_labels(&answer), ["guide.md"]);
+    assert_eq!(
+        answer[0]["textEdit"],
+        json!({"range": {"start": {"line": 1, "character": 11}, "end": {"line": 1, "character": 12}}, "newText": "guide.md"})
+    );
+    let rule = root.join(".cursor/rules/r.mdc");
+    c.open(&rule, "---\nglobs: src/**\nal\n---\nrule\n").await;
+    let answer = c
+        .request(
+            "textDocument/completion",
+            json!({"textDocument": {"uri": uri(&rule)}, "position": {"line": 2, "character": 2}}),
+        )
+        .await
+        .expect("completion");
+    assert_eq!(completion_labels(&answer), ["description", "alwaysApply"]);
+    assert_eq!(answer[1]["textEdit"]["newText"], "alwaysApply: ");
+    let config = root.join("instructions-lsp.toml");
+    c.open(&config, "agents = [\"claude\", \"cu").await;
+    let answer = c
+        .request(
+            "textDocument/completion",
+            json!({"textDocument": {"uri": uri(&config)}, "position": {"line": 0, "character": 23}}),
+        )
+        .await
+        .expect("completion");
+    assert!(completion_labels(&answer).contains(&"cursor".to_string()), "{answer}");
+    assert_eq!(answer[0]["textEdit"]["range"]["start"], json!({"line": 0, "character": 21}));
+    // The buffer as typed, not the disk: a table's keys.
+    c.change(&config, 2, None, "agents = [\"codex\"]\n[codex]\nma").await;
+    let answer = c
+        .request(
+            "textDocument/completion",
+            json!({"textDocument": {"uri": uri(&config)}, "position": {"line": 2, "character": 2}}),
+        )
+        .await
+        .expect("completion");
+    assert_eq!(completion_labels(&answer), ["max-bytes", "file-names"]);
+    c.finish().await;
+}

@@ -35,6 +35,20 @@ fn schema(agent: &str, path: &Path) -> Option<(&'static str, &'static [&'static 
     }
 }
 
+/// The front-matter keys `agent` reads in the file at `path`, when it reads any (for completion).
+pub fn keys_for(agent: &str, path: &Path) -> Option<&'static [&'static str]> {
+    schema(agent, path).map(|(_, keys)| keys)
+}
+
+/// The values `agent` knows for the front-matter key `key`, when they are a few words.
+pub fn values_for(agent: &str, key: &str) -> &'static [&'static str] {
+    match (agent, key) {
+        ("copilot", "excludeAgent") => EXCLUDE_AGENTS,
+        ("cursor", "alwaysApply") => &["true", "false"],
+        _ => &[],
+    }
+}
+
 /// A top-level entry of front matter, with its place in the file (byte offsets).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Entry {

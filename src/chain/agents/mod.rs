@@ -61,6 +61,7 @@ mod gemini;
 mod globs;
 pub mod imports;
 mod keys;
+pub use keys::{keys_for, values_for};
 mod listing;
 mod load;
 mod opencode;

@@ -17,7 +17,7 @@ pub async fn did_open(shared: &Shared, params: DidOpenTextDocumentParams) {
         let mut st = shared.state();
         // Only instruction files need their text (the agents' findings at its tokens follow
         // it as typed): any other document (a 100 MB log, say) is a touch and nothing more.
-        let keep = st.is_instruction_file(&path) && doc.text.len() <= state::DOCUMENT_TEXT_CAP;
+        let keep = st.keeps_text(&path) && doc.text.len() <= state::DOCUMENT_TEXT_CAP;
         let text = keep.then(|| Arc::from(doc.text));
         st.documents.insert(path.clone(), state::Document { uri: doc.uri.clone(), text, version: doc.version });
     }
@@ -45,7 +45,7 @@ pub async fn did_change(shared: &Shared, params: DidChangeTextDocumentParams) {
         }
         // Past the cap the disk stands in for the buffer again (no file that large loads).
         doc.text = (text.len() <= state::DOCUMENT_TEXT_CAP).then(|| Arc::from(text));
-        st.is_instruction_file(&path)
+        st.keeps_text(&path)
     };
     if candidate {
         shared.refresh.notify_one();

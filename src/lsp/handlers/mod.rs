@@ -3,6 +3,7 @@
 //! ([`Shared`]) and calls into it and the session; `server.rs` hands each message here in one
 //! line. Nothing else imports this module: the state never calls a handler.
 
+pub mod completion;
 pub mod custom;
 pub mod documents;
 pub mod features;
