@@ -15,6 +15,7 @@ printf 'root rules' > "$fixture/AGENTS.md"
 printf 'old claude rules\n' > "$fixture/CLAUDE.md"
 printf 'deep rules' > "$fixture/pkg/deep/AGENTS.md"
 printf 'print("hi")\n' > "$fixture/pkg/deep/main.lua"
+mkdir -p "$fixture/docs" && printf 'the guide\n' > "$fixture/docs/guide.md"
 
 cd "$fixture"
 status=0

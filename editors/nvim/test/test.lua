@@ -59,6 +59,35 @@ check('CLAUDE.md beside AGENTS.md gets the diagnostic of the agent that ignores 
   f:close()
 end)
 
+check('an import typed without saving is flagged at once, and one that names a file is followed', function()
+  vim.o.hidden = true
+  vim.cmd('edit ' .. root .. '/CLAUDE.md')
+  local buf = vim.api.nvim_get_current_buf()
+  vim.api.nvim_buf_set_lines(buf, -1, -1, false, { 'Also read @docs/nope.md and @docs/guide.md' })
+  local function missing()
+    for _, d in ipairs(vim.diagnostic.get(buf)) do
+      if d.code == 'missingImport' then
+        return d
+      end
+    end
+  end
+  wait('the missingImport diagnostic of the unsaved line', function()
+    return missing() ~= nil
+  end)
+  local d = missing()
+  assert(d.lnum == 1 and d.col == 10, 'at the mention: ' .. d.lnum .. ':' .. d.col)
+  assert(d.message:find('`@docs/nope.md` names no file: Claude Code', 1, true), d.message)
+  assert(vim.bo[buf].modified, 'nothing was saved')
+  -- Go to definition on the import that names a file.
+  vim.api.nvim_win_set_cursor(0, { 2, 32 })
+  vim.lsp.buf.definition()
+  wait('the imported file', function()
+    return vim.api.nvim_buf_get_name(0):sub(-#'docs/guide.md') == 'docs/guide.md'
+  end)
+  vim.cmd('edit! ' .. root .. '/CLAUDE.md')
+  vim.cmd('edit!')
+end)
+
 check(':InstructionsEffective shows what each targeted agent gets, as the CLI prints it', function()
   vim.cmd('InstructionsEffective')
   local buf = vim.api.nvim_get_current_buf()
