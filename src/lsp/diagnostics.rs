@@ -110,21 +110,27 @@ pub fn text_for(path: &Path, buffers: &Buffers, max_bytes: u64) -> Vec<u8> {
     crate::chain::source::read_prefix(path, max_bytes)
 }
 
-/// The diagnostics a pass placed in a file that is not open, with what they were placed from:
-/// the next pass reuses them while the file's findings, size and time of change are the same
-/// (placing means reading the file: a monorepo's pass places findings in thousands of files,
-/// and an author typing in one file changes the findings of few).
+/// What a pass placed its diagnostics in a file that is not open from: the next pass takes
+/// them from what was published while the file's findings (their hash), size and time of change
+/// are the same (placing means reading the file: a monorepo's pass places findings in thousands
+/// of files, and an author typing in one file changes the findings of few).
 pub struct Placed {
-    findings: Vec<Finding>,
+    findings: u64,
     stamp: Option<(std::time::SystemTime, u64)>,
     encoding: convert::Encoding,
-    diagnostics: Vec<Diagnostic>,
 }
 
 /// A file's time of change and size.
 fn stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
     let meta = std::fs::metadata(path).ok()?;
     Some((meta.modified().ok()?, meta.len()))
+}
+
+fn hash_of(findings: &[Finding]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    findings.hash(&mut h);
+    h.finish()
 }
 
 /// Findings grouped per file as LSP diagnostics.
@@ -138,24 +144,21 @@ pub fn diagnostics(input: &DiagnosticsInput, shared: &Shared) -> HashMap<PathBuf
     let mut out: HashMap<PathBuf, Vec<Diagnostic>> = HashMap::new();
     for same_file in found.chunk_by(|a, b| a.path == b.path) {
         let path = &same_file[0].path;
-        if input.buffers.contains_key(path) {
+        let place = || {
             let text = text_for(path, &input.buffers, max);
-            out.insert(path.clone(), same_file.iter().map(|f| convert::diagnostic(f, &text, input.encoding)).collect());
+            same_file.iter().map(|f| convert::diagnostic(f, &text, input.encoding)).collect::<Vec<_>>()
+        };
+        if input.buffers.contains_key(path) {
+            out.insert(path.clone(), place());
             continue;
         }
-        let now = stamp(path);
-        let diagnostics = match before.remove(path) {
-            Some(p) if p.findings == same_file && p.stamp == now && now.is_some() && p.encoding == input.encoding => {
-                p.diagnostics
-            }
-            _ => {
-                let text = text_for(path, &input.buffers, max);
-                same_file.iter().map(|f| convert::diagnostic(f, &text, input.encoding)).collect()
-            }
-        };
-        out.insert(path.clone(), diagnostics.clone());
-        let kept = Placed { findings: same_file.to_vec(), stamp: now, encoding: input.encoding, diagnostics };
-        placed.insert(path.clone(), kept);
+        let now = Placed { findings: hash_of(same_file), stamp: stamp(path), encoding: input.encoding };
+        let same = before.remove(path).is_some_and(|p| {
+            p.findings == now.findings && p.stamp == now.stamp && now.stamp.is_some() && p.encoding == now.encoding
+        });
+        let published = if same { shared.state().published.get(path).cloned() } else { None };
+        out.insert(path.clone(), published.unwrap_or_else(place));
+        placed.insert(path.clone(), now);
     }
     *shared.placed.lock().unwrap_or_else(|e| e.into_inner()) = placed;
     out

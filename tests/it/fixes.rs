@@ -288,3 +288,41 @@ async fn completion_offers_files_keys_and_agents_as_typed() {
     assert_eq!(completion_labels(&answer), ["max-bytes", "file-names"]);
     c.finish().await;
 }
+
+/// The Markdown links and `#file:` mentions Copilot follows are links too, resolved from the
+/// file's folder: not an image, not one in code, not one out of the project; a hover on one
+/// says the file is linked, not imported.
+#[tokio::test]
+async fn markdown_links_and_file_mentions_are_followed_like_imports() {
+    let t = Tree::new();
+    t.mkdir("r/.git");
+    t.write("outside.md", "not the project's\n");
+    t.write("r/docs/guide.md", "guide\n");
+    t.write("r/docs/style.md", "style\n");
+    let text = "See [the guide](../../docs/guide.md) and #file:../../docs/style.md here\n![pic](../../docs/guide.md) `[x](../../docs/guide.md)` [out](../../../outside.md)\n";
+    let rule = t.write("r/.github/instructions/a.instructions.md", text);
+    let root = t.root();
+    let mut c = Client::start(&t.home(), &[&root], json!({})).await;
+    let links =
+        c.request("textDocument/documentLink", json!({"textDocument": {"uri": uri(&rule)}})).await.expect("links");
+    let got: Vec<(Value, Value)> =
+        links.as_array().into_iter().flatten().map(|l| (l["range"]["start"].clone(), l["target"].clone())).collect();
+    assert_eq!(
+        got,
+        [
+            (json!({"line": 0, "character": 16}), json!(uri(&root.join("docs/guide.md")))),
+            (json!({"line": 0, "character": 47}), json!(uri(&root.join("docs/style.md")))),
+        ],
+        "{links}"
+    );
+    assert_eq!(links[0]["tooltip"], "Open the linked file");
+    let def = c
+        .request(
+            "textDocument/definition",
+            json!({"textDocument": {"uri": uri(&rule)}, "position": {"line": 0, "character": 50}}),
+        )
+        .await
+        .expect("definition");
+    assert_eq!(def["uri"], uri(&root.join("docs/style.md")));
+    c.finish().await;
+}

@@ -496,11 +496,21 @@ fn uri_text(path: &Path) -> String {
 pub(super) fn references(path: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     let Ok((data, _)) = read_capped(path, 1024 * 1024) else { return Vec::new() };
     let text = String::from_utf8_lossy(&data);
-    let body = front_matter(&text).map_or(&*text, |(_, body)| body);
     let dir = path.parent().unwrap_or(Path::new("/"));
+    reference_mentions(&text).into_iter().filter_map(|(_, _, target)| resolve(&target, dir, home)).collect()
+}
+
+/// The references of [`references`] in `text` as written: the bytes of each link's target (or
+/// of the path after `#file:`) and the target.
+pub(super) fn reference_mentions(text: &str) -> Vec<(usize, usize, String)> {
+    let body = front_matter(text).map_or(text, |(_, body)| body);
+    let mut at = text.len() - body.len();
     let mut out = Vec::new();
     let mut fence: Option<(char, usize)> = None;
-    for line in body.lines() {
+    for line in body.split_inclusive('\n') {
+        let line_at = at;
+        at += line.len();
+        let line = line.trim_end_matches(['\n', '\r']);
         let t = line.trim_start();
         let run = |c: char| t.chars().take_while(|x| *x == c).count();
         let (tick, tilde) = (run('`'), run('~'));
@@ -535,7 +545,8 @@ pub(super) fn references(path: &Path, home: Option<&Path>) -> Vec<PathBuf> {
             if (start > 0 && line.as_bytes()[start - 1] == b'!') || in_code(start) {
                 continue;
             }
-            out.extend(resolve(&target, dir, home));
+            // (The target ends before the link's closing parenthesis.)
+            out.push((line_at + end - 1 - target.len(), line_at + end - 1, target));
         }
         let lower = line.to_ascii_lowercase();
         let mut from = 0;
@@ -548,10 +559,32 @@ pub(super) fn references(path: &Path, home: Option<&Path>) -> Vec<PathBuf> {
             if len == 0 || touches_link || in_code(i) {
                 continue;
             }
-            out.extend(resolve(&rest[..len], dir, home));
+            out.push((line_at + i + 6, line_at + end, rest[..len].to_string()));
         }
     }
     out
+}
+
+/// The references of `text` (the file at `path`) an author can follow: the Markdown links and
+/// `#file:` mentions Copilot reads (see [`references`]) that name a file of the project, never
+/// one outside it.
+pub fn reference_links(path: &Path, text: &str) -> Vec<super::imports::ImportLink> {
+    let Some(dir) = path.parent() else { return Vec::new() };
+    let project = crate::chain::confine::project_folder(dir);
+    let base = crate::chain::confine::real_location(project).unwrap_or_else(|_| project.to_path_buf());
+    reference_mentions(text)
+        .into_iter()
+        .filter(|(_, _, target)| !target.starts_with('~'))
+        .filter_map(|(start, end, target)| {
+            let target = resolve(&target, dir, None)?;
+            let inside = crate::chain::confine::leaves(&target, &base).is_none();
+            (inside && std::fs::metadata(&target).is_ok_and(|m| m.is_file())).then_some(super::imports::ImportLink {
+                start,
+                end,
+                target,
+            })
+        })
+        .collect()
 }
 
 /// The spans of a line's inline code (`` `…` ``), as byte ranges.

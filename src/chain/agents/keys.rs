@@ -155,12 +155,11 @@ pub(super) fn entries(text: &str) -> Vec<Entry> {
 }
 
 /// The entries of the front matter of the file at `path` (its first 64 KiB, which must be
-/// UTF-8 for the places to be right); kept for the run, as every view meets the same rules.
-fn entries_of(path: &Path) -> std::sync::Arc<Vec<Entry>> {
-    super::repo::remembered("front matter entries", path, || {
-        let text = read_capped(path, 64 * 1024).ok().and_then(|(d, _)| String::from_utf8(d).ok());
-        std::sync::Arc::new(text.as_deref().map(entries).unwrap_or_default())
-    })
+/// UTF-8 for the places to be right). Parsed again at each ask, not kept: a repository of
+/// thousands of rules of a hundred patterns each would hold them all for the run.
+fn entries_of(path: &Path) -> Vec<Entry> {
+    let text = read_capped(path, 64 * 1024).ok().and_then(|(d, _)| String::from_utf8(d).ok());
+    text.as_deref().map(entries).unwrap_or_default()
 }
 
 /// Bytes to replace, and what with.

@@ -74,6 +74,7 @@ mod walk;
 
 pub use codex::codex;
 pub use copilot::SETTINGS as COPILOT_SETTINGS;
+pub use copilot_files::reference_links;
 pub use deps::dirs_read;
 pub use env::{AgentEnv, CONFIG_FOLDERS, FILE_NAMES, Overrides, is_agent_path};
 pub use explain::{

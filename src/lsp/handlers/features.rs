@@ -29,8 +29,8 @@ pub async fn hover(shared: &Arc<Shared>, params: HoverParams) -> Result<Option<H
     // On an import: the file it names, then what the agents do with that file.
     let import = import_links(shared, &params.text_document_position_params.text_document.uri)
         .into_iter()
-        .find(|(r, _)| contains(*r, pos))
-        .and_then(|(range, target)| Some((range, path_of(&target)?)));
+        .find(|(r, _, _)| contains(*r, pos))
+        .and_then(|(range, target, named)| Some((range, path_of(&target)?, named)));
     // The file's own hover: on its first line, or inside a diagnostic.
     let own = pos.line == 0 || in_diagnostic;
     if !own && import.is_none() {
@@ -43,7 +43,7 @@ pub async fn hover(shared: &Arc<Shared>, params: HoverParams) -> Result<Option<H
         if own {
             parts.extend(describe(&working, &path).into_iter().map(|d| d.markdown));
         }
-        if let Some((_, target)) = &import {
+        if let Some((_, target, named)) = &import {
             let size = std::fs::metadata(target).map_or(0, |m| m.len());
             let shown = working
                 .state()
@@ -51,14 +51,14 @@ pub async fn hover(shared: &Arc<Shared>, params: HoverParams) -> Result<Option<H
                 .values()
                 .find_map(|s| target.strip_prefix(s.project_root()).ok().map(crate::paths::slash_join));
             let name = shown.unwrap_or_else(|| target.display().to_string());
-            parts.push(format!("Imports `{name}` ({})", crate::chain::words::bytes(size)));
+            parts.push(format!("{} `{name}` ({})", named.verb(), crate::chain::words::bytes(size)));
             parts.extend(describe(&working, target).into_iter().map(|d| d.markdown));
         }
         if parts.is_empty() {
             return Ok(None);
         }
         let value = parts.join("\n\n---\n\n");
-        let range = import.map(|(range, _)| range);
+        let range = import.map(|(range, _, _)| range);
         Ok(Some(Hover { contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value }), range }))
     })
     .await
@@ -101,9 +101,11 @@ fn describe(shared: &Shared, path: &Path) -> Vec<hover::Description> {
     out
 }
 
-/// The `@` imports of an instruction file as links ([`crate::chain::agents::imports::import_links`]), over
-/// its open buffer or the file on disk, with their ranges in the client's encoding.
-fn import_links(shared: &Shared, uri: &Uri) -> Vec<(Range, Uri)> {
+/// The imports and references of an instruction file as links (`@` imports:
+/// [`crate::chain::agents::imports::import_links`]; Markdown links and `#file:`:
+/// [`crate::chain::agents::reference_links`]), over its open buffer or the file on disk, with
+/// their ranges in the client's encoding.
+fn import_links(shared: &Shared, uri: &Uri) -> Vec<(Range, Uri, Named)> {
     let Some(path) = path_of(uri) else { return Vec::new() };
     let (open, enc) = {
         let st = shared.state();
@@ -116,25 +118,55 @@ fn import_links(shared: &Shared, uri: &Uri) -> Vec<(Range, Uri)> {
         Some(text) => text,
         None => String::from_utf8_lossy(&crate::chain::source::read_prefix(&path, 1 << 20)).into(),
     };
-    crate::chain::agents::imports::import_links(&path, &text)
+    // The `@` imports (Claude Code, Gemini CLI), then the Markdown links and `#file:` mentions
+    // (Copilot) that no import overlaps.
+    let mut links: Vec<_> =
+        crate::chain::agents::imports::import_links(&path, &text).into_iter().map(|l| (l, Named::Import)).collect();
+    for l in crate::chain::agents::reference_links(&path, &text) {
+        if !links.iter().any(|(i, _)| l.start < i.end && i.start < l.end) {
+            links.push((l, Named::Link));
+        }
+    }
+    links
         .into_iter()
-        .filter_map(|l| {
+        .filter_map(|(l, named)| {
             let range = Range::new(
                 convert::position(text.as_bytes(), l.start, enc),
                 convert::position(text.as_bytes(), l.end, enc),
             );
-            Some((range, convert::uri_of(&l.target)?))
+            Some((range, convert::uri_of(&l.target)?, named))
         })
         .collect()
+}
+
+/// How a text names a file it can be followed to.
+#[derive(Clone, Copy)]
+enum Named {
+    /// An `@` import, whose text the agent loads with the file's.
+    Import,
+    /// A Markdown link or a `#file:` mention, which Copilot attaches as a reference.
+    Link,
+}
+
+impl Named {
+    fn verb(self) -> &'static str {
+        match self {
+            Named::Import => "Imports",
+            Named::Link => "Links to",
+        }
+    }
 }
 
 pub async fn document_link(shared: &Shared, params: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {
     let links = import_links(shared, &params.text_document.uri)
         .into_iter()
-        .map(|(range, target)| DocumentLink {
+        .map(|(range, target, named)| DocumentLink {
             range,
             target: Some(target),
-            tooltip: Some("Open the imported file".into()),
+            tooltip: Some(match named {
+                Named::Import => "Open the imported file".into(),
+                Named::Link => "Open the linked file".into(),
+            }),
             data: None,
         })
         .collect();
@@ -143,8 +175,8 @@ pub async fn document_link(shared: &Shared, params: DocumentLinkParams) -> Resul
 
 pub async fn goto_definition(shared: &Shared, params: GotoDefinitionParams) -> Result<Option<GotoDefinitionResponse>> {
     let at = params.text_document_position_params;
-    let found = import_links(shared, &at.text_document.uri).into_iter().find(|(r, _)| contains(*r, at.position));
-    Ok(found.map(|(_, target)| GotoDefinitionResponse::Scalar(Location::new(target, Range::default()))))
+    let found = import_links(shared, &at.text_document.uri).into_iter().find(|(r, _, _)| contains(*r, at.position));
+    Ok(found.map(|(_, target, _)| GotoDefinitionResponse::Scalar(Location::new(target, Range::default()))))
 }
 
 /// The fix a diagnostic carries (see [`convert::diagnostic`]): its title, and the edit that

@@ -300,6 +300,50 @@ try {
     if ((await page.locator('.tab:has-text("Changes Since HEAD (beta)")').count()) > 0) throw new Error("a summary opened for beta");
     await shot("not-a-repository");
   });
+
+  await check("a quick fix joins a list applyTo, and an import is followed to the file it names", async () => {
+    // A rule whose applyTo is a YAML list, which VS Code discards (beta targets Copilot).
+    writeFileSync(join(ws, "beta/.github/instructions/list.instructions.md"), '---\napplyTo:\n  - "**/*.txt"\n---\nLists.\n');
+    await page.keyboard.press("F1");
+    await page.keyboard.press("Backspace");
+    await page.keyboard.type("list.instructions.md");
+    await page.locator('.quick-input-widget .monaco-list-row:has-text("list.instructions.md")').first().waitFor({ timeout: TIMEOUT });
+    await page.keyboard.press("Enter");
+    await page.locator('.tab.active:has-text("list.instructions.md")').waitFor({ timeout: TIMEOUT });
+    const lines = page.locator(".part.editor .monaco-editor .view-lines >> visible=true").first();
+    const shown = async () => (await lines.innerText()).replace(/\u00a0/g, " ");
+    await page.locator(".part.editor .monaco-editor .squiggly-warning >> visible=true").first().waitFor({ timeout: TIMEOUT });
+    await lines.click();
+    await page.keyboard.press("Control+Home");
+    await page.keyboard.press("ArrowDown");
+    // The quick fixes at the cursor, from the command palette (as Ctrl+. opens them).
+    await page.keyboard.press("F1");
+    await page.keyboard.type("Quick Fix...");
+    await page.locator('.quick-input-widget .monaco-list-row:has-text("Quick Fix")').first().waitFor({ timeout: TIMEOUT });
+    await page.keyboard.press("Enter");
+    const fix = page.locator(".action-widget >> text=Join the");
+    await fix.first().waitFor({ timeout: TIMEOUT });
+    await shot("quick-fix");
+    await fix.first().click();
+    await waitFor("the applyTo joined into one string", async () => (await shown()).includes('applyTo: "**/*.txt"'));
+    await page.keyboard.press("Control+S");
+
+    // An import typed into alpha's CLAUDE.md (not saved) is a link: go to definition opens it.
+    const index = (await rows()).findIndex((t) => t.startsWith("CLAUDE.md"));
+    await view.locator(".monaco-list-row").nth(index).click();
+    await page.locator('.tab.active:has-text("CLAUDE.md")').waitFor({ timeout: TIMEOUT });
+    await lines.click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.press("Enter");
+    await page.keyboard.type("See @src/AGENTS.md");
+    await page.keyboard.press("ArrowLeft");
+    await waitFor("the import followed", async () => {
+      await page.keyboard.press("F12");
+      await page.waitForTimeout(300);
+      return (await shown()).includes("Every module has a unit test.");
+    });
+    await shot("import-followed");
+  });
 } finally {
   await page.close();
   await stopCodeServer(trusted);
