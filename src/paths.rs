@@ -41,6 +41,19 @@ pub fn absolute(path: &Path) -> std::io::Result<PathBuf> {
     Ok(normalize(&std::path::absolute(path)?))
 }
 
+/// `path` from the folder `from` (`../AGENTS.md` for a file beside it); `path` itself when the
+/// two share no folder but the root.
+pub fn relative(path: &Path, from: &Path) -> PathBuf {
+    let (p, c): (Vec<_>, Vec<_>) = (path.components().collect(), from.components().collect());
+    let common = p.iter().zip(&c).take_while(|(a, b)| a == b).count();
+    if common <= 1 {
+        return path.to_path_buf();
+    }
+    let mut out: PathBuf = std::iter::repeat_n("..", c.len() - common).collect();
+    out.extend(p[common..].iter());
+    if out.as_os_str().is_empty() { PathBuf::from(".") } else { out }
+}
+
 /// The normal components of a path joined with `/` (display paths on every platform).
 pub fn slash_join(path: &Path) -> String {
     let mut out = String::new();

@@ -277,20 +277,7 @@ fn locate(finding: Finding, cwd: &Path, settings: &Settings, base: Option<&Path>
 /// A path as `check` prints it: relative to the working directory (`../AGENTS.md` for a file above
 /// it, as editors and CI annotations take it); whole only when the two share no directory.
 fn shown(path: &Path, cwd: &Path) -> String {
-    paths::slash_join(&relative(path, cwd))
-}
-
-/// `path` from `cwd` (with `..` for a file above it), its names kept as they are, bytes that
-/// are not UTF-8 included; whole when the two share no directory.
-fn relative(path: &Path, cwd: &Path) -> PathBuf {
-    let (p, c): (Vec<_>, Vec<_>) = (path.components().collect(), cwd.components().collect());
-    let common = p.iter().zip(&c).take_while(|(a, b)| a == b).count();
-    if common <= 1 {
-        return path.to_path_buf();
-    }
-    let mut out: PathBuf = std::iter::repeat_n("..", c.len() - common).collect();
-    out.extend(p[common..].iter());
-    if out.as_os_str().is_empty() { PathBuf::from(".") } else { out }
+    paths::slash_join(&paths::relative(path, cwd))
 }
 
 /// The bytes of a path as SARIF names it: its own (a name that is not UTF-8 keeps its bytes,
@@ -434,7 +421,8 @@ fn sarif(located: &[Located], cwd: &Path) -> String {
             })
         })
         .collect();
-    let location = |path: &Path| json!({"uri": uri_reference(&path_bytes(&relative(path, cwd))), "uriBaseId": SRCROOT});
+    let location =
+        |path: &Path| json!({"uri": uri_reference(&path_bytes(&paths::relative(path, cwd))), "uriBaseId": SRCROOT});
     let results: Vec<_> = located
         .iter()
         .map(|l| {

@@ -135,7 +135,15 @@ impl LanguageServer for Server {
                         supported: Some(true),
                         change_notifications: Some(OneOf::Left(true)),
                     }),
-                    file_operations: None,
+                    file_operations: Some(WorkspaceFileOperationsServerCapabilities {
+                        will_rename: Some(FileOperationRegistrationOptions {
+                            filters: vec![FileOperationFilter {
+                                scheme: Some("file".into()),
+                                pattern: FileOperationPattern { glob: "**/*".into(), matches: None, options: None },
+                            }],
+                        }),
+                        ..WorkspaceFileOperationsServerCapabilities::default()
+                    }),
                 }),
                 experimental: Some(serde_json::json!({
                     "instructions": { "effective": true, "transitions": true, "touch": true, "didChange": true }
@@ -202,6 +210,10 @@ impl LanguageServer for Server {
 
     async fn goto_definition(&self, params: GotoDefinitionParams) -> Result<Option<GotoDefinitionResponse>> {
         features::goto_definition(&self.shared, params).await
+    }
+
+    async fn will_rename_files(&self, params: RenameFilesParams) -> Result<Option<WorkspaceEdit>> {
+        workspace::will_rename_files(&self.shared, params).await
     }
 
     async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {

@@ -10,6 +10,7 @@ pub mod options;
 pub mod own;
 pub mod profiles;
 pub mod project;
+pub mod rename;
 pub mod starts;
 pub mod typed;
 

@@ -326,3 +326,39 @@ async fn markdown_links_and_file_mentions_are_followed_like_imports() {
     assert_eq!(def["uri"], uri(&root.join("docs/style.md")));
     c.finish().await;
 }
+
+/// Renaming or moving a file rewrites the imports and links that name it, in the files the
+/// agents read and the open ones, before the move (`workspace/willRenameFiles`).
+#[tokio::test]
+async fn a_rename_rewrites_the_imports_that_name_the_file() {
+    let t = Tree::new();
+    t.mkdir("r/.git");
+    t.write("r/docs/guide.md", "guide\n");
+    let claude = t.write("r/CLAUDE.md", "Read @docs/guide.md first.\n");
+    let root = t.root();
+    let mut c = Client::start(&t.home(), &[&root], json!({})).await;
+    let rules = root.join(".github/instructions/a.instructions.md");
+    c.open(&rules, "---\napplyTo: \"**\"\n---\nSee [the guide](../../docs/guide.md).\n").await;
+    let edit = c
+        .request(
+            "workspace/willRenameFiles",
+            json!({"files": [{"oldUri": uri(&root.join("docs/guide.md")), "newUri": uri(&root.join("guides/main.md"))}]}),
+        )
+        .await
+        .expect("edit");
+    let changes = edit["documentChanges"].as_array().cloned().unwrap_or_default();
+    let of = |path: &std::path::Path| {
+        changes.iter().find(|c| c["textDocument"]["uri"] == uri(path)).map(|c| c["edits"].clone()).unwrap_or_default()
+    };
+    assert_eq!(
+        of(&claude),
+        json!([{"range": {"start": {"line": 0, "character": 6}, "end": {"line": 0, "character": 19}}, "newText": "guides/main.md"}]),
+        "{edit}"
+    );
+    assert_eq!(
+        of(&rules),
+        json!([{"range": {"start": {"line": 3, "character": 16}, "end": {"line": 3, "character": 35}}, "newText": "../../guides/main.md"}]),
+        "{edit}"
+    );
+    c.finish().await;
+}

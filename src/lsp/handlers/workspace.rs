@@ -293,3 +293,68 @@ fn apply_settings(st: &mut Workspace, folder: &Path, value: &Value) -> Option<St
     }
     Some(format!("instructions-lsp ({}): {}; the previous values are kept", folder.display(), relevant.join("; ")))
 }
+
+/// Before files or folders are renamed or moved: the edits that keep every import and link
+/// naming them (see [`crate::session::rename`]), in the instruction files the agents read and
+/// the open ones.
+pub async fn will_rename_files(
+    shared: &Arc<Shared>,
+    params: RenameFilesParams,
+) -> tower_lsp_server::jsonrpc::Result<Option<WorkspaceEdit>> {
+    let renames: Vec<(PathBuf, PathBuf)> = params
+        .files
+        .iter()
+        .filter_map(|f| Some((crate::paths::uri_to_path(&f.old_uri)?, crate::paths::uri_to_path(&f.new_uri)?)))
+        .collect();
+    if renames.is_empty() {
+        return Ok(None);
+    }
+    shared.finish_walks().await;
+    let working = shared.clone();
+    super::off_thread(move || {
+        let (sessions, buffers, enc) = {
+            let st = working.state();
+            (st.sessions.values().cloned().collect::<Vec<_>>(), st.buffers(), st.encoding)
+        };
+        let mut paths: std::collections::BTreeSet<PathBuf> = buffers.keys().cloned().collect();
+        for session in &sessions {
+            let tree = working.tree(session);
+            paths.extend(tree.statements.keys().filter(|p| p.starts_with(&session.folder)).cloned());
+        }
+        let texts: Vec<(PathBuf, Arc<str>)> = paths
+            .into_iter()
+            .map(|p| {
+                let text = buffers
+                    .get(&p)
+                    .cloned()
+                    .unwrap_or_else(|| String::from_utf8_lossy(&crate::chain::source::read_prefix(&p, 1 << 20)).into());
+                (p, text)
+            })
+            .collect();
+        let edits = crate::session::rename::rename_edits(&texts, &renames);
+        if edits.is_empty() {
+            return Ok(None);
+        }
+        let mut changes = Vec::new();
+        for (path, file_edits) in edits {
+            let Some((_, text)) = texts.iter().find(|(p, _)| *p == path) else { continue };
+            let Some(uri) = convert::uri_of(&path) else { continue };
+            let bytes = text.as_bytes();
+            let edits = file_edits
+                .into_iter()
+                .map(|(start, end, new_text)| {
+                    OneOf::Left(TextEdit {
+                        range: Range::new(convert::position(bytes, start, enc), convert::position(bytes, end, enc)),
+                        new_text,
+                    })
+                })
+                .collect();
+            changes.push(TextDocumentEdit {
+                text_document: OptionalVersionedTextDocumentIdentifier { uri, version: None },
+                edits,
+            });
+        }
+        Ok(Some(WorkspaceEdit { document_changes: Some(DocumentChanges::Edits(changes)), ..WorkspaceEdit::default() }))
+    })
+    .await
+}
