@@ -1,4 +1,5 @@
-//! What a file's rename or move does to the texts that name it: each `@` import and each link
+//! Who names a file (for references), and what a file's rename or move does to the texts that
+//! name it: each `@` import and each link
 //! Copilot follows (a Markdown link, `#file:`) that names the file, or a file in a folder that
 //! moves, is rewritten to name it at its new place, from its own folder as the agents resolve it.
 
@@ -6,6 +7,22 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::chain::agents;
+
+/// Where `files` (each file and its text) name `target` by an `@` import, a Markdown link or a
+/// `#file:` mention: per file, the bytes of each mention.
+pub fn mentions_of(files: &[(PathBuf, Arc<str>)], target: &Path) -> Vec<(PathBuf, Vec<(usize, usize)>)> {
+    let mut out = Vec::new();
+    for (path, text) in files {
+        let imports = agents::imports::import_links(path, text).into_iter();
+        let links = agents::reference_links(path, text).into_iter();
+        let at: Vec<(usize, usize)> =
+            imports.chain(links).filter(|l| l.target == target).map(|l| (l.start, l.end)).collect();
+        if !at.is_empty() {
+            out.push((path.clone(), at));
+        }
+    }
+    out
+}
 
 /// Bytes of a file to replace, and what with.
 pub type Edit = (usize, usize, String);

@@ -328,7 +328,8 @@ async fn markdown_links_and_file_mentions_are_followed_like_imports() {
 }
 
 /// Renaming or moving a file rewrites the imports and links that name it, in the files the
-/// agents read and the open ones, before the move (`workspace/willRenameFiles`).
+/// agents read and the open ones, before the move (`workspace/willRenameFiles`); the same
+/// mentions are the file's references.
 #[tokio::test]
 async fn a_rename_rewrites_the_imports_that_name_the_file() {
     let t = Tree::new();
@@ -359,6 +360,27 @@ async fn a_rename_rewrites_the_imports_that_name_the_file() {
         of(&rules),
         json!([{"range": {"start": {"line": 3, "character": 16}, "end": {"line": 3, "character": 35}}, "newText": "../../guides/main.md"}]),
         "{edit}"
+    );
+    // Who names the file: its references, the import and the link.
+    let guide = root.join("docs/guide.md");
+    let refs = c
+        .request(
+            "textDocument/references",
+            json!({"textDocument": {"uri": uri(&guide)}, "position": {"line": 0, "character": 0}, "context": {"includeDeclaration": false}}),
+        )
+        .await
+        .expect("references");
+    let mut got: Vec<(String, Value)> = refs
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|l| (l["uri"].as_str().unwrap_or_default().to_string(), l["range"]["start"].clone()))
+        .collect();
+    got.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        got,
+        [(uri(&rules), json!({"line": 3, "character": 16})), (uri(&claude), json!({"line": 0, "character": 5}))],
+        "{refs}"
     );
     c.finish().await;
 }

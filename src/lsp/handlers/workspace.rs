@@ -312,25 +312,7 @@ pub async fn will_rename_files(
     shared.finish_walks().await;
     let working = shared.clone();
     super::off_thread(move || {
-        let (sessions, buffers, enc) = {
-            let st = working.state();
-            (st.sessions.values().cloned().collect::<Vec<_>>(), st.buffers(), st.encoding)
-        };
-        let mut paths: std::collections::BTreeSet<PathBuf> = buffers.keys().cloned().collect();
-        for session in &sessions {
-            let tree = working.tree(session);
-            paths.extend(tree.statements.keys().filter(|p| p.starts_with(&session.folder)).cloned());
-        }
-        let texts: Vec<(PathBuf, Arc<str>)> = paths
-            .into_iter()
-            .map(|p| {
-                let text = buffers
-                    .get(&p)
-                    .cloned()
-                    .unwrap_or_else(|| String::from_utf8_lossy(&crate::chain::source::read_prefix(&p, 1 << 20)).into());
-                (p, text)
-            })
-            .collect();
+        let (texts, enc) = instruction_texts(&working);
         let edits = crate::session::rename::rename_edits(&texts, &renames);
         if edits.is_empty() {
             return Ok(None);
@@ -355,6 +337,59 @@ pub async fn will_rename_files(
             });
         }
         Ok(Some(WorkspaceEdit { document_changes: Some(DocumentChanges::Edits(changes)), ..WorkspaceEdit::default() }))
+    })
+    .await
+}
+
+/// The instruction files the agents of every folder read, and the open ones, with their texts
+/// (the buffer as typed, else the disk), and the client's encoding: where a file is named.
+pub(super) fn instruction_texts(shared: &Shared) -> (Vec<(PathBuf, Arc<str>)>, convert::Encoding) {
+    let (sessions, buffers, enc) = {
+        let st = shared.state();
+        (st.sessions.values().cloned().collect::<Vec<_>>(), st.buffers(), st.encoding)
+    };
+    let mut paths: std::collections::BTreeSet<PathBuf> = buffers.keys().cloned().collect();
+    for session in &sessions {
+        let tree = shared.tree(session);
+        paths.extend(tree.statements.keys().filter(|p| p.starts_with(&session.folder)).cloned());
+    }
+    let texts = paths
+        .into_iter()
+        .map(|p| {
+            let text = buffers
+                .get(&p)
+                .cloned()
+                .unwrap_or_else(|| String::from_utf8_lossy(&crate::chain::source::read_prefix(&p, 1 << 20)).into());
+            (p, text)
+        })
+        .collect();
+    (texts, enc)
+}
+
+/// The imports and links that name a file (`textDocument/references`), in the files of
+/// [`instruction_texts`].
+pub async fn references(
+    shared: &Arc<Shared>,
+    params: ReferenceParams,
+) -> tower_lsp_server::jsonrpc::Result<Option<Vec<Location>>> {
+    let Some(target) = path_of(&params.text_document_position.text_document.uri) else { return Ok(None) };
+    shared.finish_walks().await;
+    let working = shared.clone();
+    super::off_thread(move || {
+        let (texts, enc) = instruction_texts(&working);
+        let mut out = Vec::new();
+        for (path, at) in crate::session::rename::mentions_of(&texts, &target) {
+            let Some((_, text)) = texts.iter().find(|(p, _)| *p == path) else { continue };
+            let Some(uri) = convert::uri_of(&path) else { continue };
+            let bytes = text.as_bytes();
+            out.extend(at.into_iter().map(|(start, end)| {
+                Location::new(
+                    uri.clone(),
+                    Range::new(convert::position(bytes, start, enc), convert::position(bytes, end, enc)),
+                )
+            }));
+        }
+        Ok(Some(out))
     })
     .await
 }
