@@ -1,4 +1,4 @@
-//! Who names a file (for references), and what a file's rename or move does to the texts that
+//! Who names a file (links and references), and what a file's rename or move does to the texts that
 //! name it: each `@` import and each link
 //! Copilot follows (a Markdown link, `#file:`) that names the file, or a file in a folder that
 //! moves, is rewritten to name it at its new place, from its own folder as the agents resolve it.
@@ -8,15 +8,34 @@ use std::sync::Arc;
 
 use crate::chain::agents;
 
+/// How a text names a file it can be followed to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Named {
+    /// An `@` import (Claude Code, Gemini CLI), whose text the agent loads with the file's.
+    Import,
+    /// A Markdown link or a `#file:` mention, which Copilot attaches as a reference.
+    Link,
+}
+
+/// The mentions of `text` (the file at `path`) that name a file of the project: its `@` imports,
+/// then the Markdown links and `#file:` mentions that no import overlaps.
+pub fn links(path: &Path, text: &str) -> Vec<(agents::imports::ImportLink, Named)> {
+    let mut out: Vec<_> = agents::imports::import_links(path, text).into_iter().map(|l| (l, Named::Import)).collect();
+    for l in agents::reference_links(path, text) {
+        if !out.iter().any(|(i, _)| l.start < i.end && i.start < l.end) {
+            out.push((l, Named::Link));
+        }
+    }
+    out
+}
+
 /// Where `files` (each file and its text) name `target` by an `@` import, a Markdown link or a
 /// `#file:` mention: per file, the bytes of each mention.
 pub fn mentions_of(files: &[(PathBuf, Arc<str>)], target: &Path) -> Vec<(PathBuf, Vec<(usize, usize)>)> {
     let mut out = Vec::new();
     for (path, text) in files {
-        let imports = agents::imports::import_links(path, text).into_iter();
-        let links = agents::reference_links(path, text).into_iter();
         let at: Vec<(usize, usize)> =
-            imports.chain(links).filter(|l| l.target == target).map(|l| (l.start, l.end)).collect();
+            links(path, text).into_iter().filter(|(l, _)| l.target == target).map(|(l, _)| (l.start, l.end)).collect();
         if !at.is_empty() {
             out.push((path.clone(), at));
         }
@@ -35,10 +54,13 @@ pub fn rename_edits(files: &[(PathBuf, Arc<str>)], renames: &[(PathBuf, PathBuf)
     let mut out = Vec::new();
     for (path, text) in files {
         let Some(dir) = path.parent() else { continue };
-        let imports = agents::imports::import_links(path, text).into_iter().map(|l| (l.start + 1, l.end, l.target));
-        let links = agents::reference_links(path, text).into_iter().map(|l| (l.start, l.end, l.target));
         let mut edits: Vec<Edit> = Vec::new();
-        for (start, end, target) in imports.chain(links) {
+        for (l, named) in links(path, text) {
+            // (An import's path follows its `@`.)
+            let (start, end, target) = match named {
+                Named::Import => (l.start + 1, l.end, l.target),
+                Named::Link => (l.start, l.end, l.target),
+            };
             let Some(moved) = renames.iter().find_map(|(old, new)| {
                 let rest = target.strip_prefix(old).ok()?;
                 Some(if rest.as_os_str().is_empty() { new.clone() } else { new.join(rest) })
@@ -55,9 +77,8 @@ pub fn rename_edits(files: &[(PathBuf, Arc<str>)], renames: &[(PathBuf, PathBuf)
             if text[start..end].starts_with("./") && !written.starts_with("../") {
                 written = format!("./{written}");
             }
-            if !edits.iter().any(|(s, e, _)| start < *e && *s < end) {
-                edits.push((start, end, written));
-            }
+            // (No two mentions of [`links`] overlap.)
+            edits.push((start, end, written));
         }
         if !edits.is_empty() {
             out.push((path.clone(), edits));

@@ -570,19 +570,13 @@ pub(super) fn reference_mentions(text: &str) -> Vec<(usize, usize, String)> {
 /// one outside it.
 pub fn reference_links(path: &Path, text: &str) -> Vec<super::imports::ImportLink> {
     let Some(dir) = path.parent() else { return Vec::new() };
-    let project = crate::chain::confine::project_folder(dir);
-    let base = crate::chain::confine::real_location(project).unwrap_or_else(|_| project.to_path_buf());
+    let followable = super::imports::project_file(dir);
     reference_mentions(text)
         .into_iter()
         .filter(|(_, _, target)| !target.starts_with('~'))
         .filter_map(|(start, end, target)| {
             let target = resolve(&target, dir, None)?;
-            let inside = crate::chain::confine::leaves(&target, &base).is_none();
-            (inside && std::fs::metadata(&target).is_ok_and(|m| m.is_file())).then_some(super::imports::ImportLink {
-                start,
-                end,
-                target,
-            })
+            followable(&target).then_some(super::imports::ImportLink { start, end, target })
         })
         .collect()
 }

@@ -63,23 +63,27 @@ pub struct ImportLink {
 /// that leads out of the project are left out: nothing outside the project is named.
 pub fn import_links(path: &Path, text: &str) -> Vec<ImportLink> {
     let Some(dir) = path.parent() else { return Vec::new() };
-    // The project of the file that imports, not of the target: a target names its own.
-    let project = crate::chain::confine::project_folder(dir);
-    let base = crate::chain::confine::real_location(project).unwrap_or_else(|_| project.to_path_buf());
+    let followable = project_file(dir);
     let regions = code_regions(text);
     directives(text, true)
         .into_iter()
         .filter(|d| !d.path.starts_with("~/") && !in_code(&regions, d.start))
         .filter_map(|d| {
             let target = resolve(dir, &d.path);
-            let inside = crate::chain::confine::leaves(&target, &base).is_none();
-            (inside && fs::metadata(&target).is_ok_and(|m| m.is_file())).then_some(ImportLink {
-                start: d.start,
-                end: d.end,
-                target,
-            })
+            followable(&target).then_some(ImportLink { start: d.start, end: d.end, target })
         })
         .collect()
+}
+
+/// Whether a path is one a text in `dir` may be followed to: a file of `dir`'s project (the
+/// project of the file that names it, not of the target: a target names its own), its real
+/// location inside it.
+pub fn project_file(dir: &Path) -> impl Fn(&Path) -> bool {
+    let project = crate::chain::confine::project_folder(dir);
+    let base = crate::chain::confine::real_location(project).unwrap_or_else(|_| project.to_path_buf());
+    move |target| {
+        crate::chain::confine::leaves(target, &base).is_none() && fs::metadata(target).is_ok_and(|m| m.is_file())
+    }
 }
 
 /// Punctuation prose puts after a word, which an agent takes as part of a mention's path.

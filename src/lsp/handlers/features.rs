@@ -15,6 +15,7 @@ use super::super::hover;
 use super::super::shared::Shared;
 use super::{off_thread, path_of};
 use crate::paths::uri_to_path;
+use crate::session::rename::Named;
 
 pub async fn hover(shared: &Arc<Shared>, params: HoverParams) -> Result<Option<Hover>> {
     let pos = params.text_document_position_params.position;
@@ -51,7 +52,7 @@ pub async fn hover(shared: &Arc<Shared>, params: HoverParams) -> Result<Option<H
                 .values()
                 .find_map(|s| target.strip_prefix(s.project_root()).ok().map(crate::paths::slash_join));
             let name = shown.unwrap_or_else(|| target.display().to_string());
-            parts.push(format!("{} `{name}` ({})", named.verb(), crate::chain::words::bytes(size)));
+            parts.push(format!("{} `{name}` ({})", verb(*named), crate::chain::words::bytes(size)));
             parts.extend(describe(&working, target).into_iter().map(|d| d.markdown));
         }
         if parts.is_empty() {
@@ -118,16 +119,7 @@ fn import_links(shared: &Shared, uri: &Uri) -> Vec<(Range, Uri, Named)> {
         Some(text) => text,
         None => String::from_utf8_lossy(&crate::chain::source::read_prefix(&path, 1 << 20)).into(),
     };
-    // The `@` imports (Claude Code, Gemini CLI), then the Markdown links and `#file:` mentions
-    // (Copilot) that no import overlaps.
-    let mut links: Vec<_> =
-        crate::chain::agents::imports::import_links(&path, &text).into_iter().map(|l| (l, Named::Import)).collect();
-    for l in crate::chain::agents::reference_links(&path, &text) {
-        if !links.iter().any(|(i, _)| l.start < i.end && i.start < l.end) {
-            links.push((l, Named::Link));
-        }
-    }
-    links
+    crate::session::rename::links(&path, &text)
         .into_iter()
         .filter_map(|(l, named)| {
             let range = Range::new(
@@ -139,21 +131,11 @@ fn import_links(shared: &Shared, uri: &Uri) -> Vec<(Range, Uri, Named)> {
         .collect()
 }
 
-/// How a text names a file it can be followed to.
-#[derive(Clone, Copy)]
-enum Named {
-    /// An `@` import, whose text the agent loads with the file's.
-    Import,
-    /// A Markdown link or a `#file:` mention, which Copilot attaches as a reference.
-    Link,
-}
-
-impl Named {
-    fn verb(self) -> &'static str {
-        match self {
-            Named::Import => "Imports",
-            Named::Link => "Links to",
-        }
+/// What a hover says a file does with the file a mention names.
+fn verb(named: Named) -> &'static str {
+    match named {
+        Named::Import => "Imports",
+        Named::Link => "Links to",
     }
 }
 
