@@ -140,6 +140,11 @@ impl Code {
         matches!(self, Self::MissingImport | Self::FrontMatter | Self::UnknownKey)
     }
 
+    /// The code whose [`Code::name`] is `name`.
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.name() == name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Self::Shadowed => "shadowed",
@@ -249,6 +254,10 @@ pub enum Change {
     /// A new empty file at `path` (the file an import names). Offered one at a time in the
     /// editor, never by a fix of everything: what it should hold is the author's to write.
     Create { path: PathBuf },
+    /// Bytes `start..end` of another file, `path` (the configuration), become `text`; the file is
+    /// created when it does not exist. A decision (raise a budget, accept a finding): offered in
+    /// the editor, never by a fix of everything.
+    Edit { path: PathBuf, start: usize, end: usize, text: String },
 }
 
 impl Fix {

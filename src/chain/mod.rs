@@ -2,6 +2,7 @@
 //! knows about LSP.
 
 pub mod agents;
+pub mod config_edit;
 pub mod confine;
 pub mod discover;
 pub mod lint;
@@ -9,4 +10,5 @@ pub mod render;
 pub mod settings;
 pub mod source;
 pub mod targets;
+pub mod tokens;
 pub mod words;

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::agents::{self, Overrides};
+use super::lint::Code;
 
 /// The names of the project configuration file, in the order they are looked for.
 pub const CONFIG_NAMES: &[&str] = &["instructions-lsp.toml", ".instructions-lsp.toml"];
@@ -38,11 +39,12 @@ pub struct AgentConfig {
     pub settings: Option<BTreeMap<String, serde_json::Value>>,
 }
 
-/// Every key but `agents` and `starts` is an agent's table (checked after parsing).
+/// Every key but `agents`, `starts` and `accept` is an agent's table (checked after parsing).
 #[derive(Debug, Deserialize)]
 struct RawConfig {
     agents: Option<Vec<String>>,
     starts: Option<Vec<String>>,
+    accept: Option<BTreeMap<String, Vec<String>>>,
     #[serde(flatten)]
     tables: BTreeMap<String, toml::Value>,
 }
@@ -58,6 +60,10 @@ pub struct ProjectConfig {
     /// `starts = ["services/*", "tools/cli"]`: folders where agents are started, as globs
     /// relative to the file's directory (checked: relative, no `..`, valid globs).
     pub starts: Vec<String>,
+    /// `[accept]` `"docs/old/CLAUDE.md" = ["shadowed"]`: findings accepted for the files a
+    /// pattern (relative to the file's directory) names, by code (checked: known codes, valid
+    /// globs).
+    pub accept: BTreeMap<String, Vec<String>>,
 }
 
 impl ProjectConfig {
@@ -100,7 +106,13 @@ pub fn load_config(path: &Path) -> Result<ProjectConfig, String> {
         return Err(format!("{shown} is {size} bytes; a configuration file is at most {CONFIG_MAX_BYTES}"));
     }
     let text = String::from_utf8(data).map_err(|_| format!("{shown} is not UTF-8"))?;
-    let raw: RawConfig = toml::from_str(&text).map_err(|e| format!("{shown}: {}", e.to_string().trim_end()))?;
+    parse_config(path, &text)
+}
+
+/// Checks `text` as the configuration file at `path`; the error says what was wrong, and where.
+pub fn parse_config(path: &Path, text: &str) -> Result<ProjectConfig, String> {
+    let shown = path.display();
+    let raw: RawConfig = toml::from_str(text).map_err(|e| format!("{shown}: {}", e.to_string().trim_end()))?;
     let known = |n: &str| agents::NAMES.contains(&n);
     let expected = agents::NAMES.join(", ");
     let meant = |word: &str, among: &[&'static str]| {
@@ -122,12 +134,26 @@ pub fn load_config(path: &Path) -> Result<ProjectConfig, String> {
     for pattern in starts {
         start_pattern(pattern).map_err(|why| format!("{shown}: `starts` holds `{pattern}`, {why}"))?;
     }
+    let accept = raw.accept.unwrap_or_default();
+    if accept.len() > ACCEPT_MAX {
+        return Err(format!("{shown}: [accept] names {} patterns; at most {ACCEPT_MAX}", accept.len()));
+    }
+    let codes: Vec<&'static str> = Code::ALL.iter().map(|c| c.name()).collect();
+    for (pattern, list) in &accept {
+        accept_pattern(pattern).map_err(|why| format!("{shown}: [accept] `{pattern}` {why}"))?;
+        if let Some(bad) = list.iter().find(|c| !codes.contains(&c.as_str())) {
+            return Err(format!(
+                "{shown}: [accept]: `{bad}` (for `{pattern}`) is no finding's code{}",
+                meant(bad, &codes)
+            ));
+        }
+    }
     let mut settings = BTreeMap::new();
     for (name, value) in raw.tables {
         if !known(&name) {
             return Err(format!(
-                "{shown}: unknown key `{name}`; expected `agents = [...]`, `starts = [...]` and tables named after agents ({expected}){}",
-                meant(&name, &[agents::NAMES, &["agents", "starts"]].concat())
+                "{shown}: unknown key `{name}`; expected `agents = [...]`, `starts = [...]`, `[accept]` and tables named after agents ({expected}){}",
+                meant(&name, &[agents::NAMES, &["agents", "starts", "accept"]].concat())
             ));
         }
         let table: AgentConfig = value.try_into().map_err(|e: toml::de::Error| {
@@ -156,7 +182,13 @@ pub fn load_config(path: &Path) -> Result<ProjectConfig, String> {
         }
         settings.insert(name, table);
     }
-    Ok(ProjectConfig { path: path.to_path_buf(), agents: raw.agents, settings, starts: raw.starts.unwrap_or_default() })
+    Ok(ProjectConfig {
+        path: path.to_path_buf(),
+        agents: raw.agents,
+        settings,
+        starts: raw.starts.unwrap_or_default(),
+        accept,
+    })
 }
 
 /// The JSON schema of `instructions-lsp.toml`, for TOML editors (taplo, Even Better TOML): made
@@ -190,6 +222,11 @@ pub fn config_schema() -> serde_json::Value {
             "type": "array", "uniqueItems": true, "items": {"enum": agents::NAMES},
             "description": "The agents to check for; without it they are detected from the files."
         },
+        "accept": {
+            "type": "object", "maxProperties": ACCEPT_MAX,
+            "additionalProperties": {"type": "array", "items": {"enum": Code::ALL.iter().map(|c| c.name()).collect::<Vec<_>>()}},
+            "description": "Findings accepted: for the files a pattern (relative to this file's folder) names, the codes of the findings no longer reported."
+        },
         "starts": {
             "type": "array", "maxItems": STARTS_MAX, "items": {"type": "string"},
             "description": "Folders where the repository's people start agents, besides its package roots: globs relative to this file's folder."
@@ -210,6 +247,21 @@ pub fn config_schema() -> serde_json::Value {
 
 /// The most patterns `starts` may hold.
 pub const STARTS_MAX: usize = 256;
+
+/// The most patterns `[accept]` may name.
+pub const ACCEPT_MAX: usize = 1000;
+
+/// A pattern of `[accept]` as a glob of files below the configuration's directory (`*` within
+/// one name, `**` across names); the error says why it is no such pattern.
+pub fn accept_pattern(pattern: &str) -> Result<globset::Glob, String> {
+    if pattern.is_empty() || pattern.starts_with('/') || pattern.starts_with('~') || pattern.contains('\\') {
+        return Err("is not a file below the configuration's folder (write it relative, with `/`)".into());
+    }
+    if pattern.split('/').any(|c| c == ".." || c == "." || c.is_empty()) {
+        return Err("leaves the configuration's folder or has an empty name (no `.`, `..` or `//`)".into());
+    }
+    globset::GlobBuilder::new(pattern).literal_separator(true).build().map_err(|e| format!("is no glob: {}", e.kind()))
+}
 
 /// A pattern of `starts` as a glob of folders below the configuration's directory (`*` within
 /// one name, `**` across names); the error says why it is no such pattern.
@@ -641,6 +693,7 @@ mod tests {
             ("agents = [\"codex\", \"claud\"]\n", "claud", "claude"),
             ("agents = [\"claude\"]\n[claud]\nmax-bytes = 1\n", "claud", "claude"),
             ("agents = [\"codex\"]\n[codex]\nmax-byte = 1\n", "max-byte", "max-bytes"),
+            ("[accept]\n\"docs/a.md\" = [\"shadow\"]\n", "shadow", "shadowed"),
         ] {
             std::fs::write(&path, text).expect("write");
             let problem = load_config(&path).expect_err(text);
@@ -651,6 +704,25 @@ mod tests {
             let fix = f.fix.expect("fix");
             assert_eq!(fix.title, format!("Write `{meant}`"));
             assert_eq!(fix.change, crate::chain::lint::Change::Replace { start, end, text: meant.to_string() });
+        }
+    }
+
+    /// `[accept]` names files below the configuration's folder and codes findings have.
+    #[test]
+    fn accepted_findings_name_known_codes_and_files_below() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("instructions-lsp.toml");
+        let c =
+            parse_config(&path, "[accept]\n\"docs/**/CLAUDE.md\" = [\"shadowed\", \"agentCut\"]\n").expect("config");
+        assert_eq!(c.accept.get("docs/**/CLAUDE.md"), Some(&vec!["shadowed".to_string(), "agentCut".to_string()]));
+        for (text, said) in [
+            ("[accept]\n\"../x.md\" = [\"shadowed\"]\n", "[accept] `../x.md` leaves the configuration's folder"),
+            ("[accept]\n\"/etc/x\" = [\"shadowed\"]\n", "[accept] `/etc/x` is not a file below"),
+            ("[accept]\n\"a.md\" = [\"nope\"]\n", "[accept]: `nope` (for `a.md`) is no finding's code"),
+            ("[accept]\n\"a.md\" = \"shadowed\"\n", "invalid type"),
+        ] {
+            let e = parse_config(&path, text).expect_err(text);
+            assert!(e.contains(said), "{e}");
         }
     }
 

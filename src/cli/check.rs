@@ -106,11 +106,13 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     // The project's real root, once: each finding's file is confined to it.
     let project = crate::chain::confine::git_root(&cwd).unwrap_or(&cwd);
     let base = std::fs::canonicalize(project).ok();
-    let located: Vec<Located> =
-        checked.findings.into_iter().map(|f| locate(f, &cwd, &settings, base.as_deref())).collect();
+    let located: Vec<Located> = std::mem::take(&mut checked.findings)
+        .into_iter()
+        .map(|f| locate(f, &cwd, &settings, base.as_deref()))
+        .collect();
     let output = match args.format {
         Format::Text => text(&located),
-        Format::Json => json_output(&located, &checked.warnings, &checked.checked_for, &cwd),
+        Format::Json => json_output(&located, &checked, &settings, &cwd),
         Format::Github => github(&located),
         Format::Sarif => sarif(&located, &cwd),
     };
@@ -331,7 +333,7 @@ fn summary(located: &[Located]) -> String {
     if parts.is_empty() { total } else { format!("{total}: {}", parts.join(", ")) }
 }
 
-fn json_output(located: &[Located], warnings: &[String], checked_for: &[CheckedFor], cwd: &Path) -> String {
+fn json_output(located: &[Located], checked: &Checked, settings: &Settings, cwd: &Path) -> String {
     let findings: Vec<_> = located
         .iter()
         .map(|l| {
@@ -350,11 +352,16 @@ fn json_output(located: &[Located], warnings: &[String], checked_for: &[CheckedF
             })
         })
         .collect();
-    let checked_for: Vec<_> = checked_for
+    let checked_for: Vec<_> = checked
+        .checked_for
         .iter()
-        .map(|c| json!({"path": shown(&c.path, cwd), "agents": c.agents, "reason": c.reason, "message": c.line}))
+        .map(|c| {
+            // What each agent gets started there: its size in bytes and tokens.
+            let views = crate::session::profiles::sizes(&c.path, &c.agents, &settings.agent_sets);
+            json!({"path": shown(&c.path, cwd), "agents": c.agents, "reason": c.reason, "message": c.line, "views": views})
+        })
         .collect();
-    let doc = json!({"checkedFor": checked_for, "findings": findings, "warnings": warnings});
+    let doc = json!({"checkedFor": checked_for, "findings": findings, "warnings": checked.warnings});
     serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
 }
 

@@ -38,6 +38,9 @@ pub struct Row {
     pub files: Vec<String>,
     /// Bytes of what the agent gets, in all.
     pub bytes: usize,
+    /// The same in tokens (see [`crate::chain::tokens`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<crate::chain::tokens::Tokens>,
     /// Bytes of each message or block the agent adds, in order: what it gets at start, then what
     /// each read adds (each within the budget on its own).
     pub parts: Vec<usize>,
@@ -179,6 +182,7 @@ fn engine_row(
         mirrors: "the dsh and ds4 rules (docs/profiles.md)".into(),
         files: Vec::new(),
         bytes: 0,
+        tokens: None,
         parts: Vec::new(),
         cut: Vec::new(),
         truncated: Vec::new(),
@@ -220,6 +224,8 @@ fn engine_row(
         }
     }
     row.bytes = row.parts.iter().sum();
+    let texts = std::iter::once(&snap.baseline).chain(&snap.nested).map(|b| b.rendered.text.as_str());
+    row.tokens = crate::chain::tokens::of_parts(profile.name(), texts);
     row.cut = row.omitted.iter().chain(row.truncated.iter().map(|t| &t.path)).cloned().collect();
     for s in snap.chain.skipped.iter().chain(&snap.nested_skipped) {
         if s.shadowed_by.is_some() {
@@ -304,6 +310,7 @@ fn agent_row(
         // What the agent gets in all: its parts (separate messages), without the blank lines
         // this tool puts between them when it prints them together.
         bytes: view.parts.iter().map(String::len).sum(),
+        tokens: crate::chain::tokens::of_parts(view.profile, view.parts.iter().map(String::as_str)),
         parts: view.parts.iter().map(String::len).collect(),
         cut: names(with(&[Status::Truncated, Status::Omitted])),
         truncated,
@@ -355,6 +362,10 @@ fn text(rows: &[Row], touched: bool) -> String {
                     "separate messages at start"
                 }
             ),
+        };
+        let size = match r.tokens.filter(|_| r.bytes > 0) {
+            Some(t) => format!("{size}, {}", t.words()),
+            None => size,
         };
         let size = match &r.budget {
             Some(b) => format!("{size}, {b}"),
@@ -408,6 +419,7 @@ mod tests {
             mirrors: "Codex CLI 0.171.0".into(),
             files: long.clone(),
             bytes: 300,
+            tokens: Some(crate::chain::tokens::Tokens { count: 80, exact: true }),
             parts: vec![200, 100],
             cut: vec![],
             truncated: vec![Cut { path: "AGENTS.md".into(), included_bytes: 10, bytes: 20, line: 2 }],
@@ -424,7 +436,7 @@ mod tests {
         };
         let t = text(&[row], true);
         assert!(t.starts_with(
-            "Codex (codex), Codex CLI 0.171.0: 300 bytes in 2 parts (200 + 100: at start, then what the reads add), 32 KiB shared budget\n"
+            "Codex (codex), Codex CLI 0.171.0: 300 bytes in 2 parts (200 + 100: at start, then what the reads add), 80 tokens, 32 KiB shared budget\n"
         ));
         assert!(t.contains(&format!("  loads      {}\n", long.join(", "))));
         assert!(t.contains("  truncated  AGENTS.md (10 of 20 bytes, cut at line 2)\n"));

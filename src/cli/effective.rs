@@ -55,7 +55,7 @@ pub fn effective(args: &EffectiveArgs) -> Result<String, String> {
                 // `uri`), as in the list without `--profile` and the server's answer.
                 let root = project_root_of(&folder);
                 let show = crate::session::project::display_paths(&root);
-                let answer = profiles::from_agent(&view, &show);
+                let answer = profiles::from_agent(&view, &show).with_tokens();
                 return serde_json::to_string_pretty(&answer).map(|j| j + "\n").map_err(|e| e.to_string());
             }
             Ok(if view.text.is_empty() { String::new() } else { view.text + "\n" })
@@ -114,6 +114,10 @@ fn targeted(args: &EffectiveArgs, folder: &Path, touched: &[PathBuf]) -> Result<
         say_skipped_imports(&view, folder);
         answers.push(profiles::from_agent(&view, &show));
     }
+    // Sizes where they are shown: the headers of several agents, and the JSON.
+    if args.json || answers.len() > 1 {
+        answers = answers.into_iter().map(ProfileResult::with_tokens).collect();
+    }
     if args.json {
         return serde_json::to_string_pretty(&answers).map(|j| j + "\n").map_err(|e| e.to_string());
     }
@@ -128,7 +132,10 @@ fn targeted(args: &EffectiveArgs, folder: &Path, touched: &[PathBuf]) -> Result<
         let size = if a.text.is_empty() {
             "loads nothing here".to_string()
         } else {
-            crate::chain::words::bytes(a.bytes as u64)
+            match a.tokens {
+                Some(t) => format!("{}, {}", crate::chain::words::bytes(a.bytes as u64), t.words()),
+                None => crate::chain::words::bytes(a.bytes as u64),
+            }
         };
         out.push_str(&format!("==> {} ({}), {}: {size} <==\n", a.name, a.profile, a.mirrors));
         if !a.text.is_empty() {

@@ -6,7 +6,7 @@ use tower_lsp_server::lsp_types::{
     Range, TextDocumentContentChangeEvent, Uri,
 };
 
-use crate::chain::lint::{Change, Finding, Severity};
+use crate::chain::lint::{Change, Finding, Fix, Severity};
 use crate::paths::path_to_uri;
 
 /// How positions count characters.
@@ -95,16 +95,7 @@ pub fn diagnostic(f: &Finding, text: &[u8], enc: Encoding) -> Diagnostic {
     });
     // The fix travels with the diagnostic (as ruff's server sends its own): a code action asks
     // for it back.
-    let data = f.fix.as_ref().and_then(|fix| {
-        let change = match &fix.change {
-            Change::Replace { start, end, text: with } => serde_json::json!({
-                "range": Range { start: position(text, *start, enc), end: position(text, *end, enc) },
-                "newText": with,
-            }),
-            Change::Create { path } => serde_json::json!({ "create": uri_of(path)? }),
-        };
-        Some(serde_json::json!({ "fix": { "title": fix.title, "change": change } }))
-    });
+    let data = f.fix.as_ref().and_then(|fix| fix_data(fix, text, enc));
     Diagnostic {
         data,
         range: Range { start: position(text, start, enc), end: position(text, end, enc) },
@@ -116,6 +107,30 @@ pub fn diagnostic(f: &Finding, text: &[u8], enc: Encoding) -> Diagnostic {
         tags,
         ..Diagnostic::default()
     }
+}
+
+/// A fix as a diagnostic's `data` carries it (`{ fix: { title, change } }`), its place in
+/// `text` (the finding's file) in the client's encoding.
+pub fn fix_data(fix: &Fix, text: &[u8], enc: Encoding) -> Option<serde_json::Value> {
+    let change = match &fix.change {
+        Change::Replace { start, end, text: with } => serde_json::json!({
+            "range": Range { start: position(text, *start, enc), end: position(text, *end, enc) },
+            "newText": with,
+        }),
+        Change::Create { path } => serde_json::json!({ "create": uri_of(path)? }),
+        Change::Edit { path, start, end, text: with } => {
+            // Placed in that file as it is now (a new one is empty).
+            let other = crate::chain::source::read_prefix(path, 256 * 1024);
+            let exists = std::fs::symlink_metadata(path).is_ok();
+            serde_json::json!({ "edit": {
+                "uri": uri_of(path)?,
+                "create": !exists,
+                "range": Range { start: position(&other, *start, enc), end: position(&other, *end, enc) },
+                "newText": with,
+            }})
+        }
+    };
+    Some(serde_json::json!({ "fix": { "title": fix.title, "change": change } }))
 }
 
 #[cfg(test)]

@@ -99,6 +99,7 @@ pub fn findings(input: &DiagnosticsInput, shared: &Shared) -> (Vec<Finding>, Vec
     }
     let mut seen = HashSet::new();
     out.retain(|f| seen.insert((f.path.clone(), f.code, f.span, f.message.clone())));
+    crate::session::decisions::retain(&mut out);
     (out, snapshots)
 }
 

@@ -13,6 +13,9 @@ pub const DID_CHANGE: &str = "instructions/didChange";
 
 /// Server-side commands (`workspace/executeCommand`).
 pub const CMD_OPEN: &str = "instructions.open";
+/// `[uri, agent]`: what `agent` gets once it reads `uri` (a file, or a folder: as it starts
+/// there), answered as `{ title, text, view }` for the client to show.
+pub const CMD_SHOW_VIEW: &str = "instructions.showView";
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -22,10 +25,13 @@ pub struct EffectiveParams {
     pub unsaved: bool,
     /// A profile name (`dsh`, `ds4`, an agent profile) or `"all"`.
     pub profile: Option<String>,
+    /// With `profile`: each profile's size in tokens too.
+    #[serde(default)]
+    pub tokens: bool,
 }
 
 impl EffectiveParams {
-    pub const SHAPE: &'static str = "{ uri?: string, unsaved?: boolean, profile?: \"dsh\" | \"ds4\" | \"codex\" | \"claude\" | \"gemini\" | \"opencode\" | \"dsh-next\" | \"copilot\" | \"cursor\" | \"all\" | \"targets\" }";
+    pub const SHAPE: &'static str = "{ uri?: string, unsaved?: boolean, profile?: \"dsh\" | \"ds4\" | \"codex\" | \"claude\" | \"gemini\" | \"opencode\" | \"dsh-next\" | \"copilot\" | \"cursor\" | \"all\" | \"targets\", tokens?: boolean }";
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

@@ -114,6 +114,27 @@ fn loaded(session: &Session, name: &str, which: &str, block: &RenderedFiles, i: 
     Description { line, markdown: md }
 }
 
+/// What each agent a folder is checked for does with one file, in the words of `check` and of
+/// the published diagnostics.
+pub struct AgentsSaid {
+    /// Each agent the folder is checked for, and what it does with the file: "Codex cuts this
+    /// file at line 575, …", "Claude Code loads this file".
+    pub said: Vec<(String, String)>,
+    /// Which agents, and why: the repository's configuration or files, or the setting.
+    pub why: String,
+    name: String,
+}
+
+impl AgentsSaid {
+    /// The hover's part: one bullet per agent, then `size` (the file's size in bytes and tokens)
+    /// and why these agents.
+    pub fn markdown(&self, size: Option<&str>) -> String {
+        let bullets: Vec<String> = self.said.iter().map(|(_, p)| format!("- {p}")).collect();
+        let size = size.map(|s| format!("\n\n{s}")).unwrap_or_default();
+        format!("**Agents** working in {}:\n\n{}{size}\n\n_{}_", self.name, bullets.join("\n"), self.why)
+    }
+}
+
 /// What each agent the folder is checked for does with `path`, in the words of `check` and of
 /// the published diagnostics: e.g. "Codex cuts this file at line 575, … · Claude Code loads
 /// this file". From the innermost folder that holds the file; nothing when no agent meets it.
@@ -122,7 +143,7 @@ pub fn agents(
     path: &Path,
     sessions: &[(Session, Snapshot)],
     tree: impl Fn(&Session) -> std::sync::Arc<crate::session::check::Tree>,
-) -> Vec<Description> {
+) -> Option<AgentsSaid> {
     let with_agents = |s: &Session| s.profiles().iter().any(|n| agents::NAMES.contains(&n.as_str()));
     // The innermost folder that holds the file; for a file above every folder, the first whose
     // agents meet it.
@@ -130,34 +151,28 @@ pub fn agents(
         .iter()
         .filter(|(s, _)| crate::paths::starts_with(path, &s.folder))
         .max_by_key(|(s, _)| s.folder.components().count());
-    let found = match holder {
-        Some((s, _)) if with_agents(s) => Some((s, tree(s))),
-        Some(_) => None,
+    let (session, tree) = match holder {
+        Some((s, _)) if with_agents(s) => (s, tree(s)),
+        Some(_) => return None,
         None => sessions
             .iter()
             .filter(|(s, _)| with_agents(s))
             .map(|(s, _)| (s, tree(s)))
-            .find(|(_, t)| t.statements.contains_key(path)),
+            .find(|(_, t)| t.statements.contains_key(path))?,
     };
-    let Some((session, tree)) = found else { return Vec::new() };
-    let Some(statements) = tree.statements.get(path).filter(|s| !s.is_empty()) else { return Vec::new() };
+    let statements = tree.statements.get(path).filter(|s| !s.is_empty())?;
     // Every agent the folder is checked for gets a word, also one that never meets the file.
-    let mut parts: Vec<String> = Vec::new();
+    let mut said = Vec::new();
     for name in session.profiles().iter().filter(|n| agents::NAMES.contains(&n.as_str())) {
-        match statements.iter().find(|s| s.agent == name) {
-            Some(s) => parts.push(s.text.clone()),
-            None => parts.push(format!("{} does not read this file", agents::display_name(name))),
-        }
+        let text = match statements.iter().find(|s| s.agent == name) {
+            Some(s) => s.text.clone(),
+            None => format!("{} does not read this file", agents::display_name(name)),
+        };
+        said.push((name.clone(), text));
     }
-    let name = folder_name(session);
-    // Which agents, and why: the repository's configuration or files, or the setting.
     let why = match session.targets() {
         Some(t) if session.settings.targeted => t.describe("show"),
         _ => "showing the agents the `profiles` setting names".to_string(),
     };
-    let bullets: Vec<String> = parts.iter().map(|p| format!("- {p}")).collect();
-    vec![Description {
-        line: format!("{name}: {}", parts.join(" · ")),
-        markdown: format!("**Agents** working in {name}:\n\n{}\n\n_{why}_", bullets.join("\n")),
-    }]
+    Some(AgentsSaid { said, why, name: folder_name(session) })
 }

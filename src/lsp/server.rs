@@ -128,7 +128,7 @@ impl LanguageServer for Server {
                     ..CodeActionOptions::default()
                 })),
                 execute_command_provider: Some(ExecuteCommandOptions {
-                    commands: vec![ext::CMD_OPEN.into()],
+                    commands: vec![ext::CMD_OPEN.into(), ext::CMD_SHOW_VIEW.into()],
                     ..ExecuteCommandOptions::default()
                 }),
                 workspace: Some(WorkspaceServerCapabilities {

@@ -37,7 +37,7 @@ pub struct Shared {
     /// Agent views, remembered like `memo` once every directory they read is watched.
     pub(super) views: Memo<ViewKey, Arc<AgentAnswer>>,
     /// `instructions/effective` answers with `profile`, remembered the same way.
-    pub(super) profile_memo: Memo<(PathBuf, String, Option<PathBuf>), Value>,
+    pub(super) profile_memo: Memo<(PathBuf, String, Option<PathBuf>, bool), Value>,
     /// Directories remembered answers read beyond the sessions' own: watched too, and a change
     /// in one is an event.
     pub(super) read_dirs: Mutex<std::collections::BTreeSet<Arc<Path>>>,

@@ -391,6 +391,8 @@ fn check_walked_from(
     let (mut findings, statements, classes) =
         agents::with_repo_cache(&repo, || check_dirs(root, settings, own, starts, keep, cores));
     findings.extend(walked.unreadable);
+    // What the repository accepts is said by no edge.
+    super::decisions::retain(&mut findings);
     findings.sort_by(|a, b| (&a.path, SpanKey::of(a.span), a.code).cmp(&(&b.path, SpanKey::of(b.span), b.code)));
     Tree {
         findings,
@@ -496,6 +498,7 @@ fn check_dirs(
     let mut classes: Vec<ClassSaid> = Vec::new();
     // Mentions that name no file, each once per agent.
     let mut mentions: BTreeMap<(PathBuf, SpanKey, &'static str), Finding> = BTreeMap::new();
+    let mut budget_fixes = super::decisions::BudgetFixes::new();
     // Files the engine's profile gets, from some directory.
     let mut reached: BTreeSet<PathBuf> = BTreeSet::new();
     // Every agent's view from every start, and what a read there loads for the agents that
@@ -622,6 +625,9 @@ fn check_dirs(
                     k(dir, p.name, &view, None);
                 }
                 for mut f in agents::view_findings(&view, dir) {
+                    if f.code == Code::AgentCut {
+                        f.fix = super::decisions::budget_fix(&view, &f.path, &mut budget_fixes);
+                    }
                     f.path = placed_in(&f.path, root, root_real.as_deref()).into_owned();
                     if !inside(&f.path) || (!started && f.code == Code::ImportOutside) {
                         continue;

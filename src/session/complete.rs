@@ -82,8 +82,9 @@ fn config(text: &str, line_start: usize, line: &str) -> Completion {
     let (start, _) = word(line, &[]);
     let from = line_start + start;
     if trimmed.starts_with('[') && !trimmed.contains(']') {
-        let names: Vec<&str> = agents::NAMES.to_vec();
-        return Completion { from, items: items(&names, Kind::Key, "the agent's table", |w| w.to_string()) };
+        let mut all = items(agents::NAMES, Kind::Key, "the agent's table", |w| w.to_string());
+        all.extend(items(&["accept"], Kind::Key, "findings accepted for some files", |w| w.to_string()));
+        return Completion { from, items: all };
     }
     // The table the line is in: the last `[name]` above it.
     let table = text[..line_start].lines().rev().find_map(|l| {
@@ -96,6 +97,10 @@ fn config(text: &str, line_start: usize, line: &str) -> Completion {
         let key = key.trim();
         if table.is_none() && key == "agents" && value.contains('[') {
             return Completion { from, items: items(agents::NAMES, Kind::Value, "an agent", quote) };
+        }
+        if table == Some("accept") && value.contains('[') {
+            let codes: Vec<&str> = crate::chain::lint::Code::ALL.iter().map(|c| c.name()).collect();
+            return Completion { from, items: items(&codes, Kind::Value, "a finding's code", quote) };
         }
         if table == Some("copilot") && key == "settings" && value.contains('{') {
             let settings = agents::COPILOT_SETTINGS;
@@ -213,7 +218,10 @@ mod tests {
         let c = at_end("agents = [\"cl");
         assert!(labels(&c).contains(&"claude") && c.items[0].insert == "codex" && c.from == 11, "{c:?}");
         assert_eq!(at_end("agents = [").items[0].insert, "\"codex\"");
-        assert_eq!(labels(&at_end("[co")), agents::NAMES);
+        assert_eq!(labels(&at_end("[co")), [agents::NAMES, &["accept"]].concat());
+        let accept = at_end("[accept]\n\"docs/CLAUDE.md\" = [\"sh");
+        let codes = labels(&accept);
+        assert!(codes.contains(&"shadowed") && codes.contains(&"agentCut"), "{codes:?}");
         assert_eq!(labels(&at_end("agents = []\n")), ["agents", "starts"]);
         assert_eq!(labels(&at_end("[codex]\nmax")), ["max-bytes", "file-names"]);
         assert_eq!(labels(&at_end("[copilot]\n")), AGENT_KEYS);

@@ -4,7 +4,9 @@
 pub mod answer;
 pub mod check;
 pub mod complete;
+pub mod decisions;
 pub mod diff;
+pub mod here;
 pub mod ledger;
 pub mod options;
 pub mod own;

@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::chain::agents::{self, AgentView};
 use crate::chain::settings::{Env, Profile, Settings};
 use crate::chain::source::FileCache;
+use crate::chain::tokens::{self, Tokens};
 use crate::paths::path_to_uri;
 use crate::session::Session;
 use crate::session::answer::EffectiveResult;
@@ -91,6 +92,10 @@ pub struct ProfileResult {
     /// blocks).
     pub parts: Vec<String>,
     pub bytes: usize,
+    /// The size of `parts` in tokens (see [`crate::chain::tokens`]); absent when the encoding
+    /// cannot be loaded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<Tokens>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<String>,
     pub files: Vec<ProfileFile>,
@@ -117,6 +122,32 @@ pub struct ProfileFile {
     pub globs: Vec<String>,
 }
 
+/// The size of what one agent gets when it starts in a folder, touching nothing.
+#[derive(Debug, Serialize)]
+pub struct Size {
+    pub agent: String,
+    pub bytes: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<Tokens>,
+}
+
+/// What each of `names` (agents; other names are passed over) gets started in `dir`, with the
+/// settings its project's configuration gives it and `set` (the caller's): the sizes
+/// `check --format json` reports.
+pub fn sizes(dir: &Path, names: &[String], set: &agents::Overrides) -> Vec<Size> {
+    let env = agents::AgentEnv::from_process();
+    names
+        .iter()
+        .filter_map(|name| {
+            let o = super::project::merged(super::project::configured_overrides(dir, name), Some(set));
+            let view = agents::load(&agents::profile(name, &env, &o)?, dir, &[]);
+            let bytes = view.parts.iter().map(String::len).sum();
+            let tokens = tokens::of_parts(view.profile, view.parts.iter().map(String::as_str));
+            Some(Size { agent: name.clone(), bytes, tokens })
+        })
+        .collect()
+}
+
 /// Every name `profile` accepts.
 pub fn names() -> Vec<&'static str> {
     Profile::NAMES.iter().chain(agents::NAMES).copied().chain(["all", "targets"]).collect()
@@ -124,21 +155,24 @@ pub fn names() -> Vec<&'static str> {
 
 /// The answer for `name` in `session`'s folder, or what was wrong with `name`. `preview`, a
 /// path below the folder, counts as one more touch: what each agent loads once it reads it.
-/// With it, the directories it read (`None` when it cannot be remembered), so that it can be
-/// remembered while they are watched.
+/// `tokens`: each profile's size in tokens too (the first count loads the encoding, see
+/// [`crate::chain::tokens`]). With it, the directories it read (`None` when it cannot be
+/// remembered), so that it can be remembered while they are watched.
 pub fn answer(
     session: &Session,
     views: &dyn Views,
     name: &str,
     env: &Env,
     preview: Option<&Path>,
+    tokens: bool,
 ) -> Result<(Value, Option<BTreeSet<PathBuf>>), String> {
-    let q = Query { session, views, env, preview, dirs: RefCell::new(Some(BTreeSet::new())) };
+    let q = Query { session, views, env, preview, tokens, dirs: RefCell::new(Some(BTreeSet::new())) };
     let value = q.answer(name)?;
     Ok((value, q.dirs.into_inner()))
 }
 
-/// One profile's answer (an engine profile or an agent), as [`answer`] gives it in `"all"`.
+/// One profile's answer (an engine profile or an agent), as [`answer`] gives it in `"all"`,
+/// with its size in tokens.
 pub fn one(
     session: &Session,
     views: &dyn Views,
@@ -146,7 +180,7 @@ pub fn one(
     env: &Env,
     preview: Option<&Path>,
 ) -> Result<ProfileResult, String> {
-    let q = Query { session, views, env, preview, dirs: RefCell::new(None) };
+    let q = Query { session, views, env, preview, tokens: true, dirs: RefCell::new(None) };
     q.one(name)
 }
 
@@ -208,6 +242,8 @@ struct Query<'a> {
     views: &'a dyn Views,
     env: &'a Env,
     preview: Option<&'a Path>,
+    /// Whether the answer gives sizes in tokens.
+    tokens: bool,
     /// What the answer read so far; `None` once a part cannot be remembered.
     dirs: RefCell<Option<BTreeSet<PathBuf>>>,
 }
@@ -254,7 +290,8 @@ impl Query<'_> {
         let root = session.project_root();
         let show = super::project::display_paths(&root);
         if let Some(p) = Profile::parse(name) {
-            return Ok(from_engine(name, self.engine(p)));
+            let r = from_engine(name, self.engine(p));
+            return Ok(if self.tokens { r.with_tokens() } else { r });
         }
         let mut touched = session.touched_paths();
         touched.extend(self.preview.map(Path::to_path_buf));
@@ -264,7 +301,8 @@ impl Query<'_> {
             return Err(format!("unknown profile `{name}`; expected one of {}", names().join(", ")));
         };
         self.read(memo.dirs.as_ref());
-        Ok(from_agent(&memo.view, show))
+        let r = from_agent(&memo.view, show);
+        Ok(if self.tokens { r.with_tokens() } else { r })
     }
 }
 
@@ -280,6 +318,15 @@ pub fn skipped_imports(view: &AgentView, show: impl Fn(&Path) -> String) -> Vec<
         .collect()
 }
 
+impl ProfileResult {
+    /// The same with its size in tokens.
+    pub fn with_tokens(mut self) -> Self {
+        self.tokens = tokens::of_parts(&self.profile, self.parts.iter().map(String::as_str));
+        self
+    }
+}
+
+/// An agent's view as an answer, without its size in tokens ([`ProfileResult::with_tokens`]).
 pub fn from_agent(view: &AgentView, show: impl Fn(&Path) -> String) -> ProfileResult {
     ProfileResult {
         profile: view.profile.into(),
@@ -288,6 +335,7 @@ pub fn from_agent(view: &AgentView, show: impl Fn(&Path) -> String) -> ProfileRe
         // The parts are separate messages: the blank lines `text` puts between them are not
         // the agent's.
         bytes: view.parts.iter().map(String::len).sum(),
+        tokens: None,
         text: view.text.clone(),
         parts: view.parts.clone(),
         budget: view.budget.clone(),
@@ -368,6 +416,7 @@ pub fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
         name: name.into(),
         mirrors: ENGINE_MIRRORS.into(),
         bytes: parts.iter().map(String::len).sum(),
+        tokens: None,
         text,
         parts,
         budget: Some(engine_budget(r.budget_bytes)),

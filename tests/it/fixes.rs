@@ -113,7 +113,10 @@ async fn the_editor_offers_each_fix_and_a_fix_of_everything() {
         )
         .await
         .expect("actions");
-    assert_eq!(action_titles(&actions), ["Rename `glob` to `globs`"]);
+    assert_eq!(
+        action_titles(&actions),
+        ["Rename `glob` to `globs`", "Accept `frontMatter` for .cursor/rules/r.mdc in instructions-lsp.toml"]
+    );
     assert_eq!(
         actions[0]["edit"]["documentChanges"],
         json!([{
@@ -382,5 +385,81 @@ async fn a_rename_rewrites_the_imports_that_name_the_file() {
         [(uri(&rules), json!({"line": 3, "character": 16})), (uri(&claude), json!({"line": 0, "character": 5}))],
         "{refs}"
     );
+    c.finish().await;
+}
+
+/// `edits` (LSP text edits, ASCII text) applied to `text`.
+fn applied(text: &str, edits: &[Value]) -> String {
+    let offset = |p: &Value| {
+        let (line, ch) = (p["line"].as_u64().unwrap_or(0) as usize, p["character"].as_u64().unwrap_or(0) as usize);
+        text.split_inclusive('\n').take(line).map(str::len).sum::<usize>() + ch
+    };
+    let mut out = text.to_string();
+    for e in edits.iter().rev() {
+        let (start, end) = (offset(&e["range"]["start"]), offset(&e["range"]["end"]));
+        out.replace_range(start..end, e["newText"].as_str().unwrap_or_default());
+    }
+    out
+}
+
+/// The quick fixes the server offers on `path`'s diagnostic of code `code`.
+async fn actions_for(c: &mut Client, path: &std::path::Path, code: &str) -> Value {
+    let d = c.diagnostic(path, code).await;
+    let params = json!({"textDocument": {"uri": uri(path)}, "range": d["range"].clone(), "context": {"diagnostics": [d], "only": ["quickfix"]}});
+    c.request("textDocument/codeAction", params).await.expect("actions")
+}
+
+/// The quick fixes that write the configuration: raise the budget of the agent that cuts a file
+/// (a decision, never made by a fix of everything), and accept a finding for one file; once
+/// written, the finding is gone from the editor and from `check`.
+#[tokio::test]
+async fn a_budget_is_raised_and_a_finding_accepted_in_the_configuration() {
+    let t = Tree::new();
+    t.mkdir("r/.git");
+    let rule = "- a rule for every package\n";
+    let agents_md = t.write("r/AGENTS.md", rule.repeat(40_000 / rule.len()));
+    let claude = t.write("r/CLAUDE.md", "claude rules\n");
+    let config = t.write("r/instructions-lsp.toml", "# ours\nagents = [\"codex\", \"claude\", \"opencode\"]\n");
+    let root = t.root();
+    let mut c = Client::start(&t.home(), &[&root], json!({"stateDir": null})).await;
+    let actions = actions_for(&mut c, &agents_md, "agentCut").await;
+    let raise = actions[0].clone();
+    assert_eq!(raise["title"], "Raise Codex's budget to 40 KiB in instructions-lsp.toml", "{actions}");
+    assert_eq!(raise["isPreferred"], false);
+    let change = &raise["edit"]["documentChanges"][0];
+    assert_eq!(change["textDocument"]["uri"], uri(&config));
+    let before = std::fs::read_to_string(&config).expect("config");
+    let after = applied(&before, change["edits"].as_array().map(Vec::as_slice).unwrap_or_default());
+    assert_eq!(after, "# ours\nagents = [\"codex\", \"claude\", \"opencode\"]\n\n[codex]\nmax-bytes = 40960\n");
+    // `check` offers it too, as a fix it does not make by itself.
+    let json: Value = serde_json::from_slice(&check(&t, &["--format", "json"]).stdout).expect("json");
+    let cut = json["findings"].as_array().into_iter().flatten().find(|f| f["code"] == "agentCut").cloned();
+    assert_eq!(cut.map(|f| f["fix"].clone()), Some(json!({"title": raise["title"], "safe": false})));
+    check(&t, &["--fix"]);
+    assert_eq!(std::fs::read_to_string(&config).expect("config"), before, "check --fix raises no budget");
+    // Accept: opencode ignoring CLAUDE.md is known and wanted here.
+    let actions = actions_for(&mut c, &claude, "agentIgnored").await;
+    let title = "Accept `agentIgnored` for CLAUDE.md in instructions-lsp.toml";
+    assert!(action_titles(&actions).iter().any(|a| a == title), "{actions}");
+    c.finish().await;
+    // Both written, as the editor would: the budget first, then the acceptance, placed in the
+    // file as it is then.
+    std::fs::write(&config, &after).expect("write");
+    let edits_now = {
+        let mut c = Client::start(&t.home(), &[&root], json!({"stateDir": null})).await;
+        let actions = actions_for(&mut c, &claude, "agentIgnored").await;
+        let accept = actions.as_array().and_then(|a| a.iter().find(|a| a["title"] == title)).cloned();
+        c.finish().await;
+        accept.map(|a| a["edit"]["documentChanges"][0]["edits"].clone()).unwrap_or_default()
+    };
+    let accepted_now = applied(&after, edits_now.as_array().map(Vec::as_slice).unwrap_or_default());
+    assert!(accepted_now.ends_with("\n[accept]\n\"CLAUDE.md\" = [\"agentIgnored\"]\n"), "{accepted_now}");
+    std::fs::write(&config, &accepted_now).expect("write");
+    let out = String::from_utf8_lossy(&check(&t, &[]).stdout).into_owned();
+    assert!(!out.contains("agentCut") && !out.contains("CLAUDE.md:1:1: info[agentIgnored]"), "{out}");
+    assert!(out.contains("AGENTS.md:1:1: info[agentIgnored]"), "accepted for CLAUDE.md alone: {out}");
+    let c = Client::start(&t.home(), &[&root], json!({"stateDir": null})).await;
+    let all = c.diagnostics_until(&agents_md, "the diagnostics", |_| true).await;
+    assert!(all.iter().all(|d| d["code"] != "agentCut"), "{all:?}");
     c.finish().await;
 }

@@ -27,6 +27,7 @@ mod hook;
 mod hostile_binary;
 mod hostile_edges;
 mod hostile_server;
+mod lenses;
 mod lifecycle;
 mod lsp;
 mod mcp;

@@ -95,10 +95,11 @@ check(':InstructionsEffective shows what each targeted agent gets, as the CLI pr
   local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
   -- Codex first (the repository holds AGENTS.md and CLAUDE.md), its text as `effective` prints it.
   local codex = vim.fn.system({ bin, 'effective', root, '--profile', 'codex' }):gsub('\n$', '')
-  local head = text:match('^<!%-%- Codex %(mirrors Codex CLI [%d.]+%): %d+ bytes %-%->\n\n')
+  local head = text:match('^<!%-%- Codex %(mirrors Codex CLI [%d.]+%): %d+ bytes, %d+ tokens %-%->\n\n')
   assert(head, 'a Codex heading first:\n' .. text)
   assert(text:sub(#head + 1, #head + #codex) == codex, 'then the CLI text:\n' .. text)
   assert(text:find('<!-- Claude Code (mirrors', 1, true) and text:find('<!-- opencode (mirrors', 1, true), text)
+  assert(text:find(' tokens (estimate) -->', 1, true), 'an estimate for Claude Code and opencode: ' .. text)
   -- Then the served blocks: the session's, as `effective` prints them.
   local served = vim.fn.system({ bin, 'effective', root, '--profile', 'dsh', '--set', 'stateDir=null' }):gsub('\n$', '')
   assert(text:find('<!-- Served blocks: what this server hands an agent that asks it -->\n\n' .. served, 1, true), text)
@@ -115,7 +116,7 @@ check(':InstructionsCompare shows the agents the repository targets, counted as 
   for _, r in ipairs(rows) do
     -- The dsh rows join their blocks differently; the agents' texts are the same bytes.
     if r.profile ~= 'dsh' and r.profile ~= 'ds4' then
-      local row = string.format('\n%-9s %8d ', r.profile, r.bytes)
+      local row = string.format('\n%-9s %8d %8s ', r.profile, r.bytes, (r.tokens.exact and '' or '~') .. r.tokens.count)
       assert(text:find(row, 1, true), 'a row for ' .. r.profile .. ' with ' .. r.bytes .. ' bytes:\n' .. text)
     end
   end
@@ -166,6 +167,34 @@ check('a deeper file adds the nested file to the statusline and the transitions'
   local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
   assert(text:find('## seq 2 · touch', 1, true), text)
   assert(text:find('- set nested pkg/deep/AGENTS.md', 1, true), text)
+  vim.cmd('close')
+end)
+
+check("a source file's lens opens the view of the agent that reads it", function()
+  vim.cmd('edit ' .. root .. '/pkg/deep/main.lua')
+  local buf = vim.api.nvim_get_current_buf()
+  local client = vim.lsp.get_active_clients()[1]
+  local answer = client.request_sync('textDocument/codeLens', { textDocument = { uri = vim.uri_from_bufnr(buf) } }, 10000, buf)
+  assert(answer and answer.result, 'lenses: ' .. vim.inspect(answer))
+  local lens
+  for _, l in ipairs(answer.result) do
+    if l.command.title:find('^Codex: ') then
+      lens = l
+    end
+  end
+  assert(lens, 'a Codex lens: ' .. vim.inspect(answer.result))
+  assert(lens.command.command == 'instructions.showView', lens.command.command)
+  -- Run as a lens is run: the client's own command handler asks the server and shows the text.
+  local handler = client.commands['instructions.showView']
+  assert(handler, 'the plugin handles instructions.showView')
+  handler(lens.command, { client_id = client.id, bufnr = buf })
+  wait('the view', function()
+    return vim.api.nvim_buf_get_name(0):find('Codex in', 1, true) ~= nil
+      or vim.api.nvim_buf_get_name(0):find('Codex reading', 1, true) ~= nil
+  end)
+  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  assert(text:find('root rules', 1, true), text)
+  assert(vim.bo.filetype == 'markdown', vim.bo.filetype)
   vim.cmd('close')
 end)
 

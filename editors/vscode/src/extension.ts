@@ -90,6 +90,8 @@ function isCandidate(doc: vscode.TextDocument): boolean {
 }
 
 let client: LanguageClient | undefined;
+/** Shows a read-only Markdown text (set once the extension is active). */
+let showText: (name: string, text: string) => Promise<void> = async () => undefined;
 /** The binary the client runs; `diff` runs the same one. */
 let serverPath: string | undefined;
 let output: vscode.OutputChannel;
@@ -137,6 +139,14 @@ async function startClient(context: vscode.ExtensionContext): Promise<LanguageCl
     initializationOptions: explicitSettings(),
     synchronize: { configurationSection: "instructions" },
     middleware: {
+      // An agent's lens opens the agent's exact text, which the server answers with.
+      executeCommand: async (command, args, next) => {
+        const answer = await next(command, args);
+        if (command === "instructions.showView" && answer && typeof answer.text === "string") {
+          await showText(`${answer.title}.md`, answer.text);
+        }
+        return answer;
+      },
       workspace: {
         configuration: (params) =>
           params.items.map((item) =>
@@ -207,7 +217,7 @@ class GuidanceTree implements vscode.TreeDataProvider<Node> {
         const e = await client.sendRequest<Effective>("instructions/effective", { uri });
         // The agents the repository targets (its instructions-lsp.toml, else what its files
         // show; the `profiles` setting overrides it), as if they had read the active file.
-        const all = await client.sendRequest<AllProfiles>("instructions/effective", { uri, profile: "targets" });
+        const all = await client.sendRequest<AllProfiles>("instructions/effective", { uri, profile: "targets", tokens: true });
         this.results.set(folder.uri.toString(), { e, all });
         const activeFile = inFolder ? active?.toString() : undefined;
         const marks = diffs.marks.get(folder.uri.toString());
@@ -417,6 +427,36 @@ export async function activate(context: vscode.ExtensionContext) {
     await vscode.window.showTextDocument(doc, { preview: true });
   };
 
+  showText = (name, text) => show(name, text, "markdown");
+
+  // Any other file of a folder: what each agent gets when it reads it, as a lens per agent and
+  // the hover on its first line (the server answers for files it is not sent).
+  const other = (doc: vscode.TextDocument) =>
+    client !== undefined && doc.uri.scheme === "file" && !isCandidate(doc) && vscode.workspace.getWorkspaceFolder(doc.uri) !== undefined;
+  context.subscriptions.push(
+    vscode.languages.registerCodeLensProvider(
+      { scheme: "file" },
+      {
+        async provideCodeLenses(doc, token) {
+          if (!other(doc)) return [];
+          const lenses = await client!.sendRequest("textDocument/codeLens", { textDocument: { uri: doc.uri.toString() } }, token);
+          return client!.protocol2CodeConverter.asCodeLenses(lenses as never, token);
+        },
+      },
+    ),
+    vscode.languages.registerHoverProvider(
+      { scheme: "file" },
+      {
+        async provideHover(doc, position, token) {
+          if (!other(doc) || position.line !== 0) return undefined;
+          const params = { textDocument: { uri: doc.uri.toString() }, position: { line: position.line, character: position.character } };
+          const hover = await client!.sendRequest("textDocument/hover", params, token);
+          return hover ? client!.protocol2CodeConverter.asHover(hover as never) : undefined;
+        },
+      },
+    ),
+  );
+
   const effective = async (): Promise<Effective | undefined> => {
     const target = commandTarget();
     if (!client || !target) {
@@ -458,7 +498,7 @@ export async function activate(context: vscode.ExtensionContext) {
       const preview = e.preview && e.preview.rendered ? `\n\n<!-- preview: what a touch of the active file adds -->\n\n${e.preview.rendered}` : "";
       // The agents the repository targets first (as if they had read the active file), unless
       // the `profile` setting chose the engine's rules.
-      const all = await client!.sendRequest<AllProfiles>("instructions/effective", { uri: commandTarget(), profile: "targets" });
+      const all = await client!.sendRequest<AllProfiles>("instructions/effective", { uri: commandTarget(), profile: "targets", tokens: true });
       const text = all.view === "agents" ? agentsContextText(all, e) : contextText(e) + preview;
       await show("Effective Context.md", text, "markdown");
     }),

@@ -183,6 +183,24 @@ export function contextText(e: Effective): string {
   return blocks.join("\n\n");
 }
 
+export interface Tokens {
+  count: number;
+  exact: boolean;
+}
+
+/** "1,234 tokens", or "~1,234 tokens" (an estimate) for an agent whose tokenizer is not o200k_base. */
+export function formatTokens(t: Tokens | undefined, long = false): string {
+  if (!t) return "";
+  const n = t.count.toLocaleString("en-US");
+  const unit = t.count === 1 ? "token" : "tokens";
+  return t.exact ? `${n} ${unit}` : `~${n} ${unit}${long ? " (estimate)" : ""}`;
+}
+
+/** " · 1,234 tokens" when the size in tokens is known. */
+function tokensPart(t: Tokens | undefined, long = false): string {
+  return t ? ` · ${formatTokens(t, long)}` : "";
+}
+
 /** One profile's answer to `instructions/effective` with `profile`. */
 export interface ProfileFile {
   uri: string;
@@ -204,6 +222,8 @@ export interface ProfileResult {
   text: string;
   parts: string[];
   bytes: number;
+  /** The size in o200k_base tokens: exact for Codex and Copilot, an estimate for the others. */
+  tokens?: Tokens;
   budget?: string;
   files: ProfileFile[];
   /** The imports the agent skips because of the folder it starts in, each as `effective` says it. */
@@ -311,7 +331,7 @@ function profileNode(base: string, p: ProfileResult, collapsed: boolean, marks?:
   const reaching = p.files.filter((f) => REACHES.has(f.status));
   const cut = p.files.filter((f) => CUT.has(f.status)).map((f) => f.path);
   const files_ = `${reaching.length} file${reaching.length === 1 ? "" : "s"}`;
-  const description = `${files_} · ${formatBytes(p.bytes)}${cut.length ? ` · cuts ${cut.join(", ")}` : ""}`;
+  const description = `${files_} · ${formatBytes(p.bytes)}${tokensPart(p.tokens)}${cut.length ? ` · cuts ${cut.join(", ")}` : ""}`;
   const files = p.files.map((f, i): Node => {
     const waits = f.status === "waiting" && f.globs?.length ? ` · loads when a file matching ${f.globs.join(", ")} is read` : "";
     // Why an import does not load where the agent starts, in the words `effective` prints.
@@ -330,7 +350,7 @@ function profileNode(base: string, p: ProfileResult, collapsed: boolean, marks?:
     id: `${base}#agents#${p.profile}`,
     label: collapsed ? p.profile : (p.name ?? p.profile),
     description,
-    tooltip: `${p.name ?? p.profile} mirrors ${p.mirrors}${p.budget ? `\n${p.budget}` : ""}\n${p.bytes} bytes reach the agent`,
+    tooltip: `${p.name ?? p.profile} mirrors ${p.mirrors}${p.budget ? `\n${p.budget}` : ""}\n${p.bytes} bytes${tokensPart(p.tokens, true)} reach the agent`,
     icon: cut.length ? "truncated" : reaching.length ? "loaded" : "skipped",
     collapsed,
     children: files.length ? files : [note(`${base}#agents#${p.profile}#none`, "Loads nothing here")],
@@ -408,14 +428,17 @@ export function agentsStatusTooltip(all: AllProfiles): string {
   const lines = all.profiles.map((p) => {
     const reaching = p.files.filter((f) => REACHES.has(f.status)).length;
     const cut = p.files.filter((f) => CUT.has(f.status)).map((f) => `${f.path} ${f.status}`);
-    return `${p.name ?? p.profile}: ${reaching} file(s), ${p.bytes} bytes${cut.length ? `; ${cut.join(", ")}` : ""}`;
+    const tokens = p.tokens ? `, ${formatTokens(p.tokens, true)}` : "";
+    return `${p.name ?? p.profile}: ${reaching} file(s), ${p.bytes} bytes${tokens}${cut.length ? `; ${cut.join(", ")}` : ""}`;
   });
   return [`Agent instructions (${all.selectedBecause ?? "the selected agents"})`, ...lines].join("\n");
 }
 
 /** "Show Effective Context" for the agents: each agent's text as it gets it, then the served blocks. */
 export function agentsContextText(all: AllProfiles, e: Effective): string {
-  const parts = all.profiles.map((p) => `<!-- ${p.name ?? p.profile} (mirrors ${p.mirrors}): ${p.bytes} bytes -->\n\n${p.text}`);
+  const parts = all.profiles.map(
+    (p) => `<!-- ${p.name ?? p.profile} (mirrors ${p.mirrors}): ${p.bytes} bytes${p.tokens ? `, ${formatTokens(p.tokens, true)}` : ""} -->\n\n${p.text}`,
+  );
   const served = contextText(e);
   if (served) parts.push(`<!-- Served blocks: what this server hands an agent that asks it -->\n\n${served}`);
   return parts.join("\n\n");

@@ -65,6 +65,7 @@ pub use keys::{keys_for, values_for};
 mod listing;
 mod load;
 mod opencode;
+pub mod patterns;
 mod profile;
 pub mod read;
 mod repo;

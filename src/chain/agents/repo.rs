@@ -81,9 +81,10 @@ pub(super) struct SearchKey {
 pub(super) struct Search {
     /// Per pattern, whether it alone matches some file.
     pub alive: Vec<bool>,
-    /// How many files the rule's patterns together match, and the first of them.
+    /// How many files the rule's patterns together match, and the first of them (three at
+    /// most, in byte order).
     pub matching: usize,
-    pub example: Option<PathBuf>,
+    pub examples: Vec<PathBuf>,
 }
 
 impl RepoIndex {
@@ -238,8 +239,8 @@ impl RepoIndex {
         let mut found = |k: usize, rel: &str, out: &mut Vec<Search>| {
             let s = &mut out[k];
             s.matching += 1;
-            if s.example.is_none() {
-                s.example = Some(self.base.join(rel));
+            if s.examples.len() < 3 {
+                s.examples.push(self.base.join(rel));
             }
         };
         // VS Code: each pattern (with `**/` in front) against the whole path.
@@ -698,7 +699,7 @@ pub(super) fn keep_read(path: &Path, read: Read) {
 const MATCHERS_MAX: usize = 4_096;
 
 /// The index of the repository below `base`: the scope's, else a new listing.
-pub(super) fn index(base: &Path) -> Arc<RepoIndex> {
+pub(crate) fn index(base: &Path) -> Arc<RepoIndex> {
     let index = match CACHE.with(|c| c.borrow().clone()) {
         Some(cache) => cache.get_or_list(base),
         None => Arc::new(RepoIndex::list(base)),
@@ -882,8 +883,8 @@ mod tests {
         let s = index.search(&keys).expect("listed");
         // `**/src/*.ts`: both folders named src, in any case; `[` does not parse.
         assert_eq!((s[0].matching, s[0].alive.clone()), (3, vec![true, false, false]));
-        assert_eq!(s[0].example, Some(base.join("src/a.ts")));
-        assert_eq!((s[1].matching, s[1].example.clone()), (1, Some(base.join("web/src/c.ts"))));
+        assert_eq!(s[0].examples, ["src/a.ts", "src/b.TS", "web/src/c.ts"].map(|f| base.join(f)));
+        assert_eq!((s[1].matching, s[1].examples.clone()), (1, vec![base.join("web/src/c.ts")]));
         // Asked again, from memory; too large a repository answers nothing.
         assert_eq!(index.search(&keys[..1]).expect("listed")[0], s[0]);
         assert!(RepoIndex::of(base, None, None).search(&keys).is_none());

@@ -83,7 +83,7 @@ pub(super) fn problems(profile: &AgentProfile, files: &[AgentFile], base: &Path)
                     outcome.reach = Some(RuleReach {
                         path: f.path.clone(),
                         matching: search.matching,
-                        example: search.example.clone(),
+                        example: search.examples.first().cloned(),
                     });
                 }
             }

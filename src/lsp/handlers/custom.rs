@@ -85,7 +85,7 @@ pub async fn effective(shared: &Arc<Shared>, params: Value) -> Result<Value> {
     if let Some(name) = p.profile {
         // The agents of the folder are those of its whole repository.
         shared.finish_walks().await;
-        return profile_answer(shared, folder, path, name, wire_key).await;
+        return profile_answer(shared, (folder, path), name, p.tokens, wire_key).await;
     }
     let generation = shared.generation.load(Ordering::SeqCst);
     let key = (folder.clone(), path.clone());
@@ -121,13 +121,13 @@ pub async fn effective(shared: &Arc<Shared>, params: Value) -> Result<Value> {
 /// directory it read is watched, as the engine's own answer.
 async fn profile_answer(
     shared: &Arc<Shared>,
-    folder: PathBuf,
-    path: Option<PathBuf>,
+    (folder, path): (PathBuf, Option<PathBuf>),
     name: String,
+    tokens: bool,
     wire_key: String,
 ) -> Result<Value> {
     let generation = shared.generation.load(Ordering::SeqCst);
-    let key = (folder.clone(), name.clone(), path.clone());
+    let key = (folder.clone(), name.clone(), path.clone(), tokens);
     let watch = shared.state().sessions.get(&folder).is_some_and(|s| s.settings.watch && s.is_started());
     let epoch = if watch { shared.watch_epoch() } else { None };
     if epoch.is_some()
@@ -145,7 +145,8 @@ async fn profile_answer(
     let working = shared.clone();
     let (value, dirs) = off_thread(move || {
         let preview = path.filter(|p| p != &session.folder).map(|p| if p.is_dir() { p.join(".touch") } else { p });
-        let answer = crate::session::profiles::answer(&session, working.as_ref(), &name, &env, preview.as_deref());
+        let answer =
+            crate::session::profiles::answer(&session, working.as_ref(), &name, &env, preview.as_deref(), tokens);
         working.rewatch();
         answer.map_err(Error::invalid_params)
     })

@@ -20,20 +20,35 @@ use crate::session::rename::Named;
 pub async fn hover(shared: &Arc<Shared>, params: HoverParams) -> Result<Option<Hover>> {
     let pos = params.text_document_position_params.position;
     let Some(path) = path_of(&params.text_document_position_params.text_document.uri) else { return Ok(None) };
-    let in_diagnostic = {
+    let (instruction, in_diagnostic) = {
         let st = shared.state();
-        if !st.is_instruction_file(&path) {
-            return Ok(None);
-        }
-        st.published.get(&path).is_some_and(|d| d.iter().any(|d| contains(d.range, pos)))
+        // A diagnostic about the file (a cut, a shadowed file), not one about a token there (a
+        // missing import, a misspelt key), which says all there is to say of it.
+        let about_token = |d: &Diagnostic| match &d.code {
+            Some(NumberOrString::String(code)) => crate::chain::lint::Code::named(code).is_some_and(|c| c.at_token()),
+            _ => false,
+        };
+        let in_diagnostic =
+            st.published.get(&path).is_some_and(|d| d.iter().any(|d| contains(d.range, pos) && !about_token(d)));
+        (st.is_instruction_file(&path), in_diagnostic)
     };
     // On an import: the file it names, then what the agents do with that file.
     let import = import_links(shared, &params.text_document_position_params.text_document.uri)
         .into_iter()
         .find(|(r, _, _)| contains(*r, pos))
         .and_then(|(range, target, named)| Some((range, path_of(&target)?, named)));
-    // The file's own hover: on its first line, or inside a diagnostic.
-    let own = pos.line == 0 || in_diagnostic;
+    // On a pattern of a rule's front matter: what it matches, for each agent that reads it.
+    if instruction && pos.line > 0 {
+        shared.finish_walks().await;
+        let (working, on) = (shared.clone(), path.clone());
+        let found = off_thread(move || Ok(pattern_hover(&working, &on, pos))).await?;
+        if found.is_some() {
+            return Ok(found);
+        }
+    }
+    // The file's own hover: on its first line, or inside a diagnostic that is not an import's
+    // (the diagnostic says itself).
+    let own = pos.line == 0 || (in_diagnostic && import.is_none() && instruction);
     if !own && import.is_none() {
         return Ok(None);
     }
@@ -42,7 +57,14 @@ pub async fn hover(shared: &Arc<Shared>, params: HoverParams) -> Result<Option<H
     off_thread(move || {
         let mut parts: Vec<String> = Vec::new();
         if own {
-            parts.extend(describe(&working, &path).into_iter().map(|d| d.markdown));
+            let (engine, agents) = describe(&working, &path);
+            parts.extend(engine.into_iter().map(|d| d.markdown));
+            match agents {
+                Some(a) => parts.push(a.markdown(size_words(&working, &path, &a).as_deref())),
+                // Any other file: what each agent gets when it reads it.
+                None if !instruction && path.is_file() => parts.extend(here_markdown(&working, &path)),
+                None => {}
+            }
         }
         if let Some((_, target, named)) = &import {
             let size = std::fs::metadata(target).map_or(0, |m| m.len());
@@ -53,7 +75,9 @@ pub async fn hover(shared: &Arc<Shared>, params: HoverParams) -> Result<Option<H
                 .find_map(|s| target.strip_prefix(s.project_root()).ok().map(crate::paths::slash_join));
             let name = shown.unwrap_or_else(|| target.display().to_string());
             parts.push(format!("{} `{name}` ({})", verb(*named), crate::chain::words::bytes(size)));
-            parts.extend(describe(&working, target).into_iter().map(|d| d.markdown));
+            let (engine, agents) = describe(&working, target);
+            parts.extend(engine.into_iter().map(|d| d.markdown));
+            parts.extend(agents.map(|a| a.markdown(None)));
         }
         if parts.is_empty() {
             return Ok(None);
@@ -65,27 +89,103 @@ pub async fn hover(shared: &Arc<Shared>, params: HoverParams) -> Result<Option<H
     .await
 }
 
-pub async fn code_lens(shared: &Shared, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
-    let Some(path) = path_of(&params.text_document.uri) else { return Ok(None) };
-    if !shared.state().is_instruction_file(&path) {
+/// The hover on a pattern of a rule's front matter at `pos`: how many files of the repository it
+/// matches for each agent the folder is checked for that reads the file, and the first few.
+fn pattern_hover(shared: &Shared, path: &Path, pos: Position) -> Option<Hover> {
+    let (session, enc) = {
+        let st = shared.state();
+        (st.session_of(path).cloned()?, st.encoding)
+    };
+    let text = file_text(shared, path);
+    let offset = convert::offset(&text, pos, enc);
+    let profiles = session.profiles();
+    let agents: Vec<&str> = profiles.iter().map(String::as_str).collect();
+    let root = session.project_root();
+    let hits = crate::chain::agents::patterns::hits_at(path, &text, offset, &agents, &root)?;
+    let show = crate::session::project::display_paths(&root);
+    let mut md = format!("**`{}`** (`{}`)\n", hits.pattern, hits.key);
+    for (agent, found) in &hits.agents {
+        let who = crate::chain::agents::display_name(agent);
+        use crate::chain::agents::patterns::Reach;
+        let said = match found {
+            Reach::Every => "matches every file".to_string(),
+            Reach::Unlisted => "cannot be matched: the repository is too large to list".to_string(),
+            Reach::Files(0, _) => "matches no file in the repository".to_string(),
+            Reach::Files(n, first) => {
+                let named: Vec<String> = first
+                    .iter()
+                    .map(|f| match convert::uri_of(f) {
+                        Some(u) => format!("[{}]({})", show(f), u.as_str()),
+                        None => format!("`{}`", show(f)),
+                    })
+                    .collect();
+                let files =
+                    format!("{} file{}", crate::chain::words::number(*n as u64), if *n == 1 { "" } else { "s" });
+                let more = if *n > named.len() { ", …" } else { "" };
+                format!("matches {files}: {}{more}", named.join(", "))
+            }
+        };
+        md.push_str(&format!("\n- {who}: {said}"));
+    }
+    let range = Range::new(
+        convert::position(text.as_bytes(), hits.at.0, enc),
+        convert::position(text.as_bytes(), hits.at.1, enc),
+    );
+    Some(Hover {
+        contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: md }),
+        range: Some(range),
+    })
+}
+
+/// The lenses: each selected engine profile's place for the file; then, for an instruction file
+/// or a file agents import, what each agent does with it; for any other file, what each agent
+/// gets when it reads it. An agent's lens opens its view ([`ext::CMD_SHOW_VIEW`]).
+pub async fn code_lens(shared: &Arc<Shared>, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+    let uri = params.text_document.uri;
+    let Some(path) = path_of(&uri) else { return Ok(None) };
+    if shared.state().folder_of(&path).is_none() && !shared.state().is_instruction_file(&path) {
         return Ok(None);
     }
     shared.finish_walks().await;
-    let lenses = describe(shared, &path)
-        .into_iter()
-        .map(|d| CodeLens {
-            range: Range::new(Position::new(0, 0), Position::new(0, 0)),
-            command: Some(Command { title: d.line, command: String::new(), arguments: None }),
+    let working = shared.clone();
+    off_thread(move || {
+        let instruction = working.state().is_instruction_file(&path);
+        let at = Range::new(Position::new(0, 0), Position::new(0, 0));
+        let lens = |title: String, command: &str, arguments: Option<Vec<Value>>| CodeLens {
+            range: at,
+            command: Some(Command { title, command: command.into(), arguments }),
             data: None,
-        })
-        .collect();
-    Ok(Some(lenses))
+        };
+        let show = |agent: &str| Some(vec![Value::String(uri.to_string()), Value::String(agent.to_string())]);
+        let (engine, agents) = describe(&working, &path);
+        let mut lenses: Vec<CodeLens> = engine.into_iter().map(|d| lens(d.line, "", None)).collect();
+        match agents {
+            Some(a) => {
+                let text = file_text(&working, &path);
+                for (agent, said) in &a.said {
+                    let title = match crate::chain::tokens::of(agent, &text) {
+                        Some(t) => format!("{said} · {}", t.words()),
+                        None => said.clone(),
+                    };
+                    lenses.push(lens(title, ext::CMD_SHOW_VIEW, show(agent)));
+                }
+            }
+            None if !instruction && path.is_file() => {
+                for here in here_of(&working, &path) {
+                    lenses.push(lens(here.line(), ext::CMD_SHOW_VIEW, show(&here.agent)));
+                }
+            }
+            None => {}
+        }
+        Ok(Some(lenses))
+    })
+    .await
 }
 
 /// What the hover and the code lens say of `path`, over copies of the sessions (so it can run
-/// off the protocol thread): each session's own profile's view when it is selected, then each
-/// selected agent's, in the words of the findings.
-fn describe(shared: &Shared, path: &Path) -> Vec<hover::Description> {
+/// off the protocol thread): each session's own profile's view when it is selected, then what
+/// each selected agent does with the file, in the words of the findings.
+fn describe(shared: &Shared, path: &Path) -> (Vec<hover::Description>, Option<hover::AgentsSaid>) {
     let (sessions, buffers) = {
         let st = shared.state();
         (st.sessions.values().cloned().collect::<Vec<_>>(), st.buffers())
@@ -97,9 +197,88 @@ fn describe(shared: &Shared, path: &Path) -> Vec<hover::Description> {
             (s, snapshot)
         })
         .collect();
-    let mut out = hover::describe(path, &snapshots);
-    out.extend(hover::agents(path, &snapshots, |s| shared.tree(s)));
-    out
+    (hover::describe(path, &snapshots), hover::agents(path, &snapshots, |s| shared.tree(s)))
+}
+
+/// The text of `path` as the editor has it: its open buffer, else the file (1 MiB at most).
+fn file_text(shared: &Shared, path: &Path) -> Arc<str> {
+    match shared.state().buffers().get(path).cloned() {
+        Some(text) => text,
+        None => String::from_utf8_lossy(&crate::chain::source::read_prefix(path, 1 << 20)).into(),
+    }
+}
+
+/// "Size: 1.2 KiB, 300 tokens (o200k_base: exact for Codex, an estimate for Claude Code)".
+fn size_words(shared: &Shared, path: &Path, said: &hover::AgentsSaid) -> Option<String> {
+    let text = file_text(shared, path);
+    let count = crate::chain::tokens::count(&text)?;
+    let names = |exact: bool| -> Vec<&str> {
+        said.said
+            .iter()
+            .filter(|(a, _)| crate::chain::tokens::exact_for(a) == exact)
+            .map(|(a, _)| crate::chain::agents::display_name(a))
+            .collect()
+    };
+    let (exact, estimated) = (names(true), names(false));
+    let mut whose = Vec::new();
+    if !exact.is_empty() {
+        whose.push(format!("exact for {}", exact.join(", ")));
+    }
+    if !estimated.is_empty() {
+        whose.push(format!("an estimate for {}", estimated.join(", ")));
+    }
+    let tokens = crate::chain::tokens::Tokens { count, exact: true }.words();
+    Some(format!(
+        "Size: {}, {tokens} ({}: {})",
+        crate::chain::words::bytes(text.len() as u64),
+        crate::chain::tokens::ENCODING,
+        whose.join("; ")
+    ))
+}
+
+/// What each agent of the innermost session holding `path` gets when it reads it.
+fn here_of(shared: &Shared, path: &Path) -> Vec<crate::session::here::Here> {
+    let (session, env) = {
+        let st = shared.state();
+        let Some(session) = st.session_of(path).cloned() else { return Vec::new() };
+        (session, st.env.clone())
+    };
+    crate::session::here::rules_here(&session, shared, &env, path)
+}
+
+/// The hover of a file that is no instruction file: each agent's files once it reads it, each
+/// a link, those this read adds marked.
+fn here_markdown(shared: &Shared, path: &Path) -> Option<String> {
+    let all = here_of(shared, path);
+    if all.is_empty() {
+        return None;
+    }
+    let mut md = String::from("**Instructions** each agent gets when it reads this file:\n");
+    for here in &all {
+        let files: Vec<String> = here
+            .files
+            .iter()
+            .map(|f| {
+                let link = convert::uri_of(&f.path)
+                    .map_or_else(|| format!("`{}`", f.shown), |u| format!("[{}]({})", f.shown, u.as_str()));
+                let mut words = link;
+                if f.added {
+                    words.push_str(" (for this file)");
+                }
+                if f.truncated {
+                    words.push_str(" (cut by its budget)");
+                }
+                words
+            })
+            .collect();
+        if files.is_empty() {
+            md.push_str(&format!("\n- **{}**: no instructions", here.name));
+            continue;
+        }
+        let size = here.tokens.map_or_else(|| crate::chain::words::bytes(here.bytes as u64), |t| t.words());
+        md.push_str(&format!("\n- **{}**: {} · {size}", here.name, files.join(", ")));
+    }
+    Some(md)
 }
 
 /// The imports and references of an instruction file as links (`@` imports:
@@ -164,7 +343,12 @@ pub async fn goto_definition(shared: &Shared, params: GotoDefinitionParams) -> R
 /// The fix a diagnostic carries (see [`convert::diagnostic`]): its title, and the edit that
 /// makes it in the document `uri`.
 fn fix_of(d: &Diagnostic, uri: &Uri) -> Option<(String, WorkspaceEdit, Option<TextEdit>)> {
-    let fix = d.data.as_ref()?.get("fix")?;
+    fix_in(d.data.as_ref()?, uri)
+}
+
+/// The fix of a diagnostic's `data` ([`convert::fix_data`]).
+fn fix_in(data: &Value, uri: &Uri) -> Option<(String, WorkspaceEdit, Option<TextEdit>)> {
+    let fix = data.get("fix")?;
     let title = fix.get("title")?.as_str()?.to_string();
     let change = fix.get("change")?;
     if let Some(create) = change.get("create").and_then(Value::as_str) {
@@ -176,6 +360,28 @@ fn fix_of(d: &Diagnostic, uri: &Uri) -> Option<(String, WorkspaceEdit, Option<Te
         }));
         let edit =
             WorkspaceEdit { document_changes: Some(DocumentChanges::Operations(vec![op])), ..Default::default() };
+        return Some((title, edit, None));
+    }
+    if let Some(edit) = change.get("edit") {
+        // Another file (the configuration), created first when it does not exist.
+        let other: Uri = edit.get("uri")?.as_str()?.parse().ok()?;
+        let text_edit = TextEdit {
+            range: serde_json::from_value(edit.get("range")?.clone()).ok()?,
+            new_text: edit.get("newText")?.as_str()?.to_string(),
+        };
+        let mut ops = Vec::new();
+        if edit.get("create").and_then(Value::as_bool) == Some(true) {
+            ops.push(DocumentChangeOperation::Op(ResourceOp::Create(CreateFile {
+                uri: other.clone(),
+                options: Some(CreateFileOptions { overwrite: Some(false), ignore_if_exists: Some(true) }),
+                annotation_id: None,
+            })));
+        }
+        ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
+            text_document: OptionalVersionedTextDocumentIdentifier { uri: other, version: None },
+            edits: vec![OneOf::Left(text_edit)],
+        }));
+        let edit = WorkspaceEdit { document_changes: Some(DocumentChanges::Operations(ops)), ..Default::default() };
         return Some((title, edit, None));
     }
     let text_edit = TextEdit {
@@ -209,13 +415,38 @@ pub async fn code_action(shared: &Shared, params: CodeActionParams) -> Result<Op
     let mut actions = Vec::new();
     if wanted(only, CodeActionKind::QUICKFIX.as_str()) {
         for d in &params.context.diagnostics {
-            let Some((title, edit, _)) = fix_of(d, uri) else { continue };
+            let Some((title, edit, here)) = fix_of(d, uri) else { continue };
             actions.push(CodeActionOrCommand::CodeAction(CodeAction {
                 title,
                 kind: Some(CodeActionKind::QUICKFIX),
                 diagnostics: Some(vec![d.clone()]),
                 edit: Some(edit),
-                is_preferred: Some(true),
+                // A mend of the text; raising a budget is a decision.
+                is_preferred: Some(here.is_some()),
+                ..CodeAction::default()
+            }));
+        }
+        // Any finding may be accepted for this file in the configuration (as ruff's and typos'
+        // servers offer to silence one).
+        for d in &params.context.diagnostics {
+            if d.source.as_deref() != Some("instructions") {
+                continue;
+            }
+            let Some(NumberOrString::String(code)) = &d.code else { continue };
+            if code == crate::chain::lint::Code::BadConfig.name() {
+                continue;
+            }
+            let Some(fix) = crate::chain::config_edit::accept(&path, code) else { continue };
+            let Some((title, edit, _)) =
+                convert::fix_data(&fix, b"", shared.state().encoding).and_then(|v| fix_in(&v, uri))
+            else {
+                continue;
+            };
+            actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                title,
+                kind: Some(CodeActionKind::QUICKFIX),
+                diagnostics: Some(vec![d.clone()]),
+                edit: Some(edit),
                 ..CodeAction::default()
             }));
         }
@@ -274,12 +505,16 @@ pub async fn code_action(shared: &Shared, params: CodeActionParams) -> Result<Op
     Ok(Some(actions))
 }
 
-pub async fn execute_command(shared: &Shared, params: ExecuteCommandParams) -> Result<Option<Value>> {
+pub async fn execute_command(shared: &Arc<Shared>, params: ExecuteCommandParams) -> Result<Option<Value>> {
+    if params.command == ext::CMD_SHOW_VIEW {
+        return show_view(shared, params.arguments).await.map(Some);
+    }
     if params.command != ext::CMD_OPEN {
         return Err(Error::invalid_params(format!(
-            "unknown command `{}`; this server runs `{}`",
+            "unknown command `{}`; this server runs `{}` and `{}`",
             params.command,
-            ext::CMD_OPEN
+            ext::CMD_OPEN,
+            ext::CMD_SHOW_VIEW
         )));
     }
     let Some(arg) = params.arguments.first().and_then(Value::as_str) else {
@@ -305,6 +540,49 @@ pub async fn execute_command(shared: &Shared, params: ExecuteCommandParams) -> R
         tracing::warn!("window/showDocument failed: {e}");
     }
     Ok(None)
+}
+
+/// `instructions.showView`: the view of an agent once it reads a file of a workspace folder (or
+/// started in a folder), as `{ title, text, view }`: the title to show it under, the agent's
+/// exact text, and the answer of `instructions/effective` with that `profile`.
+async fn show_view(shared: &Arc<Shared>, arguments: Vec<Value>) -> Result<Value> {
+    let usage = || {
+        Error::invalid_params(format!(
+            "`{}` takes two arguments: a file: URI inside a workspace folder and an agent ({})",
+            ext::CMD_SHOW_VIEW,
+            crate::chain::agents::NAMES.join(", ")
+        ))
+    };
+    let (Some(arg), Some(agent)) =
+        (arguments.first().and_then(Value::as_str), arguments.get(1).and_then(Value::as_str))
+    else {
+        return Err(usage());
+    };
+    let path = uri_to_path(arg).ok_or_else(usage)?;
+    let (session, env) = {
+        let st = shared.state();
+        let Some(session) = st.session_of(&path).cloned() else { return Err(usage()) };
+        (session, st.env.clone())
+    };
+    if !crate::chain::agents::NAMES.contains(&agent) {
+        return Err(usage());
+    }
+    shared.finish_walks().await;
+    let (working, agent) = (shared.clone(), agent.to_string());
+    off_thread(move || {
+        let preview = (path != session.folder).then(|| if path.is_dir() { path.join(".touch") } else { path.clone() });
+        let view = crate::session::profiles::one(&session, working.as_ref(), &agent, &env, preview.as_deref())
+            .map_err(Error::invalid_params)?;
+        let shown = crate::session::project::display_paths(&session.project_root())(&path);
+        let title = match preview {
+            Some(_) => format!("{} reading {shown}", view.name),
+            None => format!("{} in {shown}", view.name),
+        };
+        let text = view.text.clone();
+        let view = serde_json::to_value(view).map_err(|e| Error::invalid_params(e.to_string()))?;
+        Ok(serde_json::json!({"title": title, "text": text, "view": view}))
+    })
+    .await
 }
 
 /// Whether `instructions.open` may show `path`: inside a workspace folder, or a file some

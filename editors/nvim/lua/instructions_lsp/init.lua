@@ -93,6 +93,19 @@ local function size(bytes)
   return kib(bytes) .. ' KiB'
 end
 
+--- "1234 tokens", or "~1234 tokens (estimate)" for an agent whose tokenizer is not o200k_base;
+--- '' when the answer has no count. `short`: "~1234" (a column).
+local function tokens(t, short)
+  if type(t) ~= 'table' then
+    return ''
+  end
+  local mark = t.exact and '' or '~'
+  if short then
+    return mark .. t.count
+  end
+  return mark .. t.count .. ' tokens' .. (t.exact and '' or ' (estimate)')
+end
+
 --- The statusline of the agents a `profile = "targets"` answer shows: e.g.
 --- `Codex 31.9 KiB · Claude Code 476 B`, and whether any of them cuts a file.
 function M.agents_status(result)
@@ -112,7 +125,8 @@ end
 function M.agents_text(result, engine)
   local parts = {}
   for _, p in ipairs(result.profiles) do
-    table.insert(parts, string.format('<!-- %s (mirrors %s): %d bytes -->\n\n%s', p.name or p.profile, p.mirrors, p.bytes, p.text))
+    local size = p.bytes .. ' bytes' .. (p.tokens and (', ' .. tokens(p.tokens)) or '')
+    table.insert(parts, string.format('<!-- %s (mirrors %s): %s -->\n\n%s', p.name or p.profile, p.mirrors, size, p.text))
   end
   local served = engine and M.context_text(engine) or ''
   if served ~= '' then
@@ -211,6 +225,24 @@ local function client_config(root)
         M.refresh(root)
       end,
     },
+    -- An agent's lens (vim.lsp.codelens.run()) opens that agent's exact text, which the
+    -- server answers with.
+    commands = {
+      ['instructions.showView'] = function(command, ctx)
+        local client = vim.lsp.get_client_by_id(ctx.client_id)
+        if client == nil then
+          return
+        end
+        local params = { command = command.command, arguments = command.arguments }
+        client.request('workspace/executeCommand', params, function(err, result)
+          if err then
+            notify('instructions.showView: ' .. (err.message or vim.inspect(err)))
+          elseif result and result.text then
+            M.show_view(result, root)
+          end
+        end, ctx.bufnr)
+      end,
+    },
     on_init = function()
       M.refresh(root)
     end,
@@ -300,6 +332,11 @@ local function scratch(name, text, filetype, root)
   return buf
 end
 
+--- Shows an agent's view (the answer of `instructions.showView`) in a scratch buffer.
+function M.show_view(result, root)
+  return scratch(result.title .. '.md', result.text, 'markdown', root)
+end
+
 --- The `instructions/effective` result for the current buffer, or nil (after a message).
 local function effective_here()
   local _, uri, root = current()
@@ -318,7 +355,7 @@ function M.show_effective()
     return
   end
   local _, uri = current()
-  local targets = request('instructions/effective', { uri = uri, profile = 'targets' })
+  local targets = request('instructions/effective', { uri = uri, profile = 'targets', tokens = true })
   local text
   if targets and targets.view == 'agents' then
     text = M.agents_text(targets, result)
@@ -369,7 +406,7 @@ function M.compare_lines(result)
     table.insert(lines, result.selectedBecause)
     table.insert(lines, '')
   end
-  table.insert(lines, string.format('%-9s %8s  %-6s %s', 'profile', 'bytes', 'files', 'cut'))
+  table.insert(lines, string.format('%-9s %8s %8s  %-6s %s', 'profile', 'bytes', 'tokens', 'files', 'cut'))
   for _, p in ipairs(result.profiles) do
     local reaching, cut = 0, {}
     for _, f in ipairs(p.files) do
@@ -380,7 +417,7 @@ function M.compare_lines(result)
         table.insert(cut, f.path)
       end
     end
-    table.insert(lines, string.format('%-9s %8d  %-6d %s', p.profile, p.bytes, reaching, list(cut)))
+    table.insert(lines, string.format('%-9s %8d %8s  %-6d %s', p.profile, p.bytes, tokens(p.tokens, true), reaching, list(cut)))
   end
   for _, p in ipairs(result.profiles) do
     table.insert(lines, '')
@@ -402,7 +439,7 @@ function M.show_compare(opts)
     return
   end
   local which = (opts and opts.args == 'all') and 'all' or 'targets'
-  local result = request('instructions/effective', { uri = vim.uri_from_fname(root), profile = which })
+  local result = request('instructions/effective', { uri = vim.uri_from_fname(root), profile = which, tokens = true })
   if not result then
     return
   end

@@ -135,7 +135,9 @@ try {
     // Where agents start, as `check` judges: alpha's own folder; no agent misses a file below it.
     if (!alphaRows.some((t) => t.startsWith("Where agents start this folder"))) throw new Error(`alpha: ${JSON.stringify(alphaRows)}`);
     // beta's instructions-lsp.toml gives Codex a 1200-byte budget: Codex cuts AGENTS.md.
-    if (!betaRows.some((t) => /^Codex 1 file · [\d.]+ KiB · cuts AGENTS\.md/.test(t))) throw new Error(`beta: ${JSON.stringify(betaRows)}`);
+    // Its size in tokens beside bytes: exact for Codex (o200k_base), an estimate for Claude Code.
+    if (!betaRows.some((t) => /^Codex 1 file · [\d.]+ KiB · [\d,]+ tokens · cuts AGENTS\.md/.test(t))) throw new Error(`beta: ${JSON.stringify(betaRows)}`);
+    if (!alphaRows.some((t) => /^Claude Code 1 file · [\d.]+ (B|KiB) · ~[\d,]+ tokens/.test(t))) throw new Error(`alpha: ${JSON.stringify(alphaRows)}`);
     if (!betaRows.some((t) => /^AGENTS\.md truncated · 1\.2 KiB of 3\.6 KiB/.test(t))) throw new Error(`beta: ${JSON.stringify(betaRows)}`);
     // beta's .github files make it a Copilot folder too: its applyTo rule waits for a matching file.
     if (!betaRows[0].startsWith("beta for Codex, opencode, Copilot (VS Code)")) throw new Error(`beta: ${JSON.stringify(betaRows)}`);
@@ -343,6 +345,28 @@ try {
       return (await shown()).includes("Every module has a unit test.");
     });
     await shot("import-followed");
+  });
+
+  await check("a source file's lenses say what each agent gets when it reads it, and open that view", async () => {
+    await page.keyboard.press("F1");
+    await page.keyboard.press("Backspace");
+    await page.keyboard.type("main.rs");
+    await page.locator('.quick-input-widget .monaco-list-row:has-text("main.rs")').first().waitFor({ timeout: TIMEOUT });
+    await page.keyboard.press("Enter");
+    await page.locator('.tab.active:has-text("main.rs")').waitFor({ timeout: TIMEOUT });
+    const lens = page.locator(".part.editor .codelens-decoration a >> visible=true");
+    const titles = await waitFor("the agents' lenses", async () => {
+      const all = (await lens.allInnerTexts()).map((t) => t.replace(/\u00a0/g, " "));
+      return all.some((t) => t.startsWith("Claude Code: ")) ? all : null;
+    });
+    log(`lenses: ${JSON.stringify(titles)}`);
+    if (!titles.some((t) => /^Claude Code: CLAUDE\.md · ~[\d,]+ tokens \(estimate\)$/.test(t))) throw new Error(JSON.stringify(titles));
+    if (!titles.some((t) => /^opencode: AGENTS\.md, \+ src\/AGENTS\.md · /.test(t))) throw new Error(JSON.stringify(titles));
+    await shot("source-lens");
+    await lens.filter({ hasText: "Claude Code:" }).first().click();
+    await page.locator('.tab.active:has-text("Claude Code reading src/main.rs")').waitFor({ timeout: TIMEOUT });
+    const text = (await page.locator(".part.editor .monaco-editor .view-lines >> visible=true").first().innerText()).replace(/\u00a0/g, " ");
+    if (!text.includes("Contents of") || !text.includes("CLAUDE.md")) throw new Error(text.slice(0, 400));
   });
 } finally {
   await page.close();

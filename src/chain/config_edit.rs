@@ -1,0 +1,209 @@
+//! Edits of `instructions-lsp.toml` that quick fixes offer: a budget raised for an agent
+//! (`[codex] max-bytes = 49152`), a finding accepted for a file (`[accept] "CLAUDE.md" =
+//! ["agentIgnored"]`). Each is the smallest change of the text (one line set or added, or the
+//! file created), and is offered only when the changed text, read again as the configuration,
+//! says what was meant and nothing else changed; else there is no fix.
+
+use std::path::{Path, PathBuf};
+
+use super::lint::{Change, Fix};
+use super::targets::{self, CONFIG_NAMES, ProjectConfig};
+
+/// The configuration file a fix for the folder `dir` writes: the nearest from `dir` up to the
+/// project root, else a new `instructions-lsp.toml` at the project root; with its text (empty
+/// for a new one).
+fn target(dir: &Path) -> Option<(PathBuf, String)> {
+    if let Some(path) = targets::find_config(dir) {
+        let (data, _) = super::agents::read_capped(&path, 256 * 1024 + 1).ok()?;
+        return Some((path, String::from_utf8(data).ok()?));
+    }
+    let root = dir.ancestors().find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok())?;
+    Some((root.join(CONFIG_NAMES[0]), String::new()))
+}
+
+/// The edit that sets `key = value` in the table `[table]` of `text` (both written as TOML):
+/// the line that sets it replaced, else a line added at the table's end, else the table added
+/// at the end of the text. As `(start, end, new text)` of the bytes replaced.
+fn set_line(text: &str, table: &str, key: &str, value: &str) -> (usize, usize, String) {
+    let header = format!("[{table}]");
+    let line = format!("{key} = {value}\n");
+    let mut at = 0;
+    let mut in_table = false;
+    let mut table_end = None;
+    for l in text.split_inclusive('\n') {
+        let t = l.trim();
+        if t.starts_with('[') {
+            if in_table {
+                break;
+            }
+            in_table = t == header;
+        } else if in_table {
+            let written = t.split_once('=').map(|(k, _)| k.trim().trim_matches('"'));
+            if written == Some(key.trim_matches('"')) {
+                let end = at + l.trim_end_matches(['\n', '\r']).len();
+                return (at, end, line.trim_end().to_string());
+            }
+            if !t.is_empty() {
+                table_end = Some(at + l.len());
+            }
+        }
+        if in_table && table_end.is_none() {
+            table_end = Some(at + l.len());
+        }
+        at += l.len();
+    }
+    match table_end {
+        // After the table's last line (a line break first when the text does not end in one).
+        Some(end) => {
+            let lead = if text[..end].ends_with('\n') { "" } else { "\n" };
+            (end, end, format!("{lead}{line}"))
+        }
+        None => {
+            let lead = match text {
+                "" => "",
+                t if t.ends_with("\n\n") => "",
+                t if t.ends_with('\n') => "\n",
+                _ => "\n\n",
+            };
+            (text.len(), text.len(), format!("{lead}{header}\n{line}"))
+        }
+    }
+}
+
+/// `edit` applied to `text`.
+fn applied(text: &str, (start, end, with): &(usize, usize, String)) -> String {
+    format!("{}{with}{}", &text[..*start], &text[*end..])
+}
+
+/// The fix that makes `change` to the configuration for `dir`, titled `title`, when the text it
+/// makes reads as a configuration that passes `meant` (given the configuration before, if any).
+fn fix(
+    dir: &Path,
+    title: impl FnOnce(&str) -> String,
+    edit: impl FnOnce(&str, Option<&ProjectConfig>) -> Option<(usize, usize, String)>,
+    meant: impl FnOnce(Option<&ProjectConfig>, &ProjectConfig) -> bool,
+) -> Option<Fix> {
+    let (path, text) = target(dir)?;
+    let before = (!text.is_empty()).then(|| targets::parse_config(&path, &text)).transpose().ok()?;
+    let change = edit(&text, before.as_ref())?;
+    let after = targets::parse_config(&path, &applied(&text, &change)).ok()?;
+    if !meant(before.as_ref(), &after) {
+        return None;
+    }
+    let name = path.file_name()?.to_str()?.to_string();
+    let (start, end, text) = change;
+    Some(Fix { title: title(&name), change: Change::Edit { path, start, end, text } })
+}
+
+/// "Raise Codex's budget to 48 KiB in instructions-lsp.toml": `[agent] max-bytes = bytes` in
+/// the configuration for `dir`, the folder the agent starts in.
+pub fn raise_budget(dir: &Path, agent: &str, bytes: u64) -> Option<Fix> {
+    let who = super::agents::display_name(agent);
+    fix(
+        dir,
+        |name| format!("Raise {who}'s budget to {} in {name}", super::agents::size_words(bytes)),
+        |text, _| Some(set_line(text, agent, "max-bytes", &bytes.to_string())),
+        |before, after| {
+            let mut expected = before.cloned().unwrap_or_else(|| ProjectConfig { path: after.path.clone(), ..empty() });
+            expected.settings.entry(agent.to_string()).or_default().max_bytes = Some(bytes);
+            &expected == after
+        },
+    )
+}
+
+/// "Accept `agentIgnored` for CLAUDE.md in instructions-lsp.toml": the finding's code added to
+/// the `[accept]` entry of `file` (named from the configuration's folder).
+pub fn accept(file: &Path, code: &str) -> Option<Fix> {
+    let dir = file.parent()?;
+    let (path, _) = target(dir)?;
+    let rel = file.strip_prefix(path.parent()?).ok()?;
+    let key = crate::paths::slash_join(rel);
+    let quoted = serde_json::to_string(&key).ok()?;
+    let shown = key.clone();
+    fix(
+        dir,
+        |name| format!("Accept `{code}` for {shown} in {name}"),
+        |text, before| {
+            let mut codes = before.and_then(|b| b.accept.get(&key).cloned()).unwrap_or_default();
+            if codes.iter().any(|c| c == code) {
+                return None;
+            }
+            codes.push(code.to_string());
+            let list = serde_json::to_string(&codes).ok()?.replace(',', ", ");
+            Some(set_line(text, "accept", &quoted, &list))
+        },
+        |before, after| {
+            let mut expected = before.cloned().unwrap_or_else(|| ProjectConfig { path: after.path.clone(), ..empty() });
+            expected.accept.entry(key.clone()).or_default().push(code.to_string());
+            &expected == after
+        },
+    )
+}
+
+fn empty() -> ProjectConfig {
+    ProjectConfig {
+        path: PathBuf::new(),
+        agents: None,
+        settings: Default::default(),
+        starts: Vec::new(),
+        accept: Default::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(text: &str, table: &str, key: &str, value: &str) -> String {
+        applied(text, &set_line(text, table, key, value))
+    }
+
+    #[test]
+    fn a_line_is_set_where_it_is_added_where_its_table_ends_or_with_its_table() {
+        let t = "agents = [\"codex\"]\n\n[codex]\nmax-bytes = 100 # mine\n\n[claude]\nfile-names = [\"A.md\"]\n";
+        assert_eq!(
+            set(t, "codex", "max-bytes", "49152"),
+            "agents = [\"codex\"]\n\n[codex]\nmax-bytes = 49152\n\n[claude]\nfile-names = [\"A.md\"]\n"
+        );
+        assert_eq!(
+            set(t, "claude", "max-bytes", "1"),
+            "agents = [\"codex\"]\n\n[codex]\nmax-bytes = 100 # mine\n\n[claude]\nfile-names = [\"A.md\"]\nmax-bytes = 1\n"
+        );
+        assert_eq!(set("agents = []", "codex", "max-bytes", "1"), "agents = []\n\n[codex]\nmax-bytes = 1\n");
+        assert_eq!(set("", "accept", "\"a.md\"", "[\"shadowed\"]"), "[accept]\n\"a.md\" = [\"shadowed\"]\n");
+        assert_eq!(set("[codex]", "codex", "max-bytes", "1"), "[codex]\nmax-bytes = 1\n");
+    }
+
+    #[test]
+    fn fixes_write_the_nearest_configuration_and_only_what_is_meant() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".git")).expect("mkdir");
+        std::fs::create_dir_all(root.join("pkg")).expect("mkdir");
+        // No configuration: a new file at the project root.
+        let f = raise_budget(&root.join("pkg"), "codex", 49152).expect("a fix");
+        assert_eq!(f.title, "Raise Codex's budget to 48 KiB in instructions-lsp.toml");
+        let new = Change::Edit {
+            path: root.join("instructions-lsp.toml"),
+            start: 0,
+            end: 0,
+            text: "[codex]\nmax-bytes = 49152\n".into(),
+        };
+        assert_eq!(f.change, new);
+        assert!(!f.in_fix_all(), "a decision for the author, not a mechanical mend");
+        // One to extend: an entry of [accept] gains the code.
+        let config = "agents = [\"codex\", \"opencode\"]\n[accept]\n\"pkg/CLAUDE.md\" = [\"shadowed\"]\n";
+        std::fs::write(root.join("instructions-lsp.toml"), config).expect("write");
+        let f = accept(&root.join("pkg/CLAUDE.md"), "agentIgnored").expect("a fix");
+        assert_eq!(f.title, "Accept `agentIgnored` for pkg/CLAUDE.md in instructions-lsp.toml");
+        let Change::Edit { start, end, text, .. } = &f.change else { panic!("{f:?}") };
+        assert_eq!(
+            applied(config, &(*start, *end, text.clone())),
+            "agents = [\"codex\", \"opencode\"]\n[accept]\n\"pkg/CLAUDE.md\" = [\"shadowed\", \"agentIgnored\"]\n"
+        );
+        assert_eq!(accept(&root.join("pkg/CLAUDE.md"), "shadowed"), None, "accepted already");
+        // A configuration that writes the key otherwise (an inline table): no edit is sure.
+        std::fs::write(root.join("instructions-lsp.toml"), "codex = { max-bytes = 1 }\n").expect("write");
+        assert_eq!(raise_budget(root, "codex", 2048), None);
+    }
+}
