@@ -28,6 +28,8 @@
 ;;                                   a touch of this file would add (instructions/effective)
 ;;   `instructions-lsp-transitions'  the session's batch log (instructions/transitions)
 ;;   `instructions-lsp-touch'        report this file as read by an agent (instructions/touch)
+;;   `instructions-lsp-show-view'    the exact text an agent gets once it reads this file (the
+;;                                   command of the server's lenses, which lsp-mode runs here)
 ;; The views they open remember their server, so the commands work from a view too, and they are
 ;; shown again when the server says the session changed (instructions/didChange).
 ;;
@@ -257,6 +259,23 @@ Only the batches after SINCE (a prefix argument) when given."
       ('lsp-mode (let ((lsp--cur-workspace server))
                    (lsp-notify "instructions/touch" params))))))
 
+;; An agent's view: what it gets once it reads this file, as the server's lenses open it.
+
+(defconst instructions-lsp-agents '("codex" "claude" "gemini" "opencode" "dsh-next" "copilot" "cursor")
+  "The agents `instructions-lsp-show-view' offers.")
+
+(defun instructions-lsp-show-view (agent)
+  "Show the exact text AGENT gets once it reads this file (instructions.showView)."
+  (interactive (list (completing-read "Agent: " instructions-lsp-agents nil t)))
+  (instructions-lsp--show (format "*instructions: %s*" agent) "workspace/executeCommand"
+                          (lambda (uri) (list :command "instructions.showView" :arguments (vector uri agent)))
+                          (lambda (result) (instructions-lsp--get result :text))))
+
+(defun instructions-lsp--lens-show-view (command)
+  "Run the server's lens COMMAND `instructions.showView' (lsp-mode's action handler)."
+  (let ((arguments (instructions-lsp--get command :arguments)))
+    (instructions-lsp-show-view (elt arguments 1))))
+
 ;;;; eglot
 
 (define-obsolete-function-alias 'instructions-lsp-eglot-effective #'instructions-lsp-effective "0.1.0")
@@ -298,6 +317,9 @@ It is an add-on: it runs beside each mode's own server."
     :server-id 'instructions-lsp
     :add-on? t
     :initialization-options #'instructions-lsp--settings
+    :action-handlers (let ((handlers (make-hash-table :test #'equal)))
+                       (puthash "instructions.showView" #'instructions-lsp--lens-show-view handlers)
+                       handlers)
     :notification-handlers (let ((handlers (make-hash-table :test #'equal)))
                              (puthash "instructions/didChange"
                                       (lambda (workspace _params) (instructions-lsp--did-change workspace))

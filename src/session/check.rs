@@ -611,7 +611,7 @@ fn check_dirs(
                     let entry = seen.at(&placed_in(&f.path, root, root_real.as_deref()), p.name);
                     if f.status.reaches() {
                         entry.at_start = true;
-                        entry.attaches = entry.attaches.take().or_else(|| agents::attach_words(&view, f));
+                        entry.attaches = entry.attaches.take().or_else(|| agents::attach_words(&view, f, &show));
                         if dir == root {
                             entry.from_root = true;
                         } else if entry.started_in.is_none() {

@@ -113,6 +113,19 @@ async fn an_imported_file_has_a_lens_per_agent_saying_who_imports_it() {
     assert!(titles.iter().any(|t| t.starts_with("Codex does not read this file")), "{titles:?}");
     assert!(got.iter().all(|(_, c, a)| c == "instructions.showView" && a[0] == uri(&style)), "{got:?}");
     c.finish().await;
+
+    // An agent that loads the import wherever it starts: the lens names the file that imports it.
+    let t = Tree::new();
+    t.mkdir("r/.git");
+    t.write("r/GEMINI.md", "Project rules. Follow @docs/style.md\n");
+    let style = t.write("r/docs/style.md", "Write short sentences.\n");
+    let root = t.root();
+    let mut c = Client::start(&t.home(), &[&root], json!({})).await;
+    let got = c.request("textDocument/codeLens", json!({"textDocument": {"uri": uri(&style)}})).await.expect("lens");
+    let titles: Vec<String> = lenses(&got).into_iter().map(|(t, _, _)| t).collect();
+    let said = "Gemini CLI loads this file, which `GEMINI.md` imports · ~4 tokens (estimate)";
+    assert!(titles.iter().any(|t| t == said), "{titles:?}");
+    c.finish().await;
 }
 
 fn cli(t: &Tree, args: &[&str]) -> (String, String) {

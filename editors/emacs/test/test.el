@@ -127,6 +127,33 @@
     (unless (string= (concat shown "\n") expected)
       (error "The view differs from the CLI:\n--- view\n%s\n--- CLI\n%s" shown expected))))
 
+(test-check "instructions-lsp-show-view shows what Codex gets, as the CLI prints it"
+  ;; The session's budget (baselineMaxBytes) is Codex's too, as `--set` gives it to the CLI.
+  (let ((shown (with-current-buffer (instructions-lsp-show-view "codex") (buffer-string)))
+        (cli (with-temp-buffer
+               (call-process (getenv "SERVER") nil (list t nil) nil "effective" test-root "--profile" "codex"
+                             "--set" "baselineMaxBytes=1024")
+               (buffer-string))))
+    (unless (string-match-p "AGENTS.md instructions for" shown)
+      (error "Not Codex's text: %s" shown))
+    (unless (string= (concat shown "\n") cli)
+      (error "The view differs from the CLI:\n--- view\n%s\n--- CLI\n%s" shown cli))))
+
+(test-check "an agent's lens command, as lsp-mode hands it over, opens the same view"
+  ;; (This session shows the dsh rules, so it has no agents' lenses: the command is made as the
+  ;; server writes one, in the shape each client reads JSON into.)
+  (pcase-let* ((`(,client ,_) (instructions-lsp--client))
+               (uri (instructions-lsp--uri client))
+               (command (pcase client
+                          ('eglot (list :title "Codex" :command "instructions.showView" :arguments (vector uri "codex")))
+                          ('lsp-mode (let ((h (make-hash-table :test #'equal)))
+                                       (puthash "command" "instructions.showView" h)
+                                       (puthash "arguments" (vector uri "codex") h)
+                                       h))))
+               (shown (with-current-buffer (instructions-lsp--lens-show-view command) (buffer-string))))
+    (unless (string-match-p "AGENTS.md instructions for" shown)
+      (error "Not Codex's text: %s" shown))))
+
 (test-check "from the view, the commands reach the same server"
   (with-current-buffer test-view
     (let ((again (with-current-buffer (instructions-lsp-effective) (buffer-string))))

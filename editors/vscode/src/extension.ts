@@ -143,7 +143,8 @@ async function startClient(context: vscode.ExtensionContext): Promise<LanguageCl
       executeCommand: async (command, args, next) => {
         const answer = await next(command, args);
         if (command === "instructions.showView" && answer && typeof answer.text === "string") {
-          await showText(`${answer.title}.md`, answer.text);
+          // A path's slashes would make the title a folder of the document's URI.
+          await showText(`${String(answer.title).replace(/\//g, "\u2215")}.md`, answer.text);
         }
         return answer;
       },

@@ -279,14 +279,20 @@ pub fn missing_import(profile: &AgentProfile, m: super::imports::Missing, base: 
     RuleProblem { at, fix, ..RuleProblem::new(m.importer, RuleProblemKind::MissingImport, message) }
 }
 
-/// How a rule that loads at start by its patterns attaches, in words (for hovers): a wildcard
-/// pattern attaches it whatever is read. `None` for any other file.
-pub fn attach_words(view: &AgentView, file: &AgentFile) -> Option<String> {
+/// How a file that loads at start gets there, in words (for hovers and lenses): the file that
+/// imports it (or, for Copilot, links to it); for a rule, a wildcard pattern that attaches it
+/// whatever is read. `None` for any other file. `show` names paths.
+pub fn attach_words(view: &AgentView, file: &AgentFile, show: impl Fn(&Path) -> String) -> Option<String> {
+    let name = display_name(view.profile);
+    if let Some(by) = file.by.as_deref().filter(|_| file.status.reaches()) {
+        // An import (Claude Code, Gemini CLI), or a file Copilot's instructions link to.
+        let verb = if view.profile == "copilot" { "links to" } else { "imports" };
+        return Some(format!("{name} loads this file, which `{}` {verb}", show(by)));
+    }
     let wildcard: Vec<String> = file.globs.iter().filter(|g| super::walk::is_wildcard(g)).cloned().collect();
     (file.status.reaches() && file.batch == 0 && !wildcard.is_empty()).then(|| {
         format!(
-            "{} loads this rule at start, whatever is read: its pattern {} matches every file",
-            display_name(view.profile),
+            "{name} loads this rule at start, whatever is read: its pattern {} matches every file",
             globs_words(&wildcard)
         )
     })
