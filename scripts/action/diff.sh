@@ -5,6 +5,12 @@
 # from the event: it must be a commit id, never an option or a revision expression.
 set -euo pipefail
 
+# On pull_request_target GitHub checks out the base branch, not the pull request's code (for
+# safety): a diff of it would say the change does nothing.
+if [[ ${EVENT:-} == pull_request_target ]]; then
+  echo "::warning title=instructions-lsp::on pull_request_target the checkout is the base branch, not the pull request: what the change does to each agent is not shown (run the action on pull_request)"
+  exit 0
+fi
 if [[ ! ${BASE_SHA:?} =~ ^[0-9a-f]{40}([0-9a-f]{24})?$ ]]; then
   echo "::error title=instructions-lsp::the base commit '$BASE_SHA' is not a commit id"
   exit 2
@@ -14,9 +20,12 @@ if ! git cat-file -e "$BASE_SHA^{commit}" 2>/dev/null; then
 fi
 base=$(git rev-parse --short --verify --end-of-options "$BASE_SHA^{commit}")
 args=(diff --format markdown --fail-on "${FAIL_ON:?}")
-# The checkout is the pull request merged into its base: named so, and the base by its branch.
+# The checkout is the pull request merged into its base (or a merge group's head): named so, and
+# the base by its branch.
 if [[ -n ${BASE_REF:-} ]]; then
-  args+=(--base-name "$BASE_REF at $base" --head-name "this pull request")
+  head_name="this pull request"
+  [[ ${EVENT:-} == merge_group ]] && head_name="this merge group"
+  args+=(--base-name "${BASE_REF#refs/heads/} at $base" --head-name "$head_name")
 fi
 if [[ -n ${PROFILE:-} ]]; then
   args+=(--profile "$PROFILE")

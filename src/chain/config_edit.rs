@@ -147,6 +147,7 @@ fn empty() -> ProjectConfig {
         settings: Default::default(),
         starts: Vec::new(),
         accept: Default::default(),
+        exclude: Vec::new(),
     }
 }
 

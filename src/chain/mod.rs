@@ -3,6 +3,7 @@
 
 pub mod agents;
 pub mod config_edit;
+pub mod config_keys;
 pub mod confine;
 pub mod discover;
 pub mod lint;

@@ -13,6 +13,10 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::agents::{self, Overrides};
+pub use super::config_keys::{
+    ACCEPT_GLOBS_MAX, ACCEPT_MAX, EXCLUDE_MAX, Exclusions, PATTERN_MAX, STARTS_MAX, accept_pattern, config_schema,
+    is_glob, start_pattern,
+};
 use super::lint::Code;
 
 /// The names of the project configuration file, in the order they are looked for.
@@ -45,6 +49,7 @@ struct RawConfig {
     agents: Option<Vec<String>>,
     starts: Option<Vec<String>>,
     accept: Option<BTreeMap<String, Vec<String>>>,
+    exclude: Option<Vec<String>>,
     #[serde(flatten)]
     tables: BTreeMap<String, toml::Value>,
 }
@@ -64,6 +69,10 @@ pub struct ProjectConfig {
     /// pattern (relative to the file's directory) names, by code (checked: known codes, valid
     /// globs).
     pub accept: BTreeMap<String, Vec<String>>,
+    /// `exclude = ["vendor/", "tests/fixtures/**"]`: folders and files left out of detection, of
+    /// the places agents start and of the check, as `.gitignore` lines relative to the file's
+    /// directory.
+    pub exclude: Vec<String>,
 }
 
 impl ProjectConfig {
@@ -138,9 +147,20 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ProjectConfig, String> {
     if accept.len() > ACCEPT_MAX {
         return Err(format!("{shown}: [accept] names {} patterns; at most {ACCEPT_MAX}", accept.len()));
     }
-    let codes: Vec<&'static str> = Code::ALL.iter().map(|c| c.name()).collect();
+    let codes: Vec<&'static str> = Code::ALL.iter().filter(|c| **c != Code::BadConfig).map(|c| c.name()).collect();
+    let globs = accept.keys().filter(|p| is_glob(p)).count();
+    if globs > ACCEPT_GLOBS_MAX {
+        return Err(format!(
+            "{shown}: [accept] names {globs} patterns with wildcards; at most {ACCEPT_GLOBS_MAX} (name files by their paths)"
+        ));
+    }
     for (pattern, list) in &accept {
         accept_pattern(pattern).map_err(|why| format!("{shown}: [accept] `{pattern}` {why}"))?;
+        if list.iter().any(|c| c == Code::BadConfig.name()) {
+            return Err(format!(
+                "{shown}: [accept]: `badConfig` (for `{pattern}`) cannot be accepted: a configuration that cannot be used is always said"
+            ));
+        }
         if let Some(bad) = list.iter().find(|c| !codes.contains(&c.as_str())) {
             return Err(format!(
                 "{shown}: [accept]: `{bad}` (for `{pattern}`) is no finding's code{}",
@@ -148,12 +168,38 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ProjectConfig, String> {
             ));
         }
     }
+    let exclude = raw.exclude.unwrap_or_default();
+    if exclude.len() > EXCLUDE_MAX {
+        return Err(format!("{shown}: `exclude` holds {} patterns; at most {EXCLUDE_MAX}", exclude.len()));
+    }
+    for pattern in &exclude {
+        if pattern.len() > PATTERN_MAX {
+            return Err(format!(
+                "{shown}: `exclude` holds a pattern of {} bytes; a pattern is at most {PATTERN_MAX}",
+                pattern.len()
+            ));
+        }
+        let mut one = ignore::gitignore::GitignoreBuilder::new(path.parent().unwrap_or(Path::new("/")));
+        let bad = pattern.contains('\n') || pattern.starts_with("../") || pattern.contains("/../");
+        if bad || one.add_line(None, pattern).is_err() {
+            return Err(format!(
+                "{shown}: `exclude` holds `{pattern}`, which is no `.gitignore` line below the file's folder"
+            ));
+        }
+    }
+    // The patterns with wildcards as the one set they are matched with: one that `globset` cannot
+    // build together would otherwise leave the whole table unused.
+    let mut set = globset::GlobSetBuilder::new();
+    for pattern in accept.keys().filter(|p| is_glob(p)) {
+        set.add(accept_pattern(pattern)?);
+    }
+    set.build().map_err(|e| format!("{shown}: [accept]: its patterns cannot be matched together: {e}"))?;
     let mut settings = BTreeMap::new();
     for (name, value) in raw.tables {
         if !known(&name) {
             return Err(format!(
-                "{shown}: unknown key `{name}`; expected `agents = [...]`, `starts = [...]`, `[accept]` and tables named after agents ({expected}){}",
-                meant(&name, &[agents::NAMES, &["agents", "starts", "accept"]].concat())
+                "{shown}: unknown key `{name}`; expected `agents = [...]`, `starts = [...]`, `exclude = [...]`, `[accept]` and tables named after agents ({expected}){}",
+                meant(&name, &[agents::NAMES, &["agents", "starts", "exclude", "accept"]].concat())
             ));
         }
         let table: AgentConfig = value.try_into().map_err(|e: toml::de::Error| {
@@ -188,95 +234,8 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ProjectConfig, String> {
         settings,
         starts: raw.starts.unwrap_or_default(),
         accept,
+        exclude,
     })
-}
-
-/// The JSON schema of `instructions-lsp.toml`, for TOML editors (taplo, Even Better TOML): made
-/// from the names [`load_config`] checks against, so that it says what the file may hold.
-/// `editors/instructions-lsp.schema.json` is this, written out (a test keeps them equal).
-pub fn config_schema() -> serde_json::Value {
-    use serde_json::json;
-    let agent_table = |name: &str| {
-        let mut properties = json!({
-            "max-bytes": {
-                "type": "integer", "minimum": 0,
-                "description": "The agent's byte budget (Codex's project_doc_max_bytes, dsh-next's maxBytes)."
-            },
-            "file-names": {
-                "type": "array", "items": {"type": "string", "pattern": "^[^/\\\\]+$", "not": {"enum": [".", ".."]}},
-                "description": "The agent's file names (Codex's fallback names, Gemini CLI's context.fileName, dsh-next's instructionFileCandidates): plain file names."
-            },
-        });
-        if name == "copilot" {
-            let settings: serde_json::Map<String, serde_json::Value> =
-                agents::COPILOT_SETTINGS.iter().map(|k| (k.to_string(), json!({}))).collect();
-            properties["settings"] = json!({
-                "type": "object", "properties": settings, "additionalProperties": false,
-                "description": "VS Code settings for the copilot profile, winning over the workspace's .vscode/settings.json."
-            });
-        }
-        json!({"type": "object", "properties": properties, "additionalProperties": false})
-    };
-    let mut properties = json!({
-        "agents": {
-            "type": "array", "uniqueItems": true, "items": {"enum": agents::NAMES},
-            "description": "The agents to check for; without it they are detected from the files."
-        },
-        "accept": {
-            "type": "object", "maxProperties": ACCEPT_MAX,
-            "additionalProperties": {"type": "array", "items": {"enum": Code::ALL.iter().map(|c| c.name()).collect::<Vec<_>>()}},
-            "description": "Findings accepted: for the files a pattern (relative to this file's folder) names, the codes of the findings no longer reported."
-        },
-        "starts": {
-            "type": "array", "maxItems": STARTS_MAX, "items": {"type": "string"},
-            "description": "Folders where the repository's people start agents, besides its package roots: globs relative to this file's folder."
-        },
-    });
-    for name in agents::NAMES {
-        properties[*name] = agent_table(name);
-    }
-    json!({
-        "$schema": "http://json-schema.org/draft-07/schema#",
-        "title": "instructions-lsp.toml",
-        "description": "Which agents a repository is written for, and their settings (docs/targets.md).",
-        "type": "object",
-        "properties": properties,
-        "additionalProperties": false
-    })
-}
-
-/// The most patterns `starts` may hold.
-pub const STARTS_MAX: usize = 256;
-
-/// The most patterns `[accept]` may name.
-pub const ACCEPT_MAX: usize = 1000;
-
-/// A pattern of `[accept]` as a glob of files below the configuration's directory (`*` within
-/// one name, `**` across names); the error says why it is no such pattern.
-pub fn accept_pattern(pattern: &str) -> Result<globset::Glob, String> {
-    if pattern.is_empty() || pattern.starts_with('/') || pattern.starts_with('~') || pattern.contains('\\') {
-        return Err("is not a file below the configuration's folder (write it relative, with `/`)".into());
-    }
-    if pattern.split('/').any(|c| c == ".." || c == "." || c.is_empty()) {
-        return Err("leaves the configuration's folder or has an empty name (no `.`, `..` or `//`)".into());
-    }
-    globset::GlobBuilder::new(pattern).literal_separator(true).build().map_err(|e| format!("is no glob: {}", e.kind()))
-}
-
-/// A pattern of `starts` as a glob of folders below the configuration's directory (`*` within
-/// one name, `**` across names); the error says why it is no such pattern.
-pub fn start_pattern(pattern: &str) -> Result<globset::Glob, String> {
-    let trimmed = pattern.trim_end_matches('/');
-    if trimmed.is_empty() || trimmed.starts_with('/') || trimmed.starts_with('~') || trimmed.contains('\\') {
-        return Err("which is not a folder below the file's own (write it relative, with `/`)".into());
-    }
-    if trimmed.split('/').any(|c| c == ".." || c == "." || c.is_empty()) {
-        return Err("which leaves the file's folder or has an empty name (no `.`, `..` or `//`)".into());
-    }
-    globset::GlobBuilder::new(trimmed)
-        .literal_separator(true)
-        .build()
-        .map_err(|e| format!("which is no glob: {}", e.kind()))
 }
 
 /// The configuration that decides for `dir`: every configuration file from `dir` up to the
@@ -318,15 +277,30 @@ fn is_file_name(n: &str) -> bool {
     !matches!(n, "" | "." | "..") && !n.contains(['/', '\\'])
 }
 
-/// The agents whose files these names are (in the order of [`agents::NAMES`]), with the names
-/// that gave each away. `names` are file or directory names found in the repository.
-pub fn detect<'a>(names: impl IntoIterator<Item = &'a str>) -> (Vec<&'static str>, Vec<String>) {
+/// The agents whose files these are (in the order of [`agents::NAMES`]), with the files that gave
+/// each away. `paths` are file or directory paths found in the repository, relative to its root
+/// with `/` (or bare names); of each kind of evidence the shallowest is said, by its path.
+pub fn detect<'a>(paths: impl IntoIterator<Item = &'a str>) -> (Vec<&'static str>, Vec<String>) {
     let mut agents_found: Vec<&'static str> = Vec::new();
-    let mut evidence: Vec<String> = Vec::new();
-    for name in names {
-        let Some((agents, shown)) = agents_of(name) else { continue };
-        if !evidence.contains(&shown) {
-            evidence.push(shown);
+    // Per kind of evidence, the shallowest path that shows it.
+    let mut evidence: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    for path in paths {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let Some((agents, kind)) = agents_of(name) else { continue };
+        // A plain file by its path; a folder of them (`.github/instructions/`) by the folder's.
+        let shown = match kind.strip_suffix('/') {
+            Some(folder) if name == folder => format!("{path}/"),
+            Some(_) => match path.rfind(kind.as_str()) {
+                Some(at) => path[..at + kind.len()].to_string(),
+                None => kind.clone(),
+            },
+            None if kind.contains('/') && !path.contains('/') => kind.clone(),
+            None => path.to_string(),
+        };
+        let depth = shown.trim_end_matches('/').matches('/').count();
+        let e = evidence.entry(kind).or_insert_with(|| (depth, shown.clone()));
+        if (depth, &shown) < (e.0, &e.1) {
+            *e = (depth, shown);
         }
         for a in agents {
             if !agents_found.contains(a) {
@@ -335,6 +309,7 @@ pub fn detect<'a>(names: impl IntoIterator<Item = &'a str>) -> (Vec<&'static str
         }
     }
     agents_found.sort_by_key(|a| agents::NAMES.iter().position(|n| n == a));
+    let mut evidence: Vec<String> = evidence.into_values().map(|(_, shown)| shown).collect();
     evidence.sort();
     (agents_found, evidence)
 }
@@ -463,15 +438,23 @@ fn names_within(root: &Path, limit: usize) -> std::collections::BTreeSet<String>
 /// The names of the entries of one walk per depth of `depths` (`None`: the whole tree).
 fn names_passes(root: &Path, limit: usize, depths: &[Option<usize>]) -> std::collections::BTreeSet<String> {
     let mut names = std::collections::BTreeSet::new();
+    let excluded = std::sync::Arc::new(Exclusions::of(root));
     for &depth in depths {
-        let mut walker = super::confine::walker(root, |e| e.file_name() != ".git" && e.file_name() != "node_modules");
+        let excluded = excluded.clone();
+        let mut walker = super::confine::walker(root, move |e| {
+            let dir = e.file_type().is_some_and(|t| t.is_dir());
+            e.file_name() != ".git"
+                && e.file_name() != "node_modules"
+                && (e.depth() == 0 || !excluded.excludes(e.path(), dir))
+        });
         walker.max_depth(depth);
         for entry in super::confine::entries(&mut walker, limit) {
             if let Some(name) = entry.file_name().to_str()
                 && !detect([name]).0.is_empty()
                 && counts(root, entry.path(), name)
             {
-                names.insert(name.to_string());
+                let rel = entry.path().strip_prefix(root).map_or_else(|_| name.to_string(), crate::paths::slash_join);
+                names.insert(rel);
             }
         }
     }
@@ -590,9 +573,29 @@ mod tests {
         // first two levels whole, whatever order the directories list their entries in; a walk
         // of 10 still sees the root's.
         let names = names_within(root, 100);
-        assert!(names.contains("AGENTS.md") && names.contains("CLAUDE.md"), "{names:?}");
+        // By their paths from the root, which detection names.
+        assert!(names.contains("AGENTS.md") && names.contains("b/CLAUDE.md"), "{names:?}");
         assert!(names_within(root, 10).contains("AGENTS.md"));
-        assert!(names_within(root, 1000).contains("GEMINI.md"));
+        assert!(names_within(root, 1000).contains("c/deep/GEMINI.md"));
+    }
+
+    /// Detection names, of each kind of file, the shallowest by its path.
+    #[test]
+    fn detection_names_the_files_it_used_by_their_paths() {
+        let (agents, evidence) = detect([
+            "pkg/deep/AGENTS.md",
+            "AGENTS.md",
+            "x/y/CLAUDE.md",
+            "b/.github/instructions/u.instructions.md",
+            "a/.github/instructions/t.instructions.md",
+            "z/.claude",
+            "copilot-instructions.md",
+        ]);
+        assert_eq!(agents, ["codex", "claude", "opencode", "copilot"]);
+        assert_eq!(
+            evidence,
+            [".github/copilot-instructions.md", "AGENTS.md", "a/.github/instructions/", "x/y/CLAUDE.md", "z/.claude/"]
+        );
     }
 
     #[test]
@@ -604,8 +607,8 @@ mod tests {
         std::fs::create_dir_all(root.join(".github")).expect("github");
         std::fs::write(root.join(".github/copilot-instructions.md"), "copilot").expect("copilot");
         let names = names_below(root);
-        assert!(!names.contains("AGENTS.md"), "{names:?}");
-        assert!(names.contains("copilot-instructions.md"), "{names:?}");
+        assert!(!names.iter().any(|n| n.ends_with("AGENTS.md")), "{names:?}");
+        assert!(names.contains(".github/copilot-instructions.md"), "{names:?}");
         std::fs::write(root.join("AGENTS.md"), "rules").expect("root");
         assert!(names_below(root).contains("AGENTS.md"));
     }
@@ -715,11 +718,20 @@ mod tests {
         let c =
             parse_config(&path, "[accept]\n\"docs/**/CLAUDE.md\" = [\"shadowed\", \"agentCut\"]\n").expect("config");
         assert_eq!(c.accept.get("docs/**/CLAUDE.md"), Some(&vec!["shadowed".to_string(), "agentCut".to_string()]));
+        // Files named by their paths cost nothing to match: a thousand of them are fine.
+        let paths: String = (0..1000).map(|i| format!("\"d{i}/CLAUDE.md\" = [\"shadowed\"]\n")).collect();
+        assert!(parse_config(&path, &format!("[accept]\n{paths}")).is_ok());
+        let many_globs: String =
+            format!("[accept]\n{}", (0..101).map(|i| format!("\"d{i}/*.md\" = [\"shadowed\"]\n")).collect::<String>());
+        let long = format!("[accept]\n\"{}\" = [\"shadowed\"]\n", "a".repeat(1025));
         for (text, said) in [
             ("[accept]\n\"../x.md\" = [\"shadowed\"]\n", "[accept] `../x.md` leaves the configuration's folder"),
             ("[accept]\n\"/etc/x\" = [\"shadowed\"]\n", "[accept] `/etc/x` is not a file below"),
             ("[accept]\n\"a.md\" = [\"nope\"]\n", "[accept]: `nope` (for `a.md`) is no finding's code"),
             ("[accept]\n\"a.md\" = \"shadowed\"\n", "invalid type"),
+            ("[accept]\n\"a.md\" = [\"badConfig\"]\n", "`badConfig` (for `a.md`) cannot be accepted"),
+            (&many_globs, "[accept] names 101 patterns with wildcards; at most 100"),
+            (&long, "is 1025 bytes long; a pattern is at most 1024"),
         ] {
             let e = parse_config(&path, text).expect_err(text);
             assert!(e.contains(said), "{e}");

@@ -243,15 +243,6 @@ fn engine_row(
     Ok(row)
 }
 
-/// The names an agent looks for in a directory, for "loads nothing" notes.
-fn looked_for(profile: &agents::AgentProfile) -> Vec<String> {
-    if profile.layers.is_empty() {
-        profile.candidates.clone()
-    } else {
-        profile.layers.iter().map(|l| l.path.to_string()).collect()
-    }
-}
-
 fn agent_row(
     profile: &agents::AgentProfile,
     folder: &Path,
@@ -293,14 +284,7 @@ fn agent_row(
         .filter(|f| f.status != Status::Outside || !agents::loaded_elsewhere(&view, f))
         .map(|f| format!("{} ({})", name(&f.path), f.status.as_str()))
         .collect();
-    let note = view.text.is_empty().then(|| match looked_for(profile) {
-        names if names.is_empty() => {
-            "loads nothing: no file it reads is on its way here, nor a global file of its own".into()
-        }
-        names => {
-            format!("loads nothing: none of {} is on its way here, nor a global file of its own", names.join(", "))
-        }
-    });
+    let note = view.text.is_empty().then(|| format!("loads nothing: {}", agents::why_nothing(profile)));
     Row {
         one_request: profile.one_request,
         profile: view.profile.into(),

@@ -86,7 +86,12 @@ fn agent_view(
     let o = crate::session::project::overrides(targets, name, Some(&from_sets));
     let profile = agents::profile(name, &agents::AgentEnv::from_process(), &o)
         .ok_or_else(|| format!("unknown profile `{name}`"))?;
-    Ok(agents::load(&profile, folder, touched))
+    let view = agents::load(&profile, folder, touched);
+    if view.text.is_empty() {
+        // An empty answer says why, beside it (stdout stays the agent's exact text).
+        eprintln!("{} loads nothing here: {}", agents::display_name(name), agents::why_nothing(&profile));
+    }
+    Ok(view)
 }
 
 /// Without `--profile`: what each agent the repository targets receives. One agent: exactly its

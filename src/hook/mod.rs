@@ -424,8 +424,21 @@ fn answer(
 }
 
 /// Runs `instructions-lsp hook <agent> [--profile P] [--set KEY=VALUE]…`: every problem is
-/// logged, and the exit code is always 0.
+/// logged, and the exit code is 0 but for an agent it does not know (1).
 pub fn run_with(agent: &str, profile: Option<&str>, set: &[String]) -> ExitCode {
+    // A hook set up without its agent (or with another's) is a mistake in the agent's settings:
+    // said, with exit 1, which the agents show to the user without blocking the turn (Claude
+    // Code takes exit 2 as blocking the tool call).
+    if Agent::parse(agent).is_none() {
+        let said = match agent {
+            "" => "name the agent whose event comes on stdin: `instructions-lsp hook claude` or `instructions-lsp hook codex`".to_string(),
+            other => format!("unknown agent `{other}`; expected one of {} (`instructions-lsp hook claude`)", AGENTS.join(", ")),
+        };
+        eprintln!("instructions-lsp hook: {said}; see `instructions-lsp hook --help`");
+        let state = crate::session::options::settings_from(None, set, &crate::chain::settings::Env::from_process());
+        log(state.ok().and_then(|(s, _)| s.state_dir).as_deref(), &said);
+        return ExitCode::from(1);
+    }
     let settings = match profile {
         Some(p) if crate::chain::settings::Profile::parse(p).is_none() => {
             Err(format!("hook --profile takes dsh or ds4, not `{p}`"))

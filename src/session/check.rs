@@ -172,7 +172,16 @@ pub fn walk_with(root: &Path, settings: &Settings, unwritten: &[Unwritten]) -> W
 
 fn walk_on(root: &Path, settings: &Settings, unwritten: &[Unwritten], cores: Cores) -> Walked {
     let names = checked_names(settings, &agents::AgentEnv::from_process());
-    let builder = || crate::chain::confine::walker(root, |e| e.file_name() != ".git");
+    // What the repository's configuration leaves out is not walked (a folder asked about by name
+    // is walked, but what is found in it is not reported: see `decisions::retain`).
+    let excluded = std::sync::Arc::new(crate::chain::targets::Exclusions::of(root));
+    let builder = || {
+        let excluded = excluded.clone();
+        crate::chain::confine::walker(root, move |e| {
+            let dir = e.file_type().is_some_and(|t| t.is_dir());
+            e.file_name() != ".git" && (e.depth() == 0 || !excluded.excludes(e.path(), dir))
+        })
+    };
     if cores == Cores::One {
         let mut w = Walked::empty();
         let mut listing = agents::RepoListing::of(root);
@@ -263,7 +272,8 @@ impl Walked {
                 let Some(name) = e.file_name().to_str() else { return };
                 let detected = !crate::chain::targets::detect([name]).0.is_empty();
                 if detected && crate::chain::targets::counts(root, e.path(), name) {
-                    self.names.insert(name.to_string());
+                    // By its path, which detection names.
+                    self.names.insert(e.path().strip_prefix(root).map_or_else(|_| name.to_string(), paths::slash_join));
                 }
                 let is_dir = e.file_type().is_some_and(|t| t.is_dir());
                 if !is_dir
@@ -391,12 +401,19 @@ fn check_walked_from(
     let (mut findings, statements, classes) =
         agents::with_repo_cache(&repo, || check_dirs(root, settings, own, starts, keep, cores));
     findings.extend(walked.unreadable);
-    // What the repository accepts is said by no edge.
+    // What the repository accepts, or leaves out, is said by no edge.
     super::decisions::retain(&mut findings);
+    let mut warnings = walked.warnings;
+    if crate::chain::targets::Exclusions::of(root).excludes(root, true) {
+        warnings.push(format!(
+            "{} is left out by `exclude` in the repository's instructions-lsp.toml: nothing in it is reported",
+            root.display()
+        ));
+    }
     findings.sort_by(|a, b| (&a.path, SpanKey::of(a.span), a.code).cmp(&(&b.path, SpanKey::of(b.span), b.code)));
     Tree {
         findings,
-        warnings: walked.warnings,
+        warnings,
         statements,
         configured: starts.configured().to_vec(),
         config_errors: starts.config_errors().to_vec(),

@@ -112,7 +112,7 @@ fn config(text: &str, line_start: usize, line: &str) -> Completion {
         return Completion { from, items: Vec::new() };
     }
     let keys: Vec<&str> = match table {
-        None => vec!["agents", "starts"],
+        None => vec!["agents", "starts", "exclude"],
         Some("copilot") => AGENT_KEYS.to_vec(),
         Some(t) if agents::NAMES.contains(&t) => AGENT_KEYS.iter().copied().filter(|k| *k != "settings").collect(),
         Some(_) => Vec::new(),
@@ -222,7 +222,7 @@ mod tests {
         let accept = at_end("[accept]\n\"docs/CLAUDE.md\" = [\"sh");
         let codes = labels(&accept);
         assert!(codes.contains(&"shadowed") && codes.contains(&"agentCut"), "{codes:?}");
-        assert_eq!(labels(&at_end("agents = []\n")), ["agents", "starts"]);
+        assert_eq!(labels(&at_end("agents = []\n")), ["agents", "starts", "exclude"]);
         assert_eq!(labels(&at_end("[codex]\nmax")), ["max-bytes", "file-names"]);
         assert_eq!(labels(&at_end("[copilot]\n")), AGENT_KEYS);
         assert_eq!(labels(&at_end("[copilot]\nsettings = { \"")), agents::COPILOT_SETTINGS);

@@ -1,7 +1,7 @@
 //! What a repository decides in `instructions-lsp.toml` about its findings: those it accepts
 //! for some files (`[accept]`, as ruff's `per-file-ignores`), which no edge reports (every
 //! configuration file from a finding's folder up to the project root counts, each naming files
-//! from its own folder); and the budget it may raise for an agent that cuts its files, offered
+//! from its own folder), and those in the folders it leaves out (`exclude`); and the budget it may raise for an agent that cuts its files, offered
 //! as a fix.
 
 use std::collections::HashMap;
@@ -11,9 +11,15 @@ use crate::chain::agents::{AgentView, Scope, Status};
 use crate::chain::lint::{Code, Finding, Fix};
 use crate::chain::targets;
 
-/// The `[accept]` entries of one configuration file, compiled: its folder, its patterns as one
-/// set, and each pattern's codes.
-type Entries = (PathBuf, globset::GlobSet, Vec<Vec<String>>);
+/// What one configuration file decides, compiled: its folder, its `[accept]` (the files named
+/// by their paths, and the patterns with wildcards as one set) and what its `exclude` leaves out.
+struct Entries {
+    dir: PathBuf,
+    paths: HashMap<String, Vec<String>>,
+    set: globset::GlobSet,
+    codes: Vec<Vec<String>>,
+    excluded: Option<ignore::gitignore::Gitignore>,
+}
 
 /// What the configuration files met so far accept, read once each.
 #[derive(Default)]
@@ -25,6 +31,11 @@ pub struct Accepted {
 
 impl Accepted {
     fn entries(&mut self, config: &Path) -> Option<&Entries> {
+        // Each file's patterns compiled once, a few dozen files at a time: a repository of
+        // hundreds of configuration files costs time, not memory.
+        if self.configs.len() >= 32 && !self.configs.contains_key(config) {
+            self.configs.clear();
+        }
         self.configs
             .entry(config.to_path_buf())
             .or_insert_with(|| {
@@ -32,28 +43,43 @@ impl Accepted {
                 let c = targets::load_config(config).ok()?;
                 let dir = config.parent()?.to_path_buf();
                 let mut set = globset::GlobSetBuilder::new();
-                let mut codes = Vec::new();
+                let (mut paths, mut codes) = (HashMap::new(), Vec::new());
                 for (pattern, list) in c.accept {
-                    set.add(targets::accept_pattern(&pattern).ok()?);
-                    codes.push(list);
+                    if targets::is_glob(&pattern) {
+                        set.add(targets::accept_pattern(&pattern).ok()?);
+                        codes.push(list);
+                    } else {
+                        paths.insert(pattern, list);
+                    }
                 }
-                Some((dir, set.build().ok()?, codes))
+                let mut excluded = ignore::gitignore::GitignoreBuilder::new(&dir);
+                for line in &c.exclude {
+                    excluded.add_line(None, line).ok()?;
+                }
+                let excluded = (!c.exclude.is_empty()).then(|| excluded.build().ok()).flatten();
+                Some(Entries { dir, paths, set: set.build().ok()?, codes, excluded })
             })
             .as_ref()
     }
 
     /// Whether a configuration from `path`'s folder up to the project root accepts findings of
-    /// code `code` for `path`.
+    /// code `code` for `path`, or leaves `path` out altogether (`exclude`).
     pub fn accepts(&mut self, path: &Path, code: &str) -> bool {
         let mut here = path.parent().map(Path::to_path_buf);
         while let Some(dir) = here.take() {
             let found = self.nearest.entry(dir.clone()).or_insert_with(|| targets::find_config(&dir)).clone();
             let Some(config) = found else { return false };
-            if let Some((base, set, codes)) = self.entries(&config)
-                && let Ok(rel) = path.strip_prefix(base)
-                && set.matches(rel).into_iter().any(|i| codes.get(i).is_some_and(|list| list.iter().any(|c| c == code)))
+            if let Some(e) = self.entries(&config)
+                && let Ok(rel) = path.strip_prefix(&e.dir)
             {
-                return true;
+                let has = |list: &Vec<String>| list.iter().any(|c| c == code);
+                let named = e.paths.get(&crate::paths::slash_join(rel)).is_some_and(has);
+                let matched = || e.set.matches(rel).into_iter().any(|i| e.codes.get(i).is_some_and(has));
+                let excluded =
+                    || e.excluded.as_ref().is_some_and(|x| x.matched_path_or_any_parents(path, false).is_ignore());
+                if named || matched() || excluded() {
+                    return true;
+                }
             }
             let holder = config.parent().unwrap_or(&dir);
             if std::fs::symlink_metadata(holder.join(".git")).is_ok() {

@@ -262,7 +262,10 @@ pub fn class_words(
 /// The first folder directly below `start` (by name) where someone may start an agent and that
 /// `skip` does not leave out, honouring `.gitignore`: `None` when there is none.
 fn plain_folder(start: &Path, skip: impl Fn(&Path) -> bool) -> Option<PathBuf> {
-    let mut walk = crate::chain::confine::walker(start, |e| e.file_name() != "node_modules");
+    let excluded = crate::chain::targets::Exclusions::of(start);
+    let mut walk = crate::chain::confine::walker(start, move |e| {
+        e.file_name() != "node_modules" && (e.depth() == 0 || !excluded.excludes(e.path(), true))
+    });
     walk.hidden(true).max_depth(Some(1)).follow_links(false);
     crate::chain::confine::entries(&mut walk, usize::MAX)
         .into_iter()
@@ -344,7 +347,11 @@ fn named(root: &Path, project: &Path, configs: &BTreeMap<PathBuf, PathBuf>) -> B
         // From the tree's root when the file is above it: nothing outside the tree is listed.
         let from = if root.starts_with(&dir) { root.to_path_buf() } else { dir.clone() };
         let below = from.strip_prefix(&dir).map(|r| r.components().count()).unwrap_or(0);
-        let mut walk = crate::chain::confine::walker(&from, |e| e.file_name() != "node_modules");
+        let excluded = crate::chain::targets::Exclusions::of(&from);
+        let mut walk = crate::chain::confine::walker(&from, move |e| {
+            let dir = e.file_type().is_some_and(|t| t.is_dir());
+            e.file_name() != "node_modules" && (e.depth() == 0 || !excluded.excludes(e.path(), dir))
+        });
         walk.hidden(true).follow_links(false).max_depth(depth.map(|d| d.saturating_sub(below)));
         for e in crate::chain::confine::entries(&mut walk, budget) {
             budget -= 1;

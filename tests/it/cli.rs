@@ -776,6 +776,16 @@ fn the_rough_edges_a_new_user_hit_are_gone() {
     // An agent that loads nothing says why.
     let o = run(&t, &t.root(), &["compare", "--profile", "gemini"]);
     assert!(stdout(&o).contains("loads nothing: none of GEMINI.md is on its way here"), "{}", stdout(&o));
+    // effective too, on stderr: its stdout is the agent's exact text, here none.
+    let o = run(&t, &t.root(), &["effective", "--profile", "gemini"]);
+    assert_eq!((o.status.code(), stdout(&o)), (Some(0), String::new()));
+    assert!(
+        stderr(&o).contains(
+            "Gemini CLI loads nothing here: none of GEMINI.md is on its way here, nor a global file of its own"
+        ),
+        "{}",
+        stderr(&o)
+    );
     // A touch that reaches nothing says so.
     let o = run(&t, &t.root(), &["effective", "--profile", "dsh", "--touch", "/elsewhere/x.rs"]);
     assert!(stderr(&o).contains("warning: --touch /elsewhere/x.rs: outside"), "{}", stderr(&o));
@@ -1127,7 +1137,9 @@ fn check_says_nothing_false_about_files_an_agent_loads_by_some_route() {
             .map(|l| l.split_once(' ').map(|x| x.1).unwrap_or("").to_string())
     };
     assert_eq!(said(&check, "checking"), said(&compare, "comparing"), "{}{}", stderr(&check), stderr(&compare));
-    assert!(stderr(&check).contains("for Codex, Claude Code, opencode: detected from AGENTS.md, CLAUDE.md"));
+    // Of each kind of file, the shallowest by its path.
+    let detected = "for Codex, Claude Code, opencode: detected from AGENTS.md, docs/CLAUDE.md;";
+    assert!(stderr(&check).contains(detected), "{}", stderr(&check));
     assert_eq!(stdout(&check), "", "opencode loads both CLAUDE.md files on a read below them");
 }
 
@@ -1421,4 +1433,49 @@ fn a_packages_configuration_holds_when_the_whole_repository_is_checked() {
         assert_eq!(o.status.code(), Some(2), "check {dir}: {}", stderr(&o));
         assert!(stderr(&o).contains("pkg/instructions-lsp.toml: TOML parse error"), "check {dir}: {}", stderr(&o));
     }
+}
+
+/// `exclude` leaves test fixtures out of detection (the line names each file it used by its
+/// path), of the places agents start and of `check`; without it they count.
+#[test]
+fn excluded_folders_are_left_out_of_detection_starts_and_the_check() {
+    let t = Tree::new();
+    t.mkdir("r/.git");
+    t.write("r/AGENTS.md", "root rules\n");
+    t.write("r/tests/fixture/beta/.github/copilot-instructions.md", "fixture copilot\n");
+    t.write("r/tests/fixture/alpha/AGENTS.md", "fixture rules\n");
+    t.write("r/tests/fixture/alpha/CLAUDE.md", "fixture claude\n");
+    let root = t.root();
+    let before = run(&t, &root, &["check"]);
+    let said = stderr(&before);
+    assert!(
+        said.contains(
+            "checking for Codex, Claude Code, opencode, Copilot (VS Code): detected from AGENTS.md, tests/fixture/alpha/CLAUDE.md, tests/fixture/beta/.github/copilot-instructions.md"
+        ),
+        "{said}"
+    );
+    assert!(stdout(&before).contains("tests/fixture/alpha/CLAUDE.md"), "{}", stdout(&before));
+    t.write("r/instructions-lsp.toml", "exclude = [\"tests/fixture/\"]\n");
+    let after = run(&t, &root, &["check"]);
+    assert_eq!(after.status.code(), Some(0), "{}{}", stdout(&after), stderr(&after));
+    assert_eq!(stdout(&after), "");
+    assert!(stderr(&after).contains("checking for Codex, opencode: detected from AGENTS.md;"), "{}", stderr(&after));
+    let json: Value = serde_json::from_slice(&run(&t, &root, &["check", "--format", "json"]).stdout).expect("json");
+    assert_eq!(json["findings"], serde_json::json!([]), "{json}");
+    // A folder asked about by name: nothing reported, and a warning that says why.
+    let inside = run(&t, &root, &["check", "tests/fixture/alpha"]);
+    assert_eq!(stdout(&inside), "");
+    assert!(
+        stderr(&inside).contains("alpha is left out by `exclude` in the repository's instructions-lsp.toml"),
+        "{}",
+        stderr(&inside)
+    );
+    // A pattern that leaves the file's folder is an error that says so.
+    t.write("r/instructions-lsp.toml", "exclude = [\"../elsewhere\"]\n");
+    let bad = run(&t, &root, &["check"]);
+    assert!(
+        stderr(&bad).contains("`exclude` holds `../elsewhere`, which is no `.gitignore` line below the file's folder"),
+        "{}",
+        stderr(&bad)
+    );
 }

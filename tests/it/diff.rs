@@ -981,6 +981,32 @@ fn the_github_action_steps_write_the_summary_the_annotations_and_sarif() {
     assert!(md.contains(&format!("\n\nmain at {} → this pull request", &base[..7])), "{md}");
     assert!(md.contains("- **Codex** started in `packages/a` ("), "{md}");
     assert!(md.contains("loses `packages/a/AGENTS.md` (left out by the 32 KiB shared budget"), "{md}");
+    // A merge group's checkout is named as one; pull_request_target checks out the base branch,
+    // so the step says why it shows nothing, without failing.
+    std::fs::write(&summary, "").expect("empty summary");
+    let merge_group =
+        [("EVENT", "merge_group"), ("BASE_SHA", &base), ("BASE_REF", "refs/heads/main"), ("FAIL_ON", "never")];
+    assert!(step("diff.sh", &merge_group).status.success());
+    let md = std::fs::read_to_string(&summary).expect("summary");
+    assert!(md.contains(&format!("\n\nmain at {} → this merge group", &base[..7])), "{md}");
+    let o = step("diff.sh", &[("EVENT", "pull_request_target"), ("BASE_SHA", &base), ("FAIL_ON", "new-warning")]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        stdout(&o).contains("::warning title=instructions-lsp::on pull_request_target the checkout is the base branch"),
+        "{}",
+        stdout(&o)
+    );
+    // In action.yml, `check` runs whatever `diff` finds (a composite action stops at a failed
+    // step unless the next says otherwise), and `diff` runs on the three events.
+    let action = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("action.yml")).expect("action.yml");
+    let check_step = action.split("- name: Check the instruction files").nth(1).expect("the check step");
+    assert!(
+        check_step.trim_start().starts_with("if: ${{ !cancelled() && steps.install.outcome == 'success' }}"),
+        "{check_step}"
+    );
+    assert!(action.contains(
+        r#"contains(fromJSON('["pull_request", "pull_request_target", "merge_group"]'), github.event_name)"#
+    ));
     // A base that is no commit id (an option, a revision expression) never reaches git.
     for bad in ["--upload-pack=touch /tmp/pwned", "HEAD~1", &base[..7]] {
         let o = step("diff.sh", &[("BASE_SHA", bad), ("FAIL_ON", "never")]);

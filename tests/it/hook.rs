@@ -187,16 +187,29 @@ fn failures_and_bad_input_answer_nothing_and_exit_0() {
     let sibling = hook("claude", &t, &read(&t, "s", "a/c/x.rs")).expect("the sibling block");
     assert!(sibling.contains("sibling rules"), "{sibling}");
 
-    for (agent, input) in [
-        ("claude", &b"{not json"[..]),
-        ("claude", b"[]"),
-        ("claude", b"{\"hook_event_name\": \"SessionStart\"}"),
-        ("gemini", start(&t, "s").to_string().as_bytes()),
-        ("", b""),
-    ] {
+    for (agent, input) in
+        [("claude", &b"{not json"[..]), ("claude", b"[]"), ("claude", b"{\"hook_event_name\": \"SessionStart\"}")]
+    {
         let (out, err) = hook_raw(agent, &t, input);
         assert_eq!(out, "", "nothing on stdout for {agent} {:?}", String::from_utf8_lossy(input));
         assert!(err.contains("instructions-lsp hook:"), "the problem is said: {err}");
+    }
+    // Set up without its agent, or with another's: said, exit 1 (never 2, which Claude Code takes
+    // as blocking the tool call).
+    for (agent, said) in [
+        ("gemini", "unknown agent `gemini`; expected one of claude, codex"),
+        ("", "name the agent whose event comes on stdin: `instructions-lsp hook claude` or"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_instructions-lsp"))
+            .args(["hook", agent].iter().filter(|a| !a.is_empty()))
+            .env("HOME", t.home())
+            .env_remove("XDG_STATE_HOME")
+            .stdin(Stdio::null())
+            .output()
+            .expect("hook");
+        assert_eq!(out.status.code(), Some(1), "{agent}");
+        assert!(out.stdout.is_empty());
+        assert!(String::from_utf8_lossy(&out.stderr).contains(said), "{}", String::from_utf8_lossy(&out.stderr));
     }
     let log = std::fs::read_to_string(t.path("home/.local/state/instructions-lsp/hooks/hook.log")).expect("hook.log");
     assert!(log.contains("not JSON") && log.contains("unknown agent `gemini`"), "{log}");

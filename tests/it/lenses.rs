@@ -93,7 +93,7 @@ async fn a_source_file_shows_what_each_agent_gets_when_it_reads_it_and_opens_tha
         .await
         .expect_err("an unknown agent");
     let message = err["message"].as_str().unwrap_or_default();
-    assert!(message.contains("takes two arguments") && message.contains("claude"), "{err}");
+    assert!(message.contains("`claud` is not an agent; expected one of codex, claude"), "{err}");
     c.finish().await;
 }
 
@@ -212,5 +212,41 @@ async fn a_pattern_hover_counts_the_files_it_matches_and_a_missing_import_hover_
     c.open(&claude, "Project rules.\n\nRead @nope.md first.\n").await;
     c.diagnostic(&claude, "missingImport").await;
     assert_eq!(c.request("textDocument/hover", at(&claude, 2, 7)).await.expect("hover"), Value::Null);
+    c.finish().await;
+}
+
+/// Hostile arguments and files on the new surfaces: each refused with what was wrong, or
+/// answered within bounds (a path of thousands of made-up folders, a pattern of 2 KB, a 2 MB file).
+#[tokio::test]
+async fn the_view_command_and_the_hovers_refuse_or_bound_what_they_are_given() {
+    let t = repository();
+    let root = t.root();
+    let long = format!("---\nglobs: {}\n---\nrule\n", "*a".repeat(1000));
+    t.write("r/.cursor/rules/long.mdc", &long);
+    let big = t.write("r/AGENTS.md", "rule\n".repeat(400_000));
+    let mut c = Client::start(&t.home(), &[&root], json!({})).await;
+    let deep = format!("{}/{}x.rs", uri(&root), "a/".repeat(20_000));
+    for (args, said) in [
+        (json!([deep, "codex"]), "names no file or folder"),
+        (json!([uri(&t.path("r/src/main.rs")), "../codex"]), "`../codex` is not an agent; expected one of codex"),
+        (json!(["file:///etc/passwd", "claude"]), "`file:///etc/passwd` is not inside a workspace folder"),
+        (json!(["https://example.com/x", "claude"]), "is not a file: URI"),
+        (json!([1, 2]), "two strings"),
+    ] {
+        let err = c
+            .request("workspace/executeCommand", json!({"command": "instructions.showView", "arguments": args}))
+            .await
+            .expect_err("refused");
+        let message = err["message"].as_str().unwrap_or_default();
+        assert!(message.contains(said), "{message}");
+    }
+    let rule = t.path("r/.cursor/rules/long.mdc");
+    let hover = c.request("textDocument/hover", at(&rule, 1, 9)).await.expect("hover");
+    let md = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(md.contains("- Cursor: is not matched here: it is 2000 bytes long"), "{md}");
+    assert!(md.len() < 600, "the pattern is named by its start: {md}");
+    let hover = c.request("textDocument/hover", at(&big, 0, 0)).await.expect("hover");
+    let md = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(md.contains("Size: 2,000,000 bytes (too large to count its tokens here)"), "{md}");
     c.finish().await;
 }

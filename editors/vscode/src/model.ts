@@ -419,7 +419,9 @@ export function agentsCut(all: AllProfiles): boolean {
 export function agentsStatusText(all: AllProfiles): string {
   const cut = agentsCut(all);
   const parts = all.profiles.map((p) => `${p.name ?? p.profile} ${formatBytes(p.bytes)}`);
-  const text = parts.length > 3 ? `${parts.length} agents` : parts.join(" · ");
+  // Past three agents the figures would not fit: how many, and which cut a file.
+  const cutting = all.profiles.filter((p) => p.files.some((f) => CUT.has(f.status))).map((p) => p.name ?? p.profile);
+  const text = parts.length > 3 ? `${parts.length} agents · ${cutting.length ? `${cutting.join(", ")} cut` : "none cut"}` : parts.join(" · ");
   return `$(book) ${text}${cut ? " $(warning)" : ""}`;
 }
 

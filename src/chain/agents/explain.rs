@@ -308,6 +308,20 @@ pub fn globs_words(globs: &[String]) -> String {
     }
 }
 
+/// Why an agent loads nothing where it starts, in words: "none of GEMINI.md is on its way here,
+/// nor a global file of its own" (the names it looks for in each directory, or its layers').
+pub fn why_nothing(profile: &AgentProfile) -> String {
+    let names: Vec<String> = if profile.layers.is_empty() {
+        profile.candidates.clone()
+    } else {
+        profile.layers.iter().map(|l| l.path.to_string()).collect()
+    };
+    match names.as_slice() {
+        [] => "no file it reads is on its way here, nor a global file of its own".into(),
+        names => format!("none of {} is on its way here, nor a global file of its own", names.join(", ")),
+    }
+}
+
 /// How an agent is called in messages.
 pub fn display_name(profile: &str) -> &'static str {
     match profile {

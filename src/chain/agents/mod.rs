@@ -80,7 +80,7 @@ pub use deps::dirs_read;
 pub use env::{AgentEnv, CONFIG_FOLDERS, FILE_NAMES, Overrides, is_agent_path};
 pub use explain::{
     attach_words, bounded_by_start, cut_line, display_name, explain, globs_words, loaded_elsewhere, not_read,
-    size_words, view_findings,
+    size_words, view_findings, why_nothing,
 };
 pub use listing::RepoListing;
 pub use load::load;

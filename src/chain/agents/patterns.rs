@@ -30,9 +30,14 @@ pub enum Reach {
     Every,
     /// The repository is too large to list.
     Unlisted,
+    /// The pattern is longer than [`PATTERN_MAX`]: not matched here.
+    TooLong,
     /// How many files it matches, and the first few (in byte order).
     Files(usize, Vec<PathBuf>),
 }
+
+/// The longest pattern a hover matches against the repository, in bytes.
+pub const PATTERN_MAX: usize = 1024;
 
 /// The key that holds a rule's patterns in the file at `path`, and the agents of `agents` that
 /// read it with their glob styles.
@@ -81,6 +86,9 @@ pub fn hits_at(path: &Path, text: &str, offset: usize, agents: &[&str], base: &P
         .map(|(agent, style)| {
             if is_wildcard(&pattern) {
                 return (agent, Reach::Every);
+            }
+            if pattern.len() > PATTERN_MAX {
+                return (agent, Reach::TooLong);
             }
             let key =
                 SearchKey { style, rule_dir: rule_base(path, Scope::Project, base), globs: vec![pattern.clone()] };

@@ -103,13 +103,21 @@ fn pattern_hover(shared: &Shared, path: &Path, pos: Position) -> Option<Hover> {
     let root = session.project_root();
     let hits = crate::chain::agents::patterns::hits_at(path, &text, offset, &agents, &root)?;
     let show = crate::session::project::display_paths(&root);
-    let mut md = format!("**`{}`** (`{}`)\n", hits.pattern, hits.key);
+    // A pattern of thousands of bytes is named by its start.
+    let named: String = hits.pattern.chars().take(200).collect();
+    let more = if named.len() < hits.pattern.len() { "…" } else { "" };
+    let mut md = format!("**`{named}{more}`** (`{}`)\n", hits.key);
     for (agent, found) in &hits.agents {
         let who = crate::chain::agents::display_name(agent);
         use crate::chain::agents::patterns::Reach;
         let said = match found {
             Reach::Every => "matches every file".to_string(),
             Reach::Unlisted => "cannot be matched: the repository is too large to list".to_string(),
+            Reach::TooLong => format!(
+                "is not matched here: it is {} bytes long, more than the {} a hover matches",
+                hits.pattern.len(),
+                crate::chain::agents::patterns::PATTERN_MAX
+            ),
             Reach::Files(0, _) => "matches no file in the repository".to_string(),
             Reach::Files(n, first) => {
                 let named: Vec<String> = first
@@ -162,8 +170,11 @@ pub async fn code_lens(shared: &Arc<Shared>, params: CodeLensParams) -> Result<O
         match agents {
             Some(a) => {
                 let text = file_text(&working, &path);
+                // Counted only when the editor has the whole text.
+                let open = working.state().buffers().contains_key(&path);
+                let whole = open || std::fs::metadata(&path).map_or(0, |m| m.len()) <= text.len() as u64;
                 for (agent, said) in &a.said {
-                    let title = match crate::chain::tokens::of(agent, &text) {
+                    let title = match crate::chain::tokens::of(agent, &text).filter(|_| whole) {
                         Some(t) => format!("{said} · {}", t.words()),
                         None => said.clone(),
                     };
@@ -208,9 +219,14 @@ fn file_text(shared: &Shared, path: &Path) -> Arc<str> {
     }
 }
 
-/// "Size: 1.2 KiB, 300 tokens (o200k_base: exact for Codex, an estimate for Claude Code)".
+/// "Size: 1.2 KiB, 300 tokens (o200k_base: exact for Codex, an estimate for Claude Code)"; a
+/// file larger than what the editor reads of it is given in bytes alone.
 fn size_words(shared: &Shared, path: &Path, said: &hover::AgentsSaid) -> Option<String> {
     let text = file_text(shared, path);
+    let on_disk = std::fs::metadata(path).map_or(0, |m| m.len());
+    if !shared.state().buffers().contains_key(path) && on_disk > text.len() as u64 {
+        return Some(format!("Size: {} (too large to count its tokens here)", crate::chain::words::bytes(on_disk)));
+    }
     let count = crate::chain::tokens::count(&text)?;
     let names = |exact: bool| -> Vec<&str> {
         said.said
@@ -546,34 +562,43 @@ pub async fn execute_command(shared: &Arc<Shared>, params: ExecuteCommandParams)
 /// started in a folder), as `{ title, text, view }`: the title to show it under, the agent's
 /// exact text, and the answer of `instructions/effective` with that `profile`.
 async fn show_view(shared: &Arc<Shared>, arguments: Vec<Value>) -> Result<Value> {
-    let usage = || {
-        Error::invalid_params(format!(
-            "`{}` takes two arguments: a file: URI inside a workspace folder and an agent ({})",
-            ext::CMD_SHOW_VIEW,
-            crate::chain::agents::NAMES.join(", ")
-        ))
-    };
+    let cmd = ext::CMD_SHOW_VIEW;
+    let agents = crate::chain::agents::NAMES.join(", ");
+    let bad = |what: String| Error::invalid_params(format!("`{cmd}` takes [uri, agent]: {what}"));
     let (Some(arg), Some(agent)) =
         (arguments.first().and_then(Value::as_str), arguments.get(1).and_then(Value::as_str))
     else {
-        return Err(usage());
+        return Err(bad(format!("two strings, a file: URI inside a workspace folder and an agent ({agents})")));
     };
-    let path = uri_to_path(arg).ok_or_else(usage)?;
+    let shown_arg = crate::paths::printable(&arg.chars().take(200).collect::<String>()).into_owned();
+    if !crate::chain::agents::NAMES.contains(&agent) {
+        let agent = crate::paths::printable(&agent.chars().take(100).collect::<String>()).into_owned();
+        return Err(bad(format!("`{agent}` is not an agent; expected one of {agents}")));
+    }
+    let Some(path) = uri_to_path(arg) else {
+        return Err(bad(format!("`{shown_arg}` is not a file: URI")));
+    };
+    // A path that names nothing is no place an agent reads (and a made-up one of thousands of
+    // folders would cost a walk of each).
+    if path.as_os_str().len() > 4096 || std::fs::symlink_metadata(&path).is_err() {
+        return Err(bad(format!("`{shown_arg}` names no file or folder")));
+    }
     let (session, env) = {
         let st = shared.state();
-        let Some(session) = st.session_of(&path).cloned() else { return Err(usage()) };
+        let Some(session) = st.session_of(&path).cloned() else {
+            return Err(bad(format!("`{shown_arg}` is not inside a workspace folder")));
+        };
         (session, st.env.clone())
     };
-    if !crate::chain::agents::NAMES.contains(&agent) {
-        return Err(usage());
-    }
     shared.finish_walks().await;
     let (working, agent) = (shared.clone(), agent.to_string());
     off_thread(move || {
         let preview = (path != session.folder).then(|| if path.is_dir() { path.join(".touch") } else { path.clone() });
         let view = crate::session::profiles::one(&session, working.as_ref(), &agent, &env, preview.as_deref())
             .map_err(Error::invalid_params)?;
-        let shown = crate::session::project::display_paths(&session.project_root())(&path);
+        // Named as every view names a file, without the control characters a name may hold.
+        let named = crate::session::project::display_paths(&session.project_root())(&path);
+        let shown = crate::paths::printable(&named);
         let title = match preview {
             Some(_) => format!("{} reading {shown}", view.name),
             None => format!("{} in {shown}", view.name),

@@ -109,14 +109,23 @@ end
 --- The statusline of the agents a `profile = "targets"` answer shows: e.g.
 --- `Codex 31.9 KiB · Claude Code 476 B`, and whether any of them cuts a file.
 function M.agents_status(result)
-  local parts, cut = {}, false
+  local parts, cut, cutting = {}, false, {}
   for _, p in ipairs(result.profiles) do
     table.insert(parts, (p.name or p.profile) .. ' ' .. size(p.bytes))
+    local cuts = false
     for _, f in ipairs(p.files) do
-      cut = cut or f.status == 'truncated' or f.status == 'omitted'
+      cuts = cuts or f.status == 'truncated' or f.status == 'omitted'
     end
+    if cuts then
+      table.insert(cutting, p.name or p.profile)
+    end
+    cut = cut or cuts
   end
-  local text = #parts > 3 and (#parts .. ' agents') or table.concat(parts, ' · ')
+  -- Past three agents the figures would not fit: how many, and which cut a file.
+  local text = table.concat(parts, ' · ')
+  if #parts > 3 then
+    text = #parts .. ' agents' .. (#cutting > 0 and (' · ' .. table.concat(cutting, ', ') .. ' cut') or ' · none cut')
+  end
   return { text = text, cut = cut }
 end
 

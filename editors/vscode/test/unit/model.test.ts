@@ -151,10 +151,11 @@ test("the status bar names each targeted agent and what reaches it", () => {
   const tooltip = agentsStatusTooltip(all).split("\n");
   assert.match(tooltip[0], /^Agent instructions \(showing for Codex, Claude Code, opencode/);
   assert.equal(tooltip[2], "Claude Code: 2 file(s), 476 bytes");
-  // A cut anywhere shows the warning; more than three agents are counted, not listed.
+  // A cut anywhere shows the warning; more than three agents are counted, with those that cut.
   const cut: AllProfiles = { ...all, profiles: [...all.profiles, ...all.profiles] };
+  assert.equal(agentsStatusText(cut), "$(book) 6 agents · none cut");
   cut.profiles[0] = { ...cut.profiles[0], files: [{ ...cut.profiles[0].files[0], status: "truncated" }] };
-  assert.equal(agentsStatusText(cut), "$(book) 6 agents $(warning)");
+  assert.equal(agentsStatusText(cut), "$(book) 6 agents · Codex cut $(warning)");
 });
 
 test("Show Effective Context gives each agent's text, then the served blocks", () => {
