@@ -39,13 +39,30 @@ git init -q
 git config user.name t
 git config user.email t@example.com
 for i in $(seq 1 800); do printf -- '- keep the change small and say why, rule %d\n' "$i"; done > AGENTS.md
-mkdir pkg && printf 'package rules\n' > pkg/AGENTS.md
+# A package with rules of its own for Claude Code, whose checks pass (information at most).
+mkdir pkg && printf 'package rules\n' > pkg/CLAUDE.md
 git add -A
 status=0
 PATH="$server:$PATH" "$pre_commit" try-repo "$hooks" instructions-lsp-check-system --all-files > out.txt 2>&1 || status=$?
 if [[ $status -ne 1 ]] || ! grep -q 'warning\[agentCut\]: Codex cuts this file' out.txt; then
   cat out.txt
   echo "pre-commit: the hook should have failed with Codex's cut (exit $status)" >&2
+  exit 1
+fi
+# The hook for what a commit touches: a change in pkg/ does not answer for the root's cut; a
+# change of the root's AGENTS.md does.
+status=0
+PATH="$server:$PATH" "$pre_commit" try-repo "$hooks" instructions-lsp-check-changed-system --files pkg/CLAUDE.md > out.txt 2>&1 || status=$?
+if [[ $status -ne 0 ]]; then
+  cat out.txt
+  echo "pre-commit: a change in pkg/ should pass: the cut is the root's (exit $status)" >&2
+  exit 1
+fi
+status=0
+PATH="$server:$PATH" "$pre_commit" try-repo "$hooks" instructions-lsp-check-changed-system --files AGENTS.md > out.txt 2>&1 || status=$?
+if [[ $status -ne 1 ]] || ! grep -q 'warning\[agentCut\]: Codex cuts this file' out.txt; then
+  cat out.txt
+  echo "pre-commit: a change of the root's AGENTS.md should fail with Codex's cut (exit $status)" >&2
   exit 1
 fi
 # pre-commit runs `cargo install --path` without --locked, as for its users: the dependencies
@@ -61,4 +78,4 @@ fi
 # That build left its binary in target/release; the later steps use the one built from this
 # checkout with Cargo.lock.
 (cd "$hooks" && CARGO_TARGET_DIR="$hooks/target" cargo build --release --locked --quiet)
-echo "pre-commit: the manifest validates, and both hooks (installed and built) fail on a cut"
+echo "pre-commit: the manifest validates, both hooks (installed and built) fail on a cut, and the hook for what a commit touches answers for its folders"

@@ -38,10 +38,29 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     };
     let cwd = std::env::current_dir().unwrap_or_default();
     let mut roots = Vec::new();
-    for path in &args.paths {
-        match super::directory(path) {
-            Ok(abs) => roots.push(abs),
-            Err(e) => return usage(&e),
+    // With --changed: the whole project, and where the changed files change what agents see.
+    let mut reach: Option<Vec<PathBuf>> = None;
+    if args.changed {
+        let project = crate::chain::confine::git_root(&cwd).unwrap_or(&cwd).to_path_buf();
+        let mut scopes = Vec::new();
+        for f in &args.paths {
+            match crate::paths::absolute(f) {
+                Ok(abs) => {
+                    let scope = crate::session::project::reach_of_change(&abs);
+                    // Findings name real paths.
+                    scopes.push(std::fs::canonicalize(&scope).unwrap_or(scope));
+                }
+                Err(e) => return usage(&format!("{}: {e}", f.display())),
+            }
+        }
+        roots.push(project);
+        reach = Some(scopes);
+    } else {
+        for path in &args.paths {
+            match super::directory(path) {
+                Ok(abs) => roots.push(abs),
+                Err(e) => return usage(&e),
+            }
         }
     }
     let explicit = match (agent, &args.settings.profile) {
@@ -72,6 +91,12 @@ pub fn run(args: &CheckArgs) -> ExitCode {
             Err(e) => return usage(&e),
         }
     };
+    let within = |findings: &mut Vec<Finding>| {
+        if let Some(scopes) = &reach {
+            findings.retain(|f| scopes.iter().any(|s| f.path.starts_with(s)));
+        }
+    };
+    within(&mut checked.findings);
     if args.fix {
         // A fix can show what the text hid (an `applyTo` list joined is checked as patterns):
         // fixed again until nothing is left to fix, as linters do, ten passes at most.
@@ -93,6 +118,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
                 Ok(r) => r,
                 Err(e) => return usage(&e),
             };
+            within(&mut checked.findings);
         }
         let s = |n: usize| if n == 1 { "" } else { "s" };
         eprintln!("fixed {fixed} finding{} in {} file{}", s(fixed), files.len(), s(files.len()));

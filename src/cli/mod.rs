@@ -248,9 +248,14 @@ pub struct DiffArgs {
 
 #[derive(Args, Debug)]
 pub struct CheckArgs {
-    /// Trees to check.
+    /// Trees to check (with --changed: files a commit changes).
     #[arg(default_value = ".")]
     pub paths: Vec<PathBuf>,
+    /// PATHS are files a commit changes (as pre-commit passes them): the project of the current
+    /// directory is checked, and what is reported is only what those files change, their own
+    /// findings and those of the folders whose agents' views they change.
+    #[arg(long)]
+    pub changed: bool,
     /// How to print findings: `path:line:col: severity[code]: message` lines, a JSON document,
     /// GitHub Actions annotations, or SARIF 2.1.0.
     #[arg(long, value_enum, default_value_t = Format::Text)]

@@ -61,3 +61,17 @@ pub fn merged(
 pub fn configured_overrides(dir: &Path, agent: &str) -> crate::chain::agents::Overrides {
     targets::resolved_config(dir).ok().flatten().map(|c| c.overrides(agent)).unwrap_or_default()
 }
+
+/// The folder whose agents' views a change of `file` may change: the file's own folder (an
+/// instruction file loads there and below), or for a file in an agent's folder (`.claude/rules`,
+/// `.github/instructions`, `.cursor/rules`, a settings file) the folder that holds that one.
+pub fn reach_of_change(file: &Path) -> PathBuf {
+    let dir = file.parent().unwrap_or(file);
+    let config = dir.ancestors().find(|d| {
+        d.file_name().and_then(|n| n.to_str()).is_some_and(|n| crate::chain::agents::CONFIG_FOLDERS.contains(&n))
+    });
+    match config.and_then(Path::parent) {
+        Some(holder) => holder.to_path_buf(),
+        None => dir.to_path_buf(),
+    }
+}

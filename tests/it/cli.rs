@@ -1479,3 +1479,32 @@ fn excluded_folders_are_left_out_of_detection_starts_and_the_check() {
         stderr(&bad)
     );
 }
+
+/// `check --changed FILE…` (the pre-commit hook) checks the project and reports what the files
+/// change: their folder and below, or for a rule the folder that holds its agent's folder.
+#[test]
+fn check_changed_reports_what_the_changed_files_change() {
+    let t = Tree::new();
+    t.mkdir("r/.git");
+    t.write("r/AGENTS.md", "root rules\n");
+    t.write("r/CLAUDE.md", "root claude\n");
+    t.write("r/pkg/AGENTS.md", "pkg rules\n");
+    t.write("r/pkg/CLAUDE.md", "pkg claude\n");
+    t.write("r/.claude/rules/r.md", "a rule\n");
+    let root = t.root();
+    let files = |o: &Output| -> Vec<String> {
+        let mut out: Vec<String> = stdout(o).lines().filter_map(|l| l.split(':').next()).map(str::to_string).collect();
+        out.dedup();
+        out
+    };
+    let all = run(&t, &root, &["check"]);
+    assert_eq!(files(&all), ["AGENTS.md", "CLAUDE.md", "pkg/AGENTS.md", "pkg/CLAUDE.md"], "{}", stdout(&all));
+    let pkg = run(&t, &root, &["check", "--changed", "pkg/CLAUDE.md"]);
+    assert_eq!(files(&pkg), ["pkg/AGENTS.md", "pkg/CLAUDE.md"], "{}", stdout(&pkg));
+    for changed in ["AGENTS.md", ".claude/rules/r.md"] {
+        let o = run(&t, &root, &["check", "--changed", changed]);
+        assert_eq!(files(&o), files(&all), "{changed}: {}", stdout(&o));
+    }
+    let elsewhere = run(&t, &root.join("pkg"), &["check", "--changed", "AGENTS.md"]);
+    assert_eq!(files(&elsewhere), ["AGENTS.md", "CLAUDE.md"], "from pkg, its AGENTS.md: {}", stdout(&elsewhere));
+}
