@@ -331,21 +331,19 @@ fn text(rows: &[Row], touched: bool) -> String {
         if i > 0 {
             out.push('\n');
         }
-        let size = match r.parts.len() {
-            0 | 1 => crate::chain::words::bytes(r.bytes as u64),
-            n => format!(
-                "{} in {n} parts ({}: {})",
-                crate::chain::words::bytes(r.bytes as u64),
-                r.parts.iter().map(|&b| crate::chain::words::number(b as u64)).collect::<Vec<_>>().join(" + "),
-                // Without reads, the parts are the separate messages the agent adds at start.
-                if r.one_request {
-                    "one request: its files, then its list"
-                } else if touched {
-                    "at start, then what the reads add"
-                } else {
-                    "separate messages at start"
-                }
+        let number = |b: &usize| crate::chain::words::number(*b as u64);
+        let sum = |parts: &[usize]| parts.iter().map(number).collect::<Vec<_>>().join(" + ");
+        let bytes = crate::chain::words::bytes(r.bytes as u64);
+        let size = match r.parts.as_slice() {
+            [] | [_] => bytes,
+            parts if r.one_request => format!("{bytes} in one request of {} parts ({})", parts.len(), sum(parts)),
+            [first, rest @ ..] if touched => format!(
+                "{bytes} in {} messages ({} at start, then {} from the reads)",
+                r.parts.len(),
+                number(first),
+                sum(rest)
             ),
+            parts => format!("{bytes} in {} messages at start ({})", parts.len(), sum(parts)),
         };
         let size = match r.tokens.filter(|_| r.bytes > 0) {
             Some(t) => format!("{size}, {}", t.words()),
@@ -355,8 +353,14 @@ fn text(rows: &[Row], touched: bool) -> String {
             Some(b) => format!("{size}, {b}"),
             None => size,
         };
-        let title = if r.name == r.profile { r.profile.clone() } else { format!("{} ({})", r.name, r.profile) };
-        out.push_str(&format!("{title}, {}: {size}\n", r.mirrors));
+        // An agent by its release as a person says it ("Copilot in VS Code 1.139.1 (copilot)");
+        // the engine's profiles by their rules.
+        let title = if crate::chain::settings::Profile::parse(&r.profile).is_some() {
+            format!("{}, {}", r.profile, r.mirrors)
+        } else {
+            format!("{} ({})", agents::headline(&r.profile, &r.mirrors), r.profile)
+        };
+        out.push_str(&format!("{title}: {size}\n"));
         let mut item = |label: &str, values: Vec<String>| {
             if !values.is_empty() {
                 out.push_str(&format!("  {label:<10} {}\n", values.join(", ")));
@@ -420,7 +424,7 @@ mod tests {
         };
         let t = text(&[row], true);
         assert!(t.starts_with(
-            "Codex (codex), Codex CLI 0.171.0: 300 bytes in 2 parts (200 + 100: at start, then what the reads add), 80 tokens, 32 KiB shared budget\n"
+            "Codex CLI 0.171.0 (codex): 300 bytes in 2 messages (200 at start, then 100 from the reads), 80 tokens, 32 KiB shared budget\n"
         ));
         assert!(t.contains(&format!("  loads      {}\n", long.join(", "))));
         assert!(t.contains("  truncated  AGENTS.md (10 of 20 bytes, cut at line 2)\n"));

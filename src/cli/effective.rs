@@ -142,7 +142,7 @@ fn targeted(args: &EffectiveArgs, folder: &Path, touched: &[PathBuf]) -> Result<
                 None => crate::chain::words::bytes(a.bytes as u64),
             }
         };
-        out.push_str(&format!("==> {} ({}), {}: {size} <==\n", a.name, a.profile, a.mirrors));
+        out.push_str(&format!("==> {} ({}): {size} <==\n", agents::headline(&a.profile, &a.mirrors), a.profile));
         if !a.text.is_empty() {
             out.push_str(&a.text);
             out.push('\n');

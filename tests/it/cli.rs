@@ -504,7 +504,7 @@ fn codex_spends_its_shared_budget_root_first_and_compare_shows_it() {
         "comparing for Codex, Claude Code, opencode: detected from AGENTS.md, CLAUDE.md; set them in instructions-lsp.toml\n",
         "the line that says which agents goes where `check` says it"
     );
-    assert!(text.starts_with("Codex (codex), Codex CLI 0.171.0: "), "{text}");
+    assert!(text.starts_with("Codex CLI 0.171.0 (codex): "), "{text}");
     assert!(
         text.contains("  truncated  AGENTS.md (32,768 of 70,000 bytes, cut at line 1)\n  omitted    pkg/AGENTS.md\n"),
         "{text}"
@@ -1169,14 +1169,14 @@ fn effective_prints_what_each_targeted_agent_receives_with_the_repositorys_setti
     let pkg = t.path("r/pkg");
     let all = stdout(&run(&t, &pkg, &["effective"]));
     let mut expected = String::new();
-    for (name, id, mirrors) in [
-        ("Codex", "codex", "Codex CLI"),
-        ("Claude Code", "claude", "Claude Code"),
-        ("opencode", "opencode", "opencode"),
-    ] {
+    // Each under its release as a person says it, and its profile's name.
+    for (release, id) in [("Codex CLI", "codex"), ("Claude Code", "claude"), ("opencode", "opencode")] {
         let text = stdout(&run(&t, &pkg, &["effective", "--profile", id]));
         assert!(!text.is_empty(), "{id} loads something here");
-        let header = all.lines().find(|l| l.starts_with(&format!("==> {name} ({id}), {mirrors} "))).expect("header");
+        let header = all
+            .lines()
+            .find(|l| l.starts_with(&format!("==> {release} ")) && l.contains(&format!(" ({id}): ")))
+            .expect("header");
         // Bytes, then tokens: exact for Codex (o200k_base), an estimate for the others.
         let tokens = if id == "codex" { " tokens <==" } else { " tokens (estimate) <==" };
         assert!(header.contains(&format!(": {} bytes, ", text.len() - 1)) && header.ends_with(tokens), "{header}");

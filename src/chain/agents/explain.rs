@@ -322,6 +322,17 @@ pub fn why_nothing(profile: &AgentProfile) -> String {
     }
 }
 
+/// How a header names what a profile mirrors, as a person says it: "Codex CLI 0.171.0",
+/// "Copilot in VS Code 1.139.1", "DeepSeek Harness (next), dsh-agent-instructions 0.1.0-rc.8".
+pub fn headline(profile: &str, mirrors: &str) -> String {
+    let name = display_name(profile);
+    if profile == "copilot" {
+        // "VS Code 1.139.1 chat (microsoft/vscode@…, the workbench of code-server …)"
+        return format!("Copilot in {}", mirrors.split(" chat").next().unwrap_or(mirrors));
+    }
+    if mirrors.starts_with(name) { mirrors.to_string() } else { format!("{name}, {mirrors}") }
+}
+
 /// How an agent is called in messages.
 pub fn display_name(profile: &str) -> &'static str {
     match profile {

@@ -79,7 +79,7 @@ pub use copilot_files::reference_links;
 pub use deps::dirs_read;
 pub use env::{AgentEnv, CONFIG_FOLDERS, FILE_NAMES, Overrides, is_agent_path};
 pub use explain::{
-    attach_words, bounded_by_start, cut_line, display_name, explain, globs_words, loaded_elsewhere, not_read,
+    attach_words, bounded_by_start, cut_line, display_name, explain, globs_words, headline, loaded_elsewhere, not_read,
     size_words, view_findings, why_nothing,
 };
 pub use listing::RepoListing;
