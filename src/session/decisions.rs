@@ -45,12 +45,13 @@ impl Accepted {
                 let mut set = globset::GlobSetBuilder::new();
                 let (mut paths, mut codes) = (HashMap::new(), Vec::new());
                 for (pattern, list) in c.accept {
+                    // Every key names the file at its path too: `app/[slug]/CLAUDE.md`, which the
+                    // quick fix writes as it is, is that file as well as a pattern.
                     if targets::is_glob(&pattern) {
                         set.add(targets::accept_pattern(&pattern).ok()?);
-                        codes.push(list);
-                    } else {
-                        paths.insert(pattern, list);
+                        codes.push(list.clone());
                     }
+                    paths.insert(pattern, list);
                 }
                 let mut excluded = ignore::gitignore::GitignoreBuilder::new(&dir);
                 for line in &c.exclude {
@@ -120,4 +121,28 @@ pub fn budget_fix(view: &AgentView, path: &Path, memo: &mut BudgetFixes) -> Opti
     memo.entry((key, view.profile, needed))
         .or_insert_with(|| crate::chain::config_edit::raise_budget(&view.cwd, view.profile, needed))
         .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A key is the file at its path, also when the path holds a pattern's characters (a
+    /// Next.js route folder), as the quick fix writes it; a pattern matches as a glob.
+    #[test]
+    fn accepted_keys_name_files_by_their_paths_and_patterns_by_globs() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".git")).expect("git");
+        let config =
+            "[accept]\n\"app/[slug]/CLAUDE.md\" = [\"agentIgnored\"]\n\"docs/**/AGENTS.md\" = [\"shadowed\"]\n";
+        std::fs::write(root.join("instructions-lsp.toml"), config).expect("config");
+        let mut a = Accepted::default();
+        assert!(a.accepts(&root.join("app/[slug]/CLAUDE.md"), "agentIgnored"));
+        // (And as a pattern, `[slug]` is a class of letters: `app/s` is matched too.)
+        assert!(a.accepts(&root.join("app/s/CLAUDE.md"), "agentIgnored"));
+        assert!(!a.accepts(&root.join("app/x/CLAUDE.md"), "agentIgnored"));
+        assert!(a.accepts(&root.join("docs/a/b/AGENTS.md"), "shadowed"));
+        assert!(!a.accepts(&root.join("docs/a/b/AGENTS.md"), "agentCut"));
+    }
 }

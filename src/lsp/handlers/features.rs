@@ -101,7 +101,11 @@ fn pattern_hover(shared: &Shared, path: &Path, pos: Position) -> Option<Hover> {
     let profiles = session.profiles();
     let agents: Vec<&str> = profiles.iter().map(String::as_str).collect();
     let root = session.project_root();
-    let hits = crate::chain::agents::patterns::hits_at(path, &text, offset, &agents, &root)?;
+    // The folder's listing of the repository, not a walk of it at each hover.
+    let scope = shared.typing_scope(&session.folder);
+    let hits = crate::chain::agents::with_repo_cache(&scope, || {
+        crate::chain::agents::patterns::hits_at(path, &text, offset, &agents, &root)
+    })?;
     let show = crate::session::project::display_paths(&root);
     // A pattern of thousands of bytes is named by its start.
     let named: String = hits.pattern.chars().take(200).collect();
