@@ -284,7 +284,7 @@ fn agent_row(
         .filter(|f| f.status != Status::Outside || !agents::loaded_elsewhere(&view, f))
         .map(|f| format!("{} ({})", name(&f.path), f.status.as_str()))
         .collect();
-    let note = view.text.is_empty().then(|| format!("loads nothing: {}", agents::why_nothing(profile)));
+    let note = view.nothing.as_ref().map(|why| format!("loads nothing: {why}"));
     Row {
         one_request: profile.one_request,
         profile: view.profile.into(),
@@ -355,11 +355,7 @@ fn text(rows: &[Row], touched: bool) -> String {
         };
         // An agent by its release as a person says it ("Copilot in VS Code 1.139.1 (copilot)");
         // the engine's profiles by their rules.
-        let title = if crate::chain::settings::Profile::parse(&r.profile).is_some() {
-            format!("{}, {}", r.profile, r.mirrors)
-        } else {
-            format!("{} ({})", agents::headline(&r.profile, &r.mirrors), r.profile)
-        };
+        let title = agents::title(&r.profile, &r.mirrors);
         out.push_str(&format!("{title}: {size}\n"));
         let mut item = |label: &str, values: Vec<String>| {
             if !values.is_empty() {

@@ -87,9 +87,9 @@ fn agent_view(
     let profile = agents::profile(name, &agents::AgentEnv::from_process(), &o)
         .ok_or_else(|| format!("unknown profile `{name}`"))?;
     let view = agents::load(&profile, folder, touched);
-    if view.text.is_empty() {
+    if let Some(why) = &view.nothing {
         // An empty answer says why, beside it (stdout stays the agent's exact text).
-        eprintln!("{} loads nothing here: {}", agents::display_name(name), agents::why_nothing(&profile));
+        eprintln!("{} loads nothing here: {why}", agents::display_name(name));
     }
     Ok(view)
 }
@@ -142,7 +142,7 @@ fn targeted(args: &EffectiveArgs, folder: &Path, touched: &[PathBuf]) -> Result<
                 None => crate::chain::words::bytes(a.bytes as u64),
             }
         };
-        out.push_str(&format!("==> {} ({}): {size} <==\n", agents::headline(&a.profile, &a.mirrors), a.profile));
+        out.push_str(&format!("==> {}: {size} <==\n", a.headline));
         if !a.text.is_empty() {
             out.push_str(&a.text);
             out.push('\n');

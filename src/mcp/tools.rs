@@ -393,7 +393,9 @@ impl Connection {
             obj.insert("seq".into(), json!(seq));
         }
         let text = if result.text.is_empty() {
-            format!("No instruction file applies to {} under the {name} profile.", path.display())
+            // Why, in the words every edge uses.
+            let why = result.nothing.as_deref().unwrap_or("no file it reads is on its way here");
+            format!("{} loads nothing for {}: {why}.", result.name, path.display())
         } else {
             result.text
         };

@@ -86,6 +86,11 @@ pub struct ProfileResult {
     pub name: String,
     /// What the rules mirror: the agent release, or the seeds' rules for `dsh` and `ds4`.
     pub mirrors: String,
+    /// How every edge heads this answer ([`agents::title`]): "Codex CLI 0.171.0 (codex)".
+    pub headline: String,
+    /// Why the text is empty, when it is ([`agents::why_nothing`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nothing: Option<String>,
     /// The text the agent gets: its `parts` joined by a blank line.
     pub text: String,
     /// The separate messages or blocks the agent adds, in order (for `dsh` and `ds4`, the
@@ -290,7 +295,12 @@ impl Query<'_> {
         let root = session.project_root();
         let show = super::project::display_paths(&root);
         if let Some(p) = Profile::parse(name) {
-            let r = from_engine(name, self.engine(p));
+            let candidates = if session.settings.profile == p {
+                session.settings.candidates.clone()
+            } else {
+                Settings::defaults(p, self.env).candidates
+            };
+            let r = from_engine(name, self.engine(p), &candidates);
             return Ok(if self.tokens { r.with_tokens() } else { r });
         }
         let mut touched = session.touched_paths();
@@ -332,6 +342,8 @@ pub fn from_agent(view: &AgentView, show: impl Fn(&Path) -> String) -> ProfileRe
         profile: view.profile.into(),
         name: agents::display_name(view.profile).into(),
         mirrors: view.mirrors.into(),
+        headline: agents::title(view.profile, view.mirrors),
+        nothing: view.nothing.clone(),
         // The parts are separate messages: the blank lines `text` puts between them are not
         // the agent's.
         bytes: view.parts.iter().map(String::len).sum(),
@@ -371,7 +383,7 @@ pub fn engine_budget(budget_bytes: i64) -> String {
     }
 }
 
-pub fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
+pub fn from_engine(name: &str, r: EffectiveResult, candidates: &[String]) -> ProfileResult {
     // A preview counts as a touch, as it does for the agents.
     let blocks: Vec<_> = std::iter::once(&r.baseline).chain(&r.nested).chain(&r.preview).collect();
     let parts: Vec<String> = blocks.iter().map(|b| b.rendered.clone()).filter(|t| !t.is_empty()).collect();
@@ -415,6 +427,8 @@ pub fn from_engine(name: &str, r: EffectiveResult) -> ProfileResult {
         profile: name.into(),
         name: name.into(),
         mirrors: ENGINE_MIRRORS.into(),
+        headline: agents::title(name, ENGINE_MIRRORS),
+        nothing: text.is_empty().then(|| agents::nothing_of(candidates)),
         bytes: parts.iter().map(String::len).sum(),
         tokens: None,
         text,

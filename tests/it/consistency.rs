@@ -455,3 +455,38 @@ fn mcp_answers_with(t: &Tree, root: &Path, args: &[&str], agent: &str) -> Value 
     let _ = child.wait();
     answer
 }
+
+/// An agent that loads nothing says why, in the same words on every edge, and every edge heads an
+/// agent's answer the way `effective` does.
+#[tokio::test]
+async fn an_empty_answer_says_why_and_every_edge_heads_an_agent_alike() {
+    let t = Tree::new();
+    let root = t.root();
+    t.write("r/AGENTS.md", "root rules\n");
+    t.write("r/CLAUDE.md", "claude rules\n");
+    let why = "none of GEMINI.md is on its way here, nor a global file of its own";
+
+    let cli_said = cli(&t, &root, &["effective", "--profile", "gemini"]);
+    assert!(cli_said.stdout.is_empty(), "stdout stays the agent's exact text");
+    assert_eq!(String::from_utf8_lossy(&cli_said.stderr), format!("Gemini CLI loads nothing here: {why}\n"));
+
+    let mut c = Client::start(&t.home(), &[&root], json!({"stateDir": null})).await;
+    let served = c.effective(json!({"profile": "gemini"})).await;
+    assert_eq!(served["text"], "", "{served}");
+    assert_eq!(served["nothing"], why, "{served}");
+    assert_eq!(served["headline"], "Gemini CLI core 0.61.0 (gemini)", "{served}");
+    // An agent that loads something has no `nothing`, and its headline is the CLI's header.
+    let printed = String::from_utf8_lossy(&cli(&t, &root, &["effective"]).stdout).into_owned();
+    for agent in ["codex", "claude"] {
+        let answer = c.effective(json!({"profile": agent})).await;
+        assert!(answer.get("nothing").is_none(), "{answer}");
+        let headline = answer["headline"].as_str().unwrap_or_default();
+        assert!(printed.contains(&format!("==> {headline}: ")), "{agent}: `{headline}` in\n{printed}");
+    }
+    c.finish().await;
+
+    let mcp = mcp_answers_with(&t, &root, &[], "gemini");
+    let text = mcp["content"][0]["text"].as_str().unwrap_or_default();
+    assert_eq!(text, format!("Gemini CLI loads nothing for {}: {why}.", root.display()), "{mcp}");
+    assert_eq!(mcp["structuredContent"]["nothing"], why, "{mcp}");
+}

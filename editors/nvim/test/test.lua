@@ -95,10 +95,12 @@ check(':InstructionsEffective shows what each targeted agent gets, as the CLI pr
   local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
   -- Codex first (the repository holds AGENTS.md and CLAUDE.md), its text as `effective` prints it.
   local codex = vim.fn.system({ bin, 'effective', root, '--profile', 'codex' }):gsub('\n$', '')
-  local head = text:match('^<!%-%- Codex %(mirrors Codex CLI [%d.]+%): %d+ bytes, %d+ tokens %-%->\n\n')
+  -- Each agent headed as `effective` heads it: its release as a person says it, and its profile.
+  local head = text:match('^<!%-%- Codex CLI [%d.]+ %(codex%): %d+ bytes, %d+ tokens %-%->\n\n')
   assert(head, 'a Codex heading first:\n' .. text)
   assert(text:sub(#head + 1, #head + #codex) == codex, 'then the CLI text:\n' .. text)
-  assert(text:find('<!-- Claude Code (mirrors', 1, true) and text:find('<!-- opencode (mirrors', 1, true), text)
+  assert(text:find('<!-- Claude Code 2.', 1, true) and text:find('<!-- opencode 1.', 1, true), text)
+  assert(not text:find('mirrors', 1, true), 'no profile headed by its raw `mirrors`: ' .. text)
   assert(text:find(' tokens (estimate) -->', 1, true), 'an estimate for Claude Code and opencode: ' .. text)
   -- Then the served blocks: the session's, as `effective` prints them.
   local served = vim.fn.system({ bin, 'effective', root, '--profile', 'dsh', '--set', 'stateDir=null' }):gsub('\n$', '')
@@ -120,16 +122,16 @@ check(':InstructionsCompare shows the agents the repository targets, counted as 
       assert(text:find(row, 1, true), 'a row for ' .. r.profile .. ' with ' .. r.bytes .. ' bytes:\n' .. text)
     end
   end
-  assert(text:find('## opencode (opencode 1.18.33)', 1, true), text)
+  assert(text:find('\n## opencode 1.18.33 (opencode)\n', 1, true), text)
   assert(text:find('- CLAUDE.md shadowed by AGENTS.md', 1, true), text)
   -- A shadowed file is shown with its size, though no agent reads it.
   assert(text:find('- AGENTS.md shadowed by CLAUDE.md, project, 0 of 10 bytes', 1, true), text)
   assert(text:find('showing for Codex, Claude Code, opencode: detected from AGENTS.md, CLAUDE.md', 1, true), text)
-  assert(not text:find('## dsh-next', 1, true), 'only the targeted agents: ' .. text)
+  assert(not text:find('(dsh-next)', 1, true), 'only the targeted agents: ' .. text)
   vim.cmd('close')
   vim.cmd('InstructionsCompare all')
   local all = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_get_current_buf(), 0, -1, false), '\n')
-  assert(all:find('## dsh-next', 1, true), 'every profile with `all`: ' .. all)
+  assert(all:find('\n## DeepSeek Harness (next), dsh-agent-instructions ', 1, true), 'every profile with `all`: ' .. all)
   vim.cmd('close')
 end)
 

@@ -219,6 +219,10 @@ export interface ProfileResult {
   /** The agent's name for people ("Claude Code"). */
   name?: string;
   mirrors: string;
+  /** How every edge heads this answer: "Codex CLI 0.171.0 (codex)", "Copilot in VS Code 1.139.1 (copilot)". */
+  headline?: string;
+  /** Why the text is empty, when it is: "none of GEMINI.md is on its way here, nor a global file of its own". */
+  nothing?: string;
   text: string;
   parts: string[];
   bytes: number;
@@ -350,10 +354,12 @@ function profileNode(base: string, p: ProfileResult, collapsed: boolean, marks?:
     id: `${base}#agents#${p.profile}`,
     label: collapsed ? p.profile : (p.name ?? p.profile),
     description,
-    tooltip: `${p.name ?? p.profile} mirrors ${p.mirrors}${p.budget ? `\n${p.budget}` : ""}\n${p.bytes} bytes${tokensPart(p.tokens, true)} reach the agent`,
+    tooltip: `${heading(p)}${p.budget ? `\n${p.budget}` : ""}\n${p.nothing ? `Loads nothing here: ${p.nothing}` : `${p.bytes} bytes${tokensPart(p.tokens, true)} reach the agent`}`,
     icon: cut.length ? "truncated" : reaching.length ? "loaded" : "skipped",
     collapsed,
-    children: files.length ? files : [note(`${base}#agents#${p.profile}#none`, "Loads nothing here")],
+    children: files.length
+      ? files
+      : [note(`${base}#agents#${p.profile}#none`, `Loads nothing here${p.nothing ? `: ${p.nothing}` : ""}`)],
   };
   return marks ? marked(node, marks.base, marks.agents.get(p.profile)) : node;
 }
@@ -436,10 +442,18 @@ export function agentsStatusTooltip(all: AllProfiles): string {
   return [`Agent instructions (${all.selectedBecause ?? "the selected agents"})`, ...lines].join("\n");
 }
 
+/** How the server heads a profile's answer (as `effective` and `compare` do); its release when an older server gives none. */
+function heading(p: ProfileResult): string {
+  return p.headline ?? `${p.name ?? p.profile} (${p.mirrors})`;
+}
+
 /** "Show Effective Context" for the agents: each agent's text as it gets it, then the served blocks. */
 export function agentsContextText(all: AllProfiles, e: Effective): string {
   const parts = all.profiles.map(
-    (p) => `<!-- ${p.name ?? p.profile} (mirrors ${p.mirrors}): ${p.bytes} bytes${p.tokens ? `, ${formatTokens(p.tokens, true)}` : ""} -->\n\n${p.text}`,
+    (p) =>
+      p.nothing && p.text === ""
+        ? `<!-- ${heading(p)}: loads nothing here: ${p.nothing} -->`
+        : `<!-- ${heading(p)}: ${p.bytes} bytes${p.tokens ? `, ${formatTokens(p.tokens, true)}` : ""} -->\n\n${p.text}`,
   );
   const served = contextText(e);
   if (served) parts.push(`<!-- Served blocks: what this server hands an agent that asks it -->\n\n${served}`);

@@ -316,7 +316,13 @@ pub fn why_nothing(profile: &AgentProfile) -> String {
     } else {
         profile.layers.iter().map(|l| l.path.to_string()).collect()
     };
-    match names.as_slice() {
+    nothing_of(&names)
+}
+
+/// [`why_nothing`] of an agent that looks for `names` in each directory (the engine's
+/// candidates).
+pub fn nothing_of(names: &[String]) -> String {
+    match names {
         [] => "no file it reads is on its way here, nor a global file of its own".into(),
         names => format!("none of {} is on its way here, nor a global file of its own", names.join(", ")),
     }
@@ -331,6 +337,17 @@ pub fn headline(profile: &str, mirrors: &str) -> String {
         return format!("Copilot in {}", mirrors.split(" chat").next().unwrap_or(mirrors));
     }
     if mirrors.starts_with(name) { mirrors.to_string() } else { format!("{name}, {mirrors}") }
+}
+
+/// How every edge heads a profile's answer: an agent by its release as a person says it, with
+/// the profile to pass ("Copilot in VS Code 1.139.1 (copilot)"); the engine's profiles by their
+/// rules ("dsh, the seeds' rules (docs/discovery.md)").
+pub fn title(profile: &str, mirrors: &str) -> String {
+    if crate::chain::settings::Profile::parse(profile).is_some() {
+        format!("{profile}, {mirrors}")
+    } else {
+        format!("{} ({profile})", headline(profile, mirrors))
+    }
 }
 
 /// How an agent is called in messages.

@@ -205,6 +205,7 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
         f.bytes = super::repo::stat(&f.path).map_or(0, |m| m.len);
     }
     let global_in_budget = matches!(profile.budget, Budget::Block { .. });
+    let nothing = text.is_empty().then(|| super::explain::why_nothing(profile));
     let (mut rule_problems, rule_reach) = super::rules::problems(profile, &files, &base);
     rule_problems.extend(missing.into_iter().map(|m| super::explain::missing_import(profile, m, &base)));
     AgentView {
@@ -212,6 +213,7 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
         mirrors: profile.mirrors,
         files,
         text,
+        nothing,
         parts,
         budget: budget_words,
         global_in_budget,

@@ -79,8 +79,8 @@ pub use copilot_files::reference_links;
 pub use deps::dirs_read;
 pub use env::{AgentEnv, CONFIG_FOLDERS, FILE_NAMES, Overrides, is_agent_path};
 pub use explain::{
-    attach_words, bounded_by_start, cut_line, display_name, explain, globs_words, headline, loaded_elsewhere, not_read,
-    size_words, view_findings, why_nothing,
+    attach_words, bounded_by_start, cut_line, display_name, explain, globs_words, loaded_elsewhere, not_read,
+    nothing_of, size_words, title, view_findings,
 };
 pub use listing::RepoListing;
 pub use load::load;

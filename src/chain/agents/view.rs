@@ -175,6 +175,10 @@ pub struct AgentView {
     /// What the budget is, in words, when the profile has one (for messages).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<String>,
+    /// Why the agent loads nothing, when it does ("none of GEMINI.md is on its way here, nor a
+    /// global file of its own"): every edge says it beside an empty answer.
+    #[serde(skip)]
+    pub nothing: Option<String>,
     /// Whether the user-global file spends the budget (dsh-next) or not (Codex).
     #[serde(skip)]
     pub global_in_budget: bool,

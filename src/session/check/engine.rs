@@ -61,6 +61,7 @@ pub(super) fn engine_view(
         parts: if text.is_empty() { Vec::new() } else { vec![text.clone()] },
         text,
         budget: Some(crate::session::profiles::engine_budget(settings.budget_bytes)),
+        nothing: rendered.text.is_empty().then(|| agents::nothing_of(&settings.candidates)),
         global_in_budget: true,
         cwd: dir.to_path_buf(),
         import_boundary: "the project root",

@@ -129,13 +129,23 @@ function M.agents_status(result)
   return { text = text, cut = cut }
 end
 
+--- How the server heads a profile's answer, as `effective` and `compare` do ("Codex CLI 0.171.0
+--- (codex)"); its release when an older server gives none.
+local function heading(p)
+  return p.headline or string.format('%s (%s)', p.name or p.profile, p.mirrors)
+end
+
 --- :InstructionsEffective for the agents: each agent's text as it gets it, then the blocks this
 --- server hands an agent that asks it (`engine`, an `instructions/effective` result).
 function M.agents_text(result, engine)
   local parts = {}
   for _, p in ipairs(result.profiles) do
-    local size = p.bytes .. ' bytes' .. (p.tokens and (', ' .. tokens(p.tokens)) or '')
-    table.insert(parts, string.format('<!-- %s (mirrors %s): %s -->\n\n%s', p.name or p.profile, p.mirrors, size, p.text))
+    if p.nothing and p.text == '' then
+      table.insert(parts, string.format('<!-- %s: loads nothing here: %s -->', heading(p), p.nothing))
+    else
+      local size = p.bytes .. ' bytes' .. (p.tokens and (', ' .. tokens(p.tokens)) or '')
+      table.insert(parts, string.format('<!-- %s: %s -->\n\n%s', heading(p), size, p.text))
+    end
   end
   local served = engine and M.context_text(engine) or ''
   if served ~= '' then
@@ -430,7 +440,10 @@ function M.compare_lines(result)
   end
   for _, p in ipairs(result.profiles) do
     table.insert(lines, '')
-    table.insert(lines, string.format('## %s (%s)', p.profile, p.mirrors))
+    table.insert(lines, '## ' .. heading(p))
+    if p.nothing and p.text == '' then
+      table.insert(lines, 'Loads nothing here: ' .. p.nothing)
+    end
     for _, f in ipairs(p.files) do
       local by = (f.by ~= nil and f.by ~= vim.NIL) and (' by ' .. f.by) or ''
       table.insert(lines, string.format('- %s %s%s, %s, %d of %d bytes', f.path, f.status, by, f.scope, f.includedBytes, f.bytes))

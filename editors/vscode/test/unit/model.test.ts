@@ -162,8 +162,17 @@ test("Show Effective Context gives each agent's text, then the served blocks", (
   const all = targets();
   const e = load("effective-cut.json");
   const text = agentsContextText(all, e);
-  assert.ok(text.startsWith(`<!-- Codex (mirrors Codex CLI 0.171.0): 103 bytes -->\n\n${all.profiles[0].text}\n\n<!-- Claude Code`), text);
+  assert.ok(text.startsWith(`<!-- Codex CLI 0.171.0 (codex): 103 bytes -->\n\n${all.profiles[0].text}\n\n<!-- Claude Code 2.1.332 (claude)`), text);
   assert.ok(text.endsWith(contextText(e)));
+  // An agent that loads nothing says why, in the server's words, instead of an empty text.
+  const why = "none of GEMINI.md is on its way here, nor a global file of its own";
+  const empty: AllProfiles = {
+    ...all,
+    profiles: [{ ...all.profiles[0], profile: "gemini", headline: "Gemini CLI core 0.61.0 (gemini)", text: "", parts: [], bytes: 0, files: [], nothing: why }],
+  };
+  assert.ok(agentsContextText(empty, e).startsWith(`<!-- Gemini CLI core 0.61.0 (gemini): loads nothing here: ${why} -->\n\n`));
+  const node = agentsNode(empty.folder, empty).children?.[0];
+  assert.equal(node?.children?.[0].label, `Loads nothing here: ${why}`);
 });
 
 // Recorded from `instructions-lsp diff HEAD --json` in a repository whose root AGENTS.md grew past
