@@ -58,3 +58,31 @@ crate=$repo/target/package/instructions-lsp-$version
 [[ -f $crate/Cargo.toml ]] || (cd "$repo" && cargo package --locked --allow-dirty >/dev/null)
 cargo install --quiet --locked --path "$crate" --root "$tmp/cargo" --target-dir "$repo/target/install-check"
 checked "cargo install (the packaged crate)" "$tmp/cargo/bin/instructions-lsp"
+
+# The static musl artefacts, when built (`node scripts/dist.mjs --target <platform>-musl --add`):
+# the binary asks for no C library of the system (the one an Alpine container lacks), the .vsix is
+# VS Code's Alpine one, and npm's launcher given only that package runs it (npm installs it on a
+# musl system by its `libc`; here it must be forced onto glibc).
+musl=$target-musl
+if [[ $target == linux-* && -f $dist/instructions-lsp-$musl.tar.gz ]]; then
+  mkdir "$tmp/musl"
+  tar -xzf "$dist/instructions-lsp-$musl.tar.gz" -C "$tmp/musl"
+  bin=$tmp/musl/instructions-lsp-$musl/instructions-lsp
+  linked=$(ldd "$bin" 2>&1 || true)
+  if [[ $linked != *"statically linked"* && $linked != *"not a dynamic executable"* ]]; then
+    printf 'not ok - the %s binary loads libraries of the system:\n%s\n' "$musl" "$linked"
+    exit 1
+  fi
+  echo "ok - the $musl binary is static"
+  checked "the $musl archive" "$bin"
+  platform=$(python3 -c 'import re, sys, zipfile
+m = zipfile.ZipFile(sys.argv[1]).read("extension.vsixmanifest").decode()
+print(re.search(r"TargetPlatform=\"([^\"]+)\"", m).group(1))' "$dist/instructions-lsp-$musl.vsix")
+  [[ $platform == alpine-${target#linux-} ]] || { echo "not ok - the $musl .vsix is for $platform"; exit 1; }
+  echo "ok - the $musl .vsix is VS Code's $platform"
+  mkdir "$tmp/npm-musl"
+  (cd "$tmp/npm-musl" && npm init -y >/dev/null &&
+    npm install --force --no-audit --no-fund --omit=optional --loglevel=error \
+      "$dist/npm/instructions-lsp-$version.tgz" "$dist/npm/instructions-lsp-cli-$musl-$version.tgz" >/dev/null 2>&1)
+  checked "npx instructions-lsp (the launcher with only the $musl package)" npx --prefix "$tmp/npm-musl" --no-install instructions-lsp
+fi

@@ -75,6 +75,39 @@ if [[ $status -ne 1 ]] || ! grep -q 'warning\[agentCut\]: Codex cuts this file' 
   echo "pre-commit: the rust hook, built by pre-commit, should have failed with Codex's cut (exit $status)" >&2
   exit 1
 fi
+# Without Rust: a `repo: local` hook of `language: node` whose additional dependency is the npm
+# package (docs/ci.md), here the packed tarballs of dist/ (scripts/dist.mjs) where a user names
+# `instructions-lsp@VERSION` from the registry. pre-commit installs them into a node environment of
+# its own, and the hook fails the commit with the finding, with no cargo and no Rust binary on PATH.
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$hooks/Cargo.toml" | head -n 1)
+platform=$(node -p 'process.platform + "-" + process.arch')
+launcher=$hooks/dist/npm/instructions-lsp-$version.tgz
+binary=$hooks/dist/npm/instructions-lsp-cli-$platform-$version.tgz
+if [[ -f $launcher && -f $binary ]]; then
+  cat > .pre-commit-config.yaml <<EOF
+repos:
+  - repo: local
+    hooks:
+      - id: instructions-lsp
+        name: instructions-lsp check (npm)
+        language: node
+        entry: instructions-lsp check --changed
+        additional_dependencies: ["$launcher", "$binary"]
+        files: (^|/)(AGENTS(\.override)?\.md|CLAUDE(\.local)?\.md)$
+EOF
+  git add .pre-commit-config.yaml
+  status=0
+  PATH="$(dirname "$(command -v node)"):$(dirname "$(command -v git)"):/usr/bin:/bin" \
+    "$pre_commit" run --files AGENTS.md > out.txt 2>&1 || status=$?
+  if [[ $status -ne 1 ]] || ! grep -q 'warning\[agentCut\]: Codex cuts this file' out.txt; then
+    cat out.txt
+    echo "pre-commit: the npm hook should have failed with Codex's cut (exit $status)" >&2
+    exit 1
+  fi
+  echo "pre-commit: the npm package as a local node hook fails on a cut"
+else
+  echo "pre-commit: no npm tarballs in dist/ (node scripts/dist.mjs writes them): the npm hook is not tried"
+fi
 # That build left its binary in target/release; the later steps use the one built from this
 # checkout with Cargo.lock.
 (cd "$hooks" && CARGO_TARGET_DIR="$hooks/target" cargo build --release --locked --quiet)

@@ -1,10 +1,12 @@
 // The release artefacts of one platform, in dist/: what a user downloads or installs.
 //
-//   node scripts/dist.mjs [--target linux-x64|linux-arm64|darwin-x64|darwin-arm64|win32-x64] [--no-build]
+//   node scripts/dist.mjs [--target linux-x64|linux-arm64|linux-x64-musl|linux-arm64-musl|darwin-x64|darwin-arm64|win32-x64]
+//                         [--no-build] [--add]
 //
 // - instructions-lsp-<target>[.exe]: the binary (what the GitHub Action downloads);
 // - instructions-lsp-<target>.tar.gz: the binary with README.md and LICENSE;
-// - instructions-lsp-<target>.vsix: the VS Code extension with that binary inside;
+// - instructions-lsp-<target>.vsix: the VS Code extension with that binary inside (for the musl
+//   targets, VS Code's `alpine-*` platforms);
 // - npm/instructions-lsp-<version>.tgz: the npm package `instructions-lsp`, a small launcher whose
 //   optional dependencies are one package per platform, chosen by npm from their `os` and `cpu`
 //   (the layout esbuild and biome use: nothing is downloaded at install time);
@@ -24,13 +26,18 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const run = (cmd, args, cwd = root) =>
   execFileSync(cmd, args, { cwd, stdio: ["ignore", "pipe", "inherit"], shell: process.platform === "win32" }).toString();
 
-/** The platforms a release is built for, as npm's `os` and `cpu` name them. */
+/**
+ * The platforms a release is built for, as npm's `os`, `cpu` and `libc` name them, with VS Code's
+ * name of each. The `-musl` binaries are static: they run on Alpine and on any other Linux.
+ */
 const platforms = {
-  "linux-x64": { os: "linux", cpu: "x64" },
-  "linux-arm64": { os: "linux", cpu: "arm64" },
-  "darwin-x64": { os: "darwin", cpu: "x64" },
-  "darwin-arm64": { os: "darwin", cpu: "arm64" },
-  "win32-x64": { os: "win32", cpu: "x64" },
+  "linux-x64": { os: "linux", cpu: "x64", libc: "glibc", vscode: "linux-x64" },
+  "linux-arm64": { os: "linux", cpu: "arm64", libc: "glibc", vscode: "linux-arm64" },
+  "linux-x64-musl": { os: "linux", cpu: "x64", libc: "musl", vscode: "alpine-x64" },
+  "linux-arm64-musl": { os: "linux", cpu: "arm64", libc: "musl", vscode: "alpine-arm64" },
+  "darwin-x64": { os: "darwin", cpu: "x64", vscode: "darwin-x64" },
+  "darwin-arm64": { os: "darwin", cpu: "arm64", vscode: "darwin-arm64" },
+  "win32-x64": { os: "win32", cpu: "x64", vscode: "win32-x64" },
 };
 
 const arg = (name) => {
@@ -48,15 +55,19 @@ if (!version || manifest.version !== version) {
   throw new Error(`Cargo.toml says ${version}, package.json ${manifest.version}: they must name one version`);
 }
 
+const { os, cpu, libc, vscode } = platforms[target];
 if (!process.argv.includes("--no-build")) {
-  execFileSync("node", ["editors/vscode/scripts/vsix.mjs", "--target", target], { cwd: root, stdio: "inherit" });
+  execFileSync("node", ["editors/vscode/scripts/vsix.mjs", "--target", vscode], { cwd: root, stdio: "inherit" });
 }
-const binary = join(root, "vsix", `instructions-lsp-${target}${exe}`);
-const vsix = join(root, "vsix", `instructions-lsp-${target}.vsix`);
+const binary = join(root, "vsix", `instructions-lsp-${vscode}${exe}`);
+const vsix = join(root, "vsix", `instructions-lsp-${vscode}.vsix`);
 for (const f of [binary, vsix]) statSync(f);
 
+// dist/ is emptied first, unless --add keeps what another target's run wrote there (SHA256SUMS
+// then covers both).
 const dist = join(root, "dist");
-rmSync(dist, { recursive: true, force: true });
+if (!process.argv.includes("--add")) rmSync(dist, { recursive: true, force: true });
+rmSync(join(dist, ".stage"), { recursive: true, force: true });
 mkdirSync(join(dist, "npm"), { recursive: true });
 copyFileSync(binary, join(dist, `instructions-lsp-${target}${exe}`));
 copyFileSync(vsix, join(dist, `instructions-lsp-${target}.vsix`));
@@ -80,7 +91,6 @@ const platformDir = join(dist, ".stage", "npm-platform");
 mkdirSync(join(platformDir, "bin"), { recursive: true });
 copyFileSync(binary, join(platformDir, "bin", `instructions-lsp${exe}`));
 chmodSync(join(platformDir, "bin", `instructions-lsp${exe}`), 0o755);
-const { os, cpu } = platforms[target];
 writeFileSync(
   join(platformDir, "package.json"),
   JSON.stringify(
@@ -90,6 +100,7 @@ writeFileSync(
       ...common,
       os: [os],
       cpu: [cpu],
+      ...(libc ? { libc: [libc] } : {}),
       files: ["bin"],
       preferUnplugged: true,
     },
@@ -126,7 +137,7 @@ rmSync(join(dist, ".stage"), { recursive: true, force: true });
 // SHA256SUMS, as `sha256sum` writes it.
 const files = readdirSync(dist, { recursive: true })
   .map(String)
-  .filter((f) => statSync(join(dist, f)).isFile())
+  .filter((f) => f !== "SHA256SUMS" && statSync(join(dist, f)).isFile())
   .sort();
 const sums = files.map((f) => `${createHash("sha256").update(readFileSync(join(dist, f))).digest("hex")}  ${f.replaceAll("\\", "/")}`);
 writeFileSync(join(dist, "SHA256SUMS"), sums.join("\n") + "\n");

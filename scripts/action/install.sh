@@ -2,7 +2,8 @@
 # Installs instructions-lsp for the GitHub Action (action.yml at the repository's root) and puts
 # it on PATH for the action's next steps. Nothing unverified runs:
 #
-# - INSTALL=release: the release binary for the runner's platform, checked against the
+# - INSTALL=release: the release binary for the runner's platform (on musl, as in an Alpine
+#   container job, the static `-musl` one), checked against the
 #   release's SHA256SUMS before it is made executable (a missing or different sum stops the step).
 #   VERSION is a tag such as v0.2.0, `latest`, or empty: then the release of the tag the action
 #   itself was used at (ACTION_REF, `uses: …@v0.2.0`), and for a branch or a commit the action's
@@ -38,6 +39,11 @@ case "${RUNNER_OS:?}-${RUNNER_ARCH:?}" in
   Windows-X64) target=win32-x64 exe=instructions-lsp.exe ;;
   *) target= ;;
 esac
+# A musl system (an Alpine container job) gets the static binary.
+# (musl's ldd says so and exits 1.)
+if [[ $target == linux-* ]] && { { ldd --version 2>&1 || true; } | grep -qi musl || compgen -G '/lib/ld-musl-*' > /dev/null; }; then
+  target+=-musl
+fi
 
 install="${INSTALL:?}"
 version="${VERSION:-}"

@@ -1052,7 +1052,8 @@ fn the_github_action_steps_write_the_summary_the_annotations_and_sarif() {
 /// the tag with `cargo install --git --tag` (a stand-in `cargo` records what it was asked and
 /// installs the binary as cargo would), never from a branch; without `version`, the action's own
 /// tag decides, and at a branch its own source is built; a wrong sum, a missing `SHA256SUMS`,
-/// an unknown `install` or a version that is no tag stop the step with an error that says why.
+/// an unknown `install` or a version that is no tag stop the step with an error that says why; on
+/// a musl system (Alpine) the static `-musl` binary is the one installed.
 #[test]
 fn the_action_installs_a_verified_release_binary_else_builds_a_pinned_tag_with_cargo() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/action/install.sh");
@@ -1186,6 +1187,43 @@ fn the_action_installs_a_verified_release_binary_else_builds_a_pinned_tag_with_c
     let action = work.path().join("action");
     built(&bin, &["--path", &action.to_string_lossy()]);
     reset();
+
+    // A musl system (an Alpine container job: its ldd is musl's) gets the static binary.
+    let latest = mirror.join("releases/latest/download");
+    // (Ours with bytes after its end, which the loader ignores: told apart from the glibc one.)
+    let mut musl = std::fs::read(ours).expect("ours");
+    musl.extend_from_slice(b"static");
+    std::fs::write(latest.join("instructions-lsp-linux-x64-musl"), musl).expect("musl binary");
+    Command::new("chmod").arg("+x").arg(latest.join("instructions-lsp-linux-x64-musl")).status().expect("chmod");
+    let sums = std::fs::read_to_string(latest.join("SHA256SUMS")).expect("sums");
+    let musl_sum = sha256(&latest.join("instructions-lsp-linux-x64-musl"));
+    std::fs::write(latest.join("SHA256SUMS"), format!("{sums}{musl_sum}  instructions-lsp-linux-x64-musl\n"))
+        .expect("sums");
+    let alpine = work.path().join("alpine");
+    std::fs::create_dir_all(&alpine).expect("alpine");
+    std::fs::write(alpine.join("ldd"), "#!/bin/sh\necho 'musl libc (x86_64)' >&2\necho 'Version 1.2.5' >&2\nexit 1\n")
+        .expect("ldd");
+    Command::new("chmod").arg("+x").arg(alpine.join("ldd")).status().expect("chmod");
+    let path = format!("{}:{}:{}", alpine.display(), tools.display(), std::env::var("PATH").unwrap_or_default());
+    let (o, _, bin) = install(11, &[("PATH", &path)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(stdout(&o), version, "the static binary runs");
+    assert_eq!(
+        std::fs::read(bin.join("instructions-lsp")).expect("installed"),
+        std::fs::read(latest.join("instructions-lsp-linux-x64-musl")).expect("musl"),
+    );
+    // (Its sum checked as the glibc binary's is: one that does not match is not installed.)
+    std::fs::write(latest.join("SHA256SUMS"), format!("{sums}{}  instructions-lsp-linux-x64-musl\n", "0".repeat(64)))
+        .expect("sums");
+    let (o, path_file, _) = install(12, &[("PATH", &path)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("instructions-lsp-linux-x64-musl of the release (latest) does not match"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(path_file.is_empty());
+    assert!(cargo_args().is_empty(), "nothing built: {}", cargo_args());
 
     let (o, _, _) = install(9, &[("INSTALL", "binary")]);
     assert_eq!(o.status.code(), Some(2));

@@ -2,7 +2,7 @@
 // bundles the extension and writes vsix/instructions-lsp-<target>.vsix with
 // `vsce package --target`.
 //
-//   node editors/vscode/scripts/vsix.mjs [--target linux-x64|linux-arm64|darwin-x64|darwin-arm64|win32-x64]
+//   node editors/vscode/scripts/vsix.mjs [--target linux-x64|linux-arm64|alpine-x64|alpine-arm64|darwin-x64|darwin-arm64|win32-x64]
 //
 // The target defaults to $VSIX_TARGET, else this machine's platform. A target other than this
 // machine's builds with `cargo build --target <triple>` (the release workflow installs the Rust
@@ -16,10 +16,12 @@ import { fileURLToPath } from "url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "../../..");
 const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: "inherit", shell: process.platform === "win32" });
 
-/** VS Code's platform targets and the Rust target each one runs. */
+/** VS Code's platform targets and the Rust target each one runs (Alpine's: a static musl binary). */
 const rustTargets = {
   "linux-x64": "x86_64-unknown-linux-gnu",
   "linux-arm64": "aarch64-unknown-linux-gnu",
+  "alpine-x64": "x86_64-unknown-linux-musl",
+  "alpine-arm64": "aarch64-unknown-linux-musl",
   "darwin-x64": "x86_64-apple-darwin",
   "darwin-arm64": "aarch64-apple-darwin",
   "win32-x64": "x86_64-pc-windows-msvc",
