@@ -78,7 +78,8 @@ mkdirSync(stage, { recursive: true });
 copyFileSync(binary, join(stage, `instructions-lsp${exe}`));
 chmodSync(join(stage, `instructions-lsp${exe}`), 0o755);
 for (const f of ["README.md", "LICENSE"]) copyFileSync(join(root, f), join(stage, f));
-run("tar", ["-czf", join(dist, `instructions-lsp-${target}.tar.gz`), "-C", join(dist, ".stage"), `instructions-lsp-${target}`]);
+// (Paths relative to dist/: GNU tar reads the `C:` of a Windows path as a remote host.)
+run("tar", ["-czf", `instructions-lsp-${target}.tar.gz`, "-C", ".stage", `instructions-lsp-${target}`], dist);
 
 // npm: the platform's package, then the launcher.
 const common = {

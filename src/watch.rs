@@ -299,6 +299,8 @@ impl Backend {
     }
 
     fn unwatch(&mut self, dir: &Path, handle: i32) {
+        #[cfg(not(target_os = "linux"))]
+        let _ = handle;
         match self {
             #[cfg(target_os = "linux")]
             Backend::Inotify(w) => w.unwatch(dir, handle),

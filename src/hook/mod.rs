@@ -251,16 +251,14 @@ impl Lock {
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;
-            use std::os::unix::io::AsRawFd;
             let file = std::fs::OpenOptions::new()
                 .read(true)
                 .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
                 .open(dir)
                 .map_err(|e| format!("cannot open {}: {e}", dir.display()))?;
-            // SAFETY: flock on a descriptor we own; it is released when the file closes.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-                return Err(format!("cannot lock {}: {}", dir.display(), std::io::Error::last_os_error()));
-            }
+            // Released when the file closes.
+            rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+                .map_err(|e| format!("cannot lock {}: {e}", dir.display()))?;
             Ok(Self { _dir: Some(file) })
         }
         #[cfg(not(unix))]

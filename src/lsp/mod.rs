@@ -75,10 +75,7 @@ fn stdio() -> (Input, Output) {
 /// it is.
 #[cfg(target_os = "linux")]
 fn grow_pipe(pipe: &std::fs::File) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: F_SETPIPE_SZ on a descriptor this process owns, with an integer argument; it
-    // changes the pipe's capacity only, and fails cleanly.
-    let _ = unsafe { libc::fcntl(pipe.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20) };
+    let _ = rustix::pipe::fcntl_setpipe_size(pipe, 1 << 20);
 }
 
 #[cfg(all(unix, not(target_os = "linux")))]

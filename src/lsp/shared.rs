@@ -562,8 +562,10 @@ fn name_matters_outside(p: &Path, names: &BTreeSet<String>) -> bool {
 /// on another thread added its own on top.
 pub(super) fn release_free_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free pages of the allocator's heaps to the system; it
-    // takes the allocator's own locks and touches no memory in use.
+    // SAFETY: no safe binding of glibc's malloc_trim exists (it is the C allocator's own call,
+    // outside POSIX, so neither rustix nor std offers it). It has no preconditions: it only
+    // returns free pages of the allocator's heaps to the system, under the allocator's own
+    // locks, and touches no memory in use.
     unsafe {
         libc::malloc_trim(0);
     }

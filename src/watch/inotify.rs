@@ -1,30 +1,35 @@
-//! Linux's inotify, used directly: one descriptor, a watch per directory, and the directory of
-//! each watch kept once, shared with the server's own set of watched directories. The `notify`
-//! package kept two maps of owned paths besides ours: for a repository of 20,000 directories,
-//! 5 MB of a server's memory. Only what can change a file is asked for (no opens, reads or
-//! closes without writing), so the server's own reads raise no event at all.
+//! Linux's inotify through the `inotify` crate (the safe binding `notify` itself uses): one
+//! descriptor, a watch per directory, and the directory of each watch kept once, shared with the
+//! server's own set of watched directories. `notify` kept two maps of owned paths besides ours:
+//! for a repository of 20,000 directories, 5 MB of a server's memory. Only what can change a file
+//! is asked for (no opens, reads or closes without writing), so the server's own reads raise no
+//! event at all.
 
 use std::collections::HashMap;
-use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use std::ffi::OsStr;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};
+
+use inotify::{EventMask, WatchDescriptor, WatchMask, Watches};
+use rustix::event::{PollFd, PollFlags};
 
 use super::Raw;
 
 /// What is asked of the kernel for each directory: its entries made, removed, renamed, written,
 /// or their metadata changed; the directory itself removed or renamed.
-const MASK: u32 = libc::IN_ATTRIB
-    | libc::IN_CLOSE_WRITE
-    | libc::IN_CREATE
-    | libc::IN_DELETE
-    | libc::IN_DELETE_SELF
-    | libc::IN_MODIFY
-    | libc::IN_MOVE_SELF
-    | libc::IN_MOVED_FROM
-    | libc::IN_MOVED_TO
-    | libc::IN_ONLYDIR;
+fn mask() -> WatchMask {
+    WatchMask::ATTRIB
+        | WatchMask::CLOSE_WRITE
+        | WatchMask::CREATE
+        | WatchMask::DELETE
+        | WatchMask::DELETE_SELF
+        | WatchMask::MODIFY
+        | WatchMask::MOVE_SELF
+        | WatchMask::MOVED_FROM
+        | WatchMask::MOVED_TO
+        | WatchMask::ONLYDIR
+}
 
 /// The directories of one watch: two paths of one directory (through a link) share a watch.
 enum Dirs {
@@ -41,75 +46,65 @@ impl Dirs {
     }
 }
 
-type Watches = Arc<Mutex<HashMap<i32, Dirs>>>;
+/// Each watch by its number, with its descriptor (to remove it) and its directories.
+type Map = HashMap<i32, (WatchDescriptor, Dirs)>;
 
-pub(super) struct Inotify {
-    fd: Arc<OwnedFd>,
-    watches: Watches,
-    /// Written to (or closed) when the watcher goes: the reading thread then ends.
-    wake: OwnedFd,
+/// The watches, and the crate's handle that adds and removes them.
+struct Table {
+    handle: Watches,
+    map: Map,
 }
 
-fn os_error(what: &str) -> String {
-    format!("{what}: {}", std::io::Error::last_os_error())
+pub(super) struct Inotify {
+    table: Arc<Mutex<Table>>,
+    /// Written to when the watcher goes: the reading thread then ends.
+    wake: OwnedFd,
 }
 
 impl Inotify {
     /// An inotify descriptor and the thread that reads its events into `raw`.
     pub(super) fn start(raw: mpsc::Sender<Raw>) -> Result<Self, String> {
-        // SAFETY: plain system calls; each descriptor they return is owned exactly once below.
-        let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC) };
-        if fd < 0 {
-            return Err(os_error("inotify_init1"));
-        }
-        // SAFETY: `fd` was just returned by the kernel and is owned by nothing else.
-        let fd = Arc::new(unsafe { OwnedFd::from_raw_fd(fd) });
-        let mut pipe = [0; 2];
-        // SAFETY: `pipe` has room for the two descriptors pipe2 writes.
-        if unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(os_error("pipe2"));
-        }
-        // SAFETY: both ends were just made and are owned by nothing else.
-        let (woken, wake) = unsafe { (OwnedFd::from_raw_fd(pipe[0]), OwnedFd::from_raw_fd(pipe[1])) };
-        let watches: Watches = Arc::default();
-        let (reading, dirs) = (fd.clone(), watches.clone());
+        let inotify = inotify::Inotify::init().map_err(|e| format!("inotify_init1: {e}"))?;
+        let (woken, wake) =
+            rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| format!("pipe2: {e}"))?;
+        let table = Arc::new(Mutex::new(Table { handle: inotify.watches(), map: Map::new() }));
+        let reading = table.clone();
         std::thread::Builder::new()
             .name("watch-inotify".into())
-            .spawn(move || read_events(&reading, &woken, &dirs, &raw))
+            .spawn(move || read_events(inotify, &woken, &reading, &raw))
             .map_err(|e| format!("cannot start file watching: {e}"))?;
-        Ok(Self { fd, watches, wake })
+        Ok(Self { table, wake })
     }
 
-    /// Watches `dir`; its watch descriptor, which [`Inotify::unwatch`] takes back.
+    fn table(&self) -> std::sync::MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Watches `dir`; the number of its watch, which [`Inotify::unwatch`] takes back.
     pub(super) fn watch(&self, dir: &Arc<Path>) -> Result<i32, String> {
-        let c = CString::new(dir.as_os_str().as_bytes()).map_err(|_| "a path with a NUL byte".to_string())?;
-        // SAFETY: a valid descriptor and a NUL-terminated path that outlives the call.
-        let wd = unsafe { libc::inotify_add_watch(self.fd.as_raw_fd(), c.as_ptr(), MASK) };
-        if wd < 0 {
-            return Err(std::io::Error::last_os_error().to_string());
-        }
-        let mut watches = self.watches.lock().unwrap_or_else(|e| e.into_inner());
-        match watches.remove(&wd) {
+        let mut table = self.table();
+        let wd = table.handle.add(&**dir, mask()).map_err(|e| e.to_string())?;
+        let id = wd.get_watch_descriptor_id();
+        match table.map.remove(&id) {
             None => {
-                watches.insert(wd, Dirs::One(dir.clone()));
+                table.map.insert(id, (wd, Dirs::One(dir.clone())));
             }
-            Some(dirs) => {
+            Some((wd, dirs)) => {
                 let mut all = dirs.as_slice().to_vec();
                 if !all.iter().any(|d| d == dir) {
                     all.push(dir.clone());
                 }
-                watches.insert(wd, if all.len() == 1 { Dirs::One(all.remove(0)) } else { Dirs::Many(all) });
+                table.map.insert(id, (wd, if all.len() == 1 { Dirs::One(all.remove(0)) } else { Dirs::Many(all) }));
             }
         }
-        Ok(wd)
+        Ok(id)
     }
 
-    /// `dir`, watched as `wd`, is named from now on by this allocation of its path.
-    pub(super) fn rekey(&self, dir: &Arc<Path>, wd: i32) {
-        let mut watches = self.watches.lock().unwrap_or_else(|e| e.into_inner());
-        match watches.get_mut(&wd) {
-            Some(Dirs::One(d)) if d == dir => *d = dir.clone(),
-            Some(Dirs::Many(all)) => {
+    /// `dir`, watched as `id`, is named from now on by this allocation of its path.
+    pub(super) fn rekey(&self, dir: &Arc<Path>, id: i32) {
+        match self.table().map.get_mut(&id) {
+            Some((_, Dirs::One(d))) if d == dir => *d = dir.clone(),
+            Some((_, Dirs::Many(all))) => {
                 for d in all.iter_mut().filter(|d| *d == dir) {
                     *d = dir.clone();
                 }
@@ -118,70 +113,59 @@ impl Inotify {
         }
     }
 
-    /// Stops watching `dir` (watched as `wd`); the watch itself goes with its last directory.
-    pub(super) fn unwatch(&self, dir: &Path, wd: i32) {
-        let mut watches = self.watches.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(dirs) = watches.remove(&wd) else { return };
+    /// Stops watching `dir` (watched as `id`); the watch itself goes with its last directory.
+    pub(super) fn unwatch(&self, dir: &Path, id: i32) {
+        let mut table = self.table();
+        let Some((wd, dirs)) = table.map.remove(&id) else { return };
         let left: Vec<Arc<Path>> = dirs.as_slice().iter().filter(|d| &***d != dir).cloned().collect();
         match left.len() {
-            0 => {
-                // SAFETY: a valid descriptor; a watch already gone only makes the call fail.
-                unsafe { libc::inotify_rm_watch(self.fd.as_raw_fd(), wd) };
-            }
-            1 => {
-                watches.insert(wd, Dirs::One(left[0].clone()));
-            }
-            _ => {
-                watches.insert(wd, Dirs::Many(left));
-            }
+            // A watch the kernel dropped already only makes the call fail.
+            0 => drop(table.handle.remove(wd)),
+            1 => drop(table.map.insert(id, (wd, Dirs::One(left[0].clone())))),
+            _ => drop(table.map.insert(id, (wd, Dirs::Many(left)))),
         }
     }
 }
 
 impl Drop for Inotify {
     fn drop(&mut self) {
-        // SAFETY: one byte from a live buffer to the pipe's write end, which this value owns.
-        let _ = unsafe { libc::write(self.wake.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+        let _ = rustix::io::write(&self.wake, &[1]);
     }
 }
 
 /// Reads events until the watcher goes (a byte on `woken`), the receiver is gone or the
 /// descriptor fails; each read's changes go out as one batch.
-fn read_events(fd: &OwnedFd, woken: &OwnedFd, watches: &Watches, raw: &mpsc::Sender<Raw>) {
+fn read_events(mut inotify: inotify::Inotify, woken: &OwnedFd, table: &Mutex<Table>, raw: &mpsc::Sender<Raw>) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        let mut fds = [
-            libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-            libc::pollfd { fd: woken.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-        ];
-        // SAFETY: `fds` holds two valid pollfd entries for the duration of the call.
-        let ready = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
-        if ready < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
+        let (ready, wake) = {
+            let mut fds = [PollFd::new(&inotify, PollFlags::IN), PollFd::new(woken, PollFlags::IN)];
+            match rustix::event::poll(&mut fds, None) {
+                Ok(_) => (!fds[0].revents().is_empty(), !fds[1].revents().is_empty()),
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => {
+                    let _ = raw.send(Raw::Failed(format!("poll: {e}")));
+                    return;
+                }
             }
-            let _ = raw.send(Raw::Failed(os_error("poll")));
+        };
+        if wake {
             return;
         }
-        if fds[1].revents != 0 {
-            return;
-        }
-        if fds[0].revents == 0 {
+        if !ready {
             continue;
         }
-        // SAFETY: reads at most `buf.len()` bytes into `buf`.
-        let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-        if n < 0 {
-            let e = std::io::Error::last_os_error();
-            if matches!(e.kind(), std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock) {
-                continue;
+        let events = match inotify.read_events(&mut buf) {
+            Ok(events) => events,
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock) => continue,
+            Err(e) => {
+                let _ = raw.send(Raw::Failed(format!("reading inotify events: {e}")));
+                return;
             }
-            let _ = raw.send(Raw::Failed(format!("reading inotify events: {e}")));
-            return;
-        }
+        };
         let (changed, overflowed) = {
-            let mut watches = watches.lock().unwrap_or_else(|e| e.into_inner());
-            parse(&buf[..n.unsigned_abs()], &mut watches)
+            let mut table = table.lock().unwrap_or_else(|e| e.into_inner());
+            changes(events.map(|e| (e.wd.get_watch_descriptor_id(), e.mask, e.name)), &mut table.map)
         };
         let sent = if overflowed {
             raw.send(Raw::Rescan)
@@ -196,31 +180,29 @@ fn read_events(fd: &OwnedFd, woken: &OwnedFd, watches: &Watches, raw: &mpsc::Sen
     }
 }
 
-/// The changed paths of a buffer of `inotify_event` records, and whether the kernel's queue
-/// overflowed (events were lost). A watch the kernel dropped (its directory gone) is forgotten.
-fn parse(mut bytes: &[u8], watches: &mut HashMap<i32, Dirs>) -> (Vec<PathBuf>, bool) {
-    const HEADER: usize = 16;
-    let field = |b: &[u8], at: usize| u32::from_ne_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+/// The changed paths of a read's events (each its watch's number, its mask and the entry's
+/// name), and whether the kernel's queue overflowed (events were lost). A watch the kernel
+/// dropped (its directory gone) is forgotten.
+fn changes<'a>(
+    events: impl Iterator<Item = (i32, EventMask, Option<&'a OsStr>)>,
+    map: &mut Map,
+) -> (Vec<PathBuf>, bool) {
     let (mut changed, mut overflowed) = (Vec::new(), false);
-    while bytes.len() >= HEADER {
-        let wd = field(bytes, 0) as i32;
-        let mask = field(bytes, 4);
-        let len = field(bytes, 12) as usize;
-        let Some(name) = bytes.get(HEADER..HEADER + len) else { break };
-        bytes = &bytes[HEADER + len..];
-        if mask & libc::IN_Q_OVERFLOW != 0 {
+    for (id, mask, name) in events {
+        if mask.contains(EventMask::Q_OVERFLOW) {
             overflowed = true;
             continue;
         }
-        if mask & libc::IN_IGNORED != 0 {
-            watches.remove(&wd);
+        if mask.contains(EventMask::IGNORED) {
+            map.remove(&id);
             continue;
         }
-        let Some(dirs) = watches.get(&wd) else { continue };
-        // The name is padded with NUL bytes to an aligned length.
-        let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+        let Some((_, dirs)) = map.get(&id) else { continue };
         for dir in dirs.as_slice() {
-            changed.push(if name.is_empty() { dir.to_path_buf() } else { dir.join(std::ffi::OsStr::from_bytes(name)) });
+            changed.push(match name {
+                Some(name) if !name.is_empty() => dir.join(name),
+                _ => dir.to_path_buf(),
+            });
         }
     }
     (changed, overflowed)
@@ -230,34 +212,28 @@ fn parse(mut bytes: &[u8], watches: &mut HashMap<i32, Dirs>) -> (Vec<PathBuf>, b
 mod tests {
     use super::*;
 
-    fn record(wd: i32, mask: u32, name: &str) -> Vec<u8> {
-        let padded = if name.is_empty() { 0 } else { (name.len() + 1).next_multiple_of(16) };
-        let mut out = Vec::new();
-        for v in [wd as u32, mask, 0, padded as u32] {
-            out.extend_from_slice(&v.to_ne_bytes());
-        }
-        out.extend_from_slice(name.as_bytes());
-        out.resize(16 + padded, 0);
-        out
-    }
-
     #[test]
-    fn records_name_the_entries_of_each_directory_of_their_watch() {
-        let (a, b): (Arc<Path>, Arc<Path>) = (Path::new("/r/a").into(), Path::new("/r/link").into());
-        let mut watches = HashMap::from([(1, Dirs::Many(vec![a, b])), (2, Dirs::One(Path::new("/r").into()))]);
-        let mut bytes = record(1, libc::IN_CLOSE_WRITE, "AGENTS.md");
-        bytes.extend(record(2, libc::IN_DELETE_SELF, ""));
-        bytes.extend(record(7, libc::IN_CREATE, "unknown-watch"));
-        bytes.extend(record(2, libc::IN_IGNORED, ""));
-        let (changed, overflowed) = parse(&bytes, &mut watches);
-        let expected: Vec<PathBuf> = ["/r/a/AGENTS.md", "/r/link/AGENTS.md", "/r"].iter().map(PathBuf::from).collect();
-        assert_eq!(changed, expected);
+    fn events_name_the_entries_of_each_directory_of_their_watch() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (tx, _rx) = mpsc::channel();
+        let w = Inotify::start(tx).expect("inotify");
+        let (a, b): (Arc<Path>, Arc<Path>) = (dir.path().into(), dir.path().join("sub").into());
+        std::fs::create_dir(&b).expect("mkdir");
+        let (wa, wb) = (w.watch(&a).expect("watch"), w.watch(&b).expect("watch"));
+        let mut table = w.table();
+        let name = OsStr::new("AGENTS.md");
+        let events = [
+            (wa, EventMask::CLOSE_WRITE, Some(name)),
+            (wb, EventMask::DELETE_SELF, None),
+            (999, EventMask::CREATE, Some(OsStr::new("unknown-watch"))),
+            (wb, EventMask::IGNORED, None),
+        ];
+        let (changed, overflowed) = changes(events.into_iter(), &mut table.map);
+        assert_eq!(changed, vec![dir.path().join("AGENTS.md"), b.to_path_buf()]);
         assert!(!overflowed);
-        assert!(!watches.contains_key(&2), "a watch the kernel dropped is forgotten");
-        let (_, overflowed) = parse(&record(-1, libc::IN_Q_OVERFLOW, ""), &mut watches);
+        assert!(!table.map.contains_key(&wb), "a watch the kernel dropped is forgotten");
+        let (_, overflowed) = changes([(-1, EventMask::Q_OVERFLOW, None)].into_iter(), &mut table.map);
         assert!(overflowed);
-        let cut = &record(1, libc::IN_CREATE, "x")[..20];
-        assert_eq!(parse(cut, &mut watches), (Vec::new(), false), "a cut record is not read past its end");
     }
 
     #[test]
@@ -272,8 +248,30 @@ mod tests {
         let (wa, wb) = (w.watch(&a).expect("watch"), w.watch(&b).expect("watch"));
         assert_eq!(wa, wb, "one directory, one watch");
         w.unwatch(&a, wa);
-        assert!(w.watches.lock().expect("lock").get(&wb).is_some_and(|d| d.as_slice() == [b.clone()]));
+        assert!(w.table().map.get(&wb).is_some_and(|(_, d)| d.as_slice() == [b.clone()]));
         w.unwatch(&b, wb);
-        assert!(w.watches.lock().expect("lock").is_empty());
+        assert!(w.table().map.is_empty());
+    }
+
+    #[test]
+    fn a_change_is_reported_and_the_thread_ends_with_the_watcher() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (tx, rx) = mpsc::channel();
+        let w = Inotify::start(tx).expect("inotify");
+        w.watch(&Arc::from(dir.path())).expect("watch");
+        std::fs::write(dir.path().join("AGENTS.md"), "rules\n").expect("write");
+        let got = rx.recv_timeout(std::time::Duration::from_secs(10)).expect("an event");
+        assert!(matches!(&got, Raw::Changed(paths) if paths.contains(&dir.path().join("AGENTS.md"))));
+        drop(w);
+        // The reading thread ends (dropping its sender) instead of waiting for the next event.
+        loop {
+            match rx.recv_timeout(std::time::Duration::from_secs(10)) {
+                Ok(_) => continue,
+                Err(e) => {
+                    assert_eq!(e, mpsc::RecvTimeoutError::Disconnected);
+                    break;
+                }
+            }
+        }
     }
 }

@@ -6,7 +6,6 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use crate::common::lsp::uri;
@@ -316,7 +315,7 @@ fn an_idle_server_opens_no_file() {
     t.write("r/CLAUDE.md", "shadowed rules");
     let mut s = Server::start(&t, &[&root], json!({"stateDir": null, "profiles": ["dsh", "claude", "codex"]}));
     let _ = s.request("instructions/effective", json!({"uri": uri(&root)}));
-    let (tx, rx) = mpsc::channel();
+    let (tx, rx) = std::sync::mpsc::channel();
     let mut w = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
         let _ = tx.send(e);
     })

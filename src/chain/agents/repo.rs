@@ -441,6 +441,7 @@ pub(super) struct Stat {
     pub is_dir: bool,
     pub len: u64,
     /// The device and inode (on Unix).
+    #[cfg_attr(not(unix), allow(dead_code))]
     pub key: (u64, u64),
 }
 

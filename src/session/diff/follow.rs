@@ -263,6 +263,7 @@ pub(super) fn disk_body(path: &Path) -> std::io::Result<Body> {
 
 #[cfg(test)]
 mod tests {
+    #[cfg_attr(not(unix), allow(unused_imports))]
     use super::*;
 
     /// A link's target is followed from the link's directory, through other links, to what it

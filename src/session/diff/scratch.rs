@@ -82,15 +82,14 @@ fn sweep(place: &Path) {
     {
         use std::os::unix::fs::MetadataExt;
         let Ok(entries) = std::fs::read_dir(place) else { return };
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let me = unsafe { libc::geteuid() };
+        let me = rustix::process::geteuid().as_raw();
         for entry in entries.flatten() {
             let name = entry.file_name();
             let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(PREFIX)).and_then(|rest| rest.split('-').next())
             else {
                 continue;
             };
-            let Ok(pid) = pid.parse::<libc::pid_t>() else { continue };
+            let Ok(pid) = pid.parse::<i32>() else { continue };
             let ours = entry.metadata().is_ok_and(|m| m.is_dir() && m.uid() == me);
             if ours && pid > 0 && !alive(pid) {
                 let _ = std::fs::remove_dir_all(entry.path());
@@ -103,25 +102,18 @@ fn sweep(place: &Path) {
 
 /// Whether process `pid` exists (a process of another user counts).
 #[cfg(unix)]
-fn alive(pid: libc::pid_t) -> bool {
-    // SAFETY: signal 0 only asks whether the process exists; nothing is sent.
-    let answer = unsafe { libc::kill(pid, 0) };
-    answer == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+fn alive(pid: i32) -> bool {
+    // Signal 0 only asks whether the process exists; nothing is sent.
+    let Some(pid) = rustix::process::Pid::from_raw(pid) else { return false };
+    !matches!(rustix::process::test_kill_process(pid), Err(rustix::io::Errno::SRCH))
 }
 
 /// The bytes free for an unprivileged user on the file system holding `dir`.
 fn free_bytes(dir: &Path) -> Option<u64> {
     #[cfg(unix)]
     {
-        use std::os::unix::ffi::OsStrExt;
-        let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-        // SAFETY: `path` is a valid C string and `stat` a zeroed struct statvfs to fill.
-        let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
-        if unsafe { libc::statvfs(path.as_ptr(), &mut stat) } != 0 {
-            return None;
-        }
-        #[allow(clippy::unnecessary_cast)] // The field types differ between platforms.
-        Some((stat.f_bavail as u64).saturating_mul(stat.f_frsize as u64))
+        let stat = rustix::fs::statvfs(dir).ok()?;
+        Some(stat.f_bavail.saturating_mul(stat.f_frsize))
     }
     #[cfg(not(unix))]
     {
