@@ -10,12 +10,14 @@ use super::lint::{Change, Fix};
 use super::targets::{self, CONFIG_NAMES, ProjectConfig};
 
 /// The configuration file a fix for the folder `dir` writes: the nearest from `dir` up to the
-/// project root, else a new `instructions-lsp.toml` at the project root; with its text (empty
-/// for a new one).
-fn target(dir: &Path) -> Option<(PathBuf, String)> {
-    if let Some(path) = targets::find_config(dir) {
-        let (data, _) = super::agents::read_capped(&path, 256 * 1024 + 1).ok()?;
-        return Some((path, String::from_utf8(data).ok()?));
+/// project root that `holds` (else the nearest), else a new `instructions-lsp.toml` at the
+/// project root; with its text (empty for a new one).
+fn target(dir: &Path, holds: impl Fn(&ProjectConfig) -> bool) -> Option<(PathBuf, String)> {
+    let files = targets::config_files(dir);
+    let holder = files.iter().find(|f| targets::load_config(f).is_ok_and(|c| holds(&c)));
+    if let Some(path) = holder.or(files.first()) {
+        let (data, _) = super::agents::read_capped(path, 256 * 1024 + 1).ok()?;
+        return Some((path.clone(), String::from_utf8(data).ok()?));
     }
     let root = dir.ancestors().find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok())?;
     Some((root.join(CONFIG_NAMES[0]), String::new()))
@@ -78,12 +80,11 @@ fn applied(text: &str, (start, end, with): &(usize, usize, String)) -> String {
 /// The fix that makes `change` to the configuration for `dir`, titled `title`, when the text it
 /// makes reads as a configuration that passes `meant` (given the configuration before, if any).
 fn fix(
-    dir: &Path,
+    (path, text): (PathBuf, String),
     title: impl FnOnce(&str) -> String,
     edit: impl FnOnce(&str, Option<&ProjectConfig>) -> Option<(usize, usize, String)>,
     meant: impl FnOnce(Option<&ProjectConfig>, &ProjectConfig) -> bool,
 ) -> Option<Fix> {
-    let (path, text) = target(dir)?;
     let before = (!text.is_empty()).then(|| targets::parse_config(&path, &text)).transpose().ok()?;
     let change = edit(&text, before.as_ref())?;
     let after = targets::parse_config(&path, &applied(&text, &change)).ok()?;
@@ -96,11 +97,12 @@ fn fix(
 }
 
 /// "Raise Codex's budget to 48 KiB in instructions-lsp.toml": `[agent] max-bytes = bytes` in
-/// the configuration for `dir`, the folder the agent starts in.
+/// the configuration for `dir`, the folder the agent starts in: in the file whose `[agent]`
+/// table decides for `dir` (a table in a nearer file would replace it whole), else the nearest.
 pub fn raise_budget(dir: &Path, agent: &str, bytes: u64) -> Option<Fix> {
     let who = super::agents::display_name(agent);
     fix(
-        dir,
+        target(dir, |c| c.settings.contains_key(agent))?,
         |name| format!("Raise {who}'s budget to {} in {name}", super::agents::size_words(bytes)),
         |text, _| Some(set_line(text, agent, "max-bytes", &bytes.to_string())),
         |before, after| {
@@ -115,13 +117,13 @@ pub fn raise_budget(dir: &Path, agent: &str, bytes: u64) -> Option<Fix> {
 /// the `[accept]` entry of `file` (named from the configuration's folder).
 pub fn accept(file: &Path, code: &str) -> Option<Fix> {
     let dir = file.parent()?;
-    let (path, _) = target(dir)?;
+    let (path, text) = target(dir, |_| true)?;
     let rel = file.strip_prefix(path.parent()?).ok()?;
     let key = crate::paths::slash_join(rel);
     let quoted = serde_json::to_string(&key).ok()?;
     let shown = key.clone();
     fix(
-        dir,
+        (path, text),
         |name| format!("Accept `{code}` for {shown} in {name}"),
         |text, before| {
             let mut codes = before.and_then(|b| b.accept.get(&key).cloned()).unwrap_or_default();
@@ -206,5 +208,22 @@ mod tests {
         // A configuration that writes the key otherwise (an inline table): no edit is sure.
         std::fs::write(root.join("instructions-lsp.toml"), "codex = { max-bytes = 1 }\n").expect("write");
         assert_eq!(raise_budget(root, "codex", 2048), None);
+        // A package's file without a `[codex]` table: the root's table decides for the package,
+        // and a table added to the package's file would replace it whole. The root's is raised.
+        let config = "[codex]\nmax-bytes = 1000\nfile-names = [\"RULES.md\"]\n";
+        std::fs::write(root.join("instructions-lsp.toml"), config).expect("write");
+        std::fs::write(root.join("pkg/instructions-lsp.toml"), "agents = [\"codex\"]\n").expect("write");
+        let f = raise_budget(&root.join("pkg"), "codex", 2048).expect("a fix");
+        let Change::Edit { path, start, end, text } = &f.change else { panic!("{f:?}") };
+        assert_eq!(path, &root.join("instructions-lsp.toml"));
+        assert_eq!(
+            applied(config, &(*start, *end, text.clone())),
+            "[codex]\nmax-bytes = 2048\nfile-names = [\"RULES.md\"]\n"
+        );
+        // Where the package's own file has the table, it decides, and it is the one raised.
+        std::fs::write(root.join("pkg/instructions-lsp.toml"), "[codex]\nmax-bytes = 1500\n").expect("write");
+        let f = raise_budget(&root.join("pkg"), "codex", 2048).expect("a fix");
+        let Change::Edit { path, .. } = &f.change else { panic!("{f:?}") };
+        assert_eq!(path, &root.join("pkg/instructions-lsp.toml"));
     }
 }

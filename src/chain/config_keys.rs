@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::agents;
 use super::lint::Code;
-use super::targets::{find_config, load_config};
+use super::targets::{config_files, load_config};
 
 /// The JSON schema of `instructions-lsp.toml`, for TOML editors (taplo, Even Better TOML): made
 /// from the names [`super::targets::load_config`] checks against, so that it says what the file may hold.
@@ -81,25 +81,42 @@ impl Exclusions {
     /// Those that decide for the folder `dir` (nothing when a file cannot be used: whoever checks
     /// it says why).
     pub fn of(dir: &Path) -> Self {
-        let mut out = Vec::new();
-        let mut here = Some(dir.to_path_buf());
-        while let Some(d) = here.take() {
-            let Some(path) = find_config(&d) else { break };
-            let holder = path.parent().unwrap_or(&d).to_path_buf();
-            if let Ok(c) = load_config(&path).map(|c| c.exclude)
-                && !c.is_empty()
-            {
-                let mut b = ignore::gitignore::GitignoreBuilder::new(&holder);
-                for line in &c {
-                    let _ = b.add_line(None, line);
-                }
-                out.extend(b.build().ok());
-            }
-            if std::fs::symlink_metadata(holder.join(".git")).is_err() {
-                here = holder.parent().map(Path::to_path_buf);
+        let mut out = Exclusions(Vec::new());
+        for path in config_files(dir) {
+            out.add_file(&path);
+        }
+        out
+    }
+
+    /// Adds what the configuration file at `path` leaves out, below its folder: a file found
+    /// below the folder [`Exclusions::of`] was asked for (nothing when it cannot be used).
+    pub fn add_file(&mut self, path: &Path) {
+        let Some(holder) = path.parent() else { return };
+        let Ok(lines) = load_config(path).map(|c| c.exclude) else { return };
+        if lines.is_empty() {
+            return;
+        }
+        let mut b = ignore::gitignore::GitignoreBuilder::new(holder);
+        for line in &lines {
+            let _ = b.add_line(None, line);
+        }
+        self.0.extend(b.build().ok());
+    }
+
+    /// [`Exclusions::of`] `root`, with the `exclude` of `configs` (configuration files found below
+    /// it, by the folder holding each) too: each file's own folder decides, unless a file nearer
+    /// the root leaves that folder out.
+    pub fn with_nested<'a>(root: &Path, configs: impl IntoIterator<Item = (&'a Path, &'a Path)>) -> Self {
+        let mut out = Self::of(root);
+        let mut configs: Vec<(&Path, &Path)> = configs.into_iter().filter(|(d, _)| *d != root).collect();
+        // Shallower folders first: a file in a folder left out has no say.
+        configs.sort_by_key(|(d, _)| d.components().count());
+        for (dir, file) in configs {
+            if dir.starts_with(root) && !out.excludes(dir, true) {
+                out.add_file(file);
             }
         }
-        Exclusions(out)
+        out
     }
 
     /// Whether `path` (a directory when `dir`), or a folder above it, is left out.

@@ -245,9 +245,7 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ProjectConfig, String> {
 /// `None` without any file; an error names the file that cannot be used.
 pub fn resolved_config(dir: &Path) -> Result<Option<ProjectConfig>, String> {
     let mut merged: Option<ProjectConfig> = None;
-    let mut here = Some(dir.to_path_buf());
-    while let Some(d) = here.take() {
-        let Some(path) = find_config(&d) else { break };
+    for path in config_files(dir) {
         let config = load_config(&path)?;
         match merged.as_mut() {
             None => merged = Some(config),
@@ -262,13 +260,25 @@ pub fn resolved_config(dir: &Path) -> Result<Option<ProjectConfig>, String> {
                 }
             }
         }
+    }
+    Ok(merged)
+}
+
+/// The configuration files that decide for `dir`, nearest first: from `dir` up to the project
+/// root (the folder holding `.git`), one per folder that has one.
+pub fn config_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut here = Some(dir.to_path_buf());
+    while let Some(d) = here.take() {
+        let Some(path) = find_config(&d) else { break };
         // On upwards, past this file's directory, unless it is the project root.
         let holder = path.parent().unwrap_or(&d);
         if std::fs::symlink_metadata(holder.join(".git")).is_err() {
             here = holder.parent().map(Path::to_path_buf);
         }
+        out.push(path);
     }
-    Ok(merged)
+    out
 }
 
 /// A plain file name: what a repository may name as an instruction file, never a path that
@@ -437,7 +447,8 @@ fn names_within(root: &Path, limit: usize) -> std::collections::BTreeSet<String>
 
 /// The names of the entries of one walk per depth of `depths` (`None`: the whole tree).
 fn names_passes(root: &Path, limit: usize, depths: &[Option<usize>]) -> std::collections::BTreeSet<String> {
-    let mut names = std::collections::BTreeSet::new();
+    let mut found: Vec<PathBuf> = Vec::new();
+    let mut configs: std::collections::BTreeMap<PathBuf, PathBuf> = std::collections::BTreeMap::new();
     let excluded = std::sync::Arc::new(Exclusions::of(root));
     for &depth in depths {
         let excluded = excluded.clone();
@@ -449,16 +460,24 @@ fn names_passes(root: &Path, limit: usize, depths: &[Option<usize>]) -> std::col
         });
         walker.max_depth(depth);
         for entry in super::confine::entries(&mut walker, limit) {
-            if let Some(name) = entry.file_name().to_str()
-                && !detect([name]).0.is_empty()
-                && counts(root, entry.path(), name)
+            let Some(name) = entry.file_name().to_str() else { continue };
+            if CONFIG_NAMES.contains(&name)
+                && let Some(dir) = entry.path().parent()
             {
-                let rel = entry.path().strip_prefix(root).map_or_else(|_| name.to_string(), crate::paths::slash_join);
-                names.insert(rel);
+                configs.entry(dir.to_path_buf()).or_insert_with(|| entry.path().to_path_buf());
+            }
+            if !detect([name]).0.is_empty() && counts(root, entry.path(), name) {
+                found.push(entry.into_path());
             }
         }
     }
-    names
+    // A configuration file below the root leaves out folders below it too.
+    let nested = Exclusions::with_nested(root, configs.iter().map(|(d, f)| (d.as_path(), f.as_path())));
+    found
+        .into_iter()
+        .filter(|p| !nested.excludes(p, false))
+        .filter_map(|p| p.strip_prefix(root).ok().map(crate::paths::slash_join))
+        .collect()
 }
 
 /// Whether a file `name` at `path` below `root` shows what agents a repository is written for:

@@ -172,23 +172,17 @@ pub fn walk_with(root: &Path, settings: &Settings, unwritten: &[Unwritten]) -> W
 
 fn walk_on(root: &Path, settings: &Settings, unwritten: &[Unwritten], cores: Cores) -> Walked {
     let names = checked_names(settings, &agents::AgentEnv::from_process());
-    // What the repository's configuration leaves out is not walked (a folder asked about by name
-    // is walked, but what is found in it is not reported: see `decisions::retain`).
-    let excluded = std::sync::Arc::new(crate::chain::targets::Exclusions::of(root));
-    let builder = || {
-        let excluded = excluded.clone();
-        crate::chain::confine::walker(root, move |e| {
-            let dir = e.file_type().is_some_and(|t| t.is_dir());
-            e.file_name() != ".git" && (e.depth() == 0 || !excluded.excludes(e.path(), dir))
-        })
-    };
+    // What the repository's configuration leaves out is walked for the listing (an agent's
+    // patterns match its files, as the real agent's do), and left out of what is checked once
+    // the walk has found every configuration file (see `Walked::finish`).
+    let builder = || crate::chain::confine::walker(root, move |e| e.file_name() != ".git");
     if cores == Cores::One {
         let mut w = Walked::empty();
         let mut listing = agents::RepoListing::of(root);
         for entry in builder().build() {
             w.visit(root, &names, listing.as_mut(), entry);
         }
-        return w.finish(listing, unwritten);
+        return w.finish(root, listing, unwritten);
     }
     let (tx, rx) = std::sync::mpsc::channel::<(Walked, Option<agents::RepoListing>)>();
     // One part per thread of the walk, each sent back when its thread is done.
@@ -229,18 +223,32 @@ fn walk_on(root: &Path, settings: &Settings, unwritten: &[Unwritten], cores: Cor
     // The parts come in the order their threads end: the walk's answer does not depend on it.
     w.unreadable.sort_by(|a, b| a.path.cmp(&b.path));
     w.warnings.sort();
-    w.finish(listing, unwritten)
+    w.finish(root, listing, unwritten)
 }
 
 impl Walked {
-    /// The walk with its listing of the repository, which names `unwritten` too.
-    fn finish(mut self, mut listing: Option<agents::RepoListing>, unwritten: &[Unwritten]) -> Self {
+    /// The walk of `root` with its listing of the repository, which names `unwritten` too; what
+    /// the configuration files (`root`'s and those found below it) leave out is dropped from
+    /// what is checked, but stays in the listing.
+    fn finish(mut self, root: &Path, mut listing: Option<agents::RepoListing>, unwritten: &[Unwritten]) -> Self {
         if let Some(l) = listing.as_mut() {
             for (rel, is_dir) in unwritten {
                 l.add_unwritten(rel, *is_dir);
             }
         }
         self.repo = listing.map(agents::RepoListing::finish);
+        let excluded = crate::chain::targets::Exclusions::with_nested(
+            root,
+            self.configs.iter().map(|(d, f)| (d.as_path(), f.as_path())),
+        );
+        if !excluded.is_empty() {
+            let out = |p: &Path, dir: bool| p != root && excluded.excludes(p, dir);
+            self.dirs.retain(|d| !out(d, true));
+            self.packages.retain(|d| !out(d, true));
+            self.names.retain(|n| !out(&root.join(n), false));
+            self.unreadable.retain(|f| !out(&f.path, false));
+            self.configs.retain(|d, _| !out(d, true));
+        }
         self
     }
 

@@ -1462,6 +1462,23 @@ fn excluded_folders_are_left_out_of_detection_starts_and_the_check() {
     assert!(stderr(&after).contains("checking for Codex, opencode: detected from AGENTS.md;"), "{}", stderr(&after));
     let json: Value = serde_json::from_slice(&run(&t, &root, &["check", "--format", "json"]).stdout).expect("json");
     assert_eq!(json["findings"], serde_json::json!([]), "{json}");
+    // The files of a folder left out are still the repository's: a rule whose pattern matches
+    // only them attaches there, as the agent attaches it, and is no rule that matches nothing.
+    t.write("r/.cursor/rules/fixture.mdc", "---\nglobs: tests/fixture/**/*.ts\n---\nfixture rule\n");
+    t.write("r/tests/fixture/alpha/app.ts", "export {}\n");
+    let json: Value = serde_json::from_slice(&run(&t, &root, &["check", "--format", "json"]).stdout).expect("json");
+    assert_eq!(json["findings"], serde_json::json!([]), "{json}");
+    std::fs::remove_file(t.path("r/.cursor/rules/fixture.mdc")).expect("rm");
+    // A package's own file leaves out folders below it, for detection and the check alike.
+    t.write("r/pkg/gen/GEMINI.md", "generated\n");
+    let nested = run(&t, &root, &["check"]);
+    assert!(stderr(&nested).contains("pkg/gen/GEMINI.md"), "{}", stderr(&nested));
+    t.write("r/pkg/instructions-lsp.toml", "exclude = [\"gen/\"]\n");
+    let nested = run(&t, &root, &["check", "--format", "json"]);
+    assert!(!stderr(&nested).contains("pkg/gen"), "{}", stderr(&nested));
+    let json: Value = serde_json::from_slice(&nested.stdout).expect("json");
+    assert!(!json.to_string().contains("pkg/gen"), "{json}");
+    std::fs::remove_dir_all(t.path("r/pkg")).expect("rm");
     // A folder asked about by name: nothing reported, and a warning that says why.
     let inside = run(&t, &root, &["check", "tests/fixture/alpha"]);
     assert_eq!(stdout(&inside), "");
