@@ -6,15 +6,15 @@
 
 use std::path::{Path, PathBuf};
 
+use super::config::{self, CONFIG_NAMES, ProjectConfig};
 use super::lint::{Change, Fix};
-use super::targets::{self, CONFIG_NAMES, ProjectConfig};
 
 /// The configuration file a fix for the folder `dir` writes: the nearest from `dir` up to the
 /// project root that `holds` (else the nearest), else a new `instructions-lsp.toml` at the
 /// project root; with its text (empty for a new one).
 fn target(dir: &Path, holds: impl Fn(&ProjectConfig) -> bool) -> Option<(PathBuf, String)> {
-    let files = targets::config_files(dir);
-    let holder = files.iter().find(|f| targets::load_config(f).is_ok_and(|c| holds(&c)));
+    let files = config::config_files(dir);
+    let holder = files.iter().find(|f| config::load_config(f).is_ok_and(|c| holds(&c)));
     if let Some(path) = holder.or(files.first()) {
         let (data, _) = super::agents::read_capped(path, 256 * 1024 + 1).ok()?;
         return Some((path.clone(), String::from_utf8(data).ok()?));
@@ -85,9 +85,9 @@ fn fix(
     edit: impl FnOnce(&str, Option<&ProjectConfig>) -> Option<(usize, usize, String)>,
     meant: impl FnOnce(Option<&ProjectConfig>, &ProjectConfig) -> bool,
 ) -> Option<Fix> {
-    let before = (!text.is_empty()).then(|| targets::parse_config(&path, &text)).transpose().ok()?;
+    let before = (!text.is_empty()).then(|| config::parse_config(&path, &text)).transpose().ok()?;
     let change = edit(&text, before.as_ref())?;
-    let after = targets::parse_config(&path, &applied(&text, &change)).ok()?;
+    let after = config::parse_config(&path, &applied(&text, &change)).ok()?;
     if !meant(before.as_ref(), &after) {
         return None;
     }

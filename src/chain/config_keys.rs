@@ -1,15 +1,12 @@
 //! What `instructions-lsp.toml` may hold beyond the agents' tables: the patterns of `starts`,
 //! `exclude` and `[accept]` with their limits, what `exclude` leaves out, and the JSON schema
-//! published for TOML editors. (The file itself is read in [`super::targets`].)
-
-use std::path::Path;
+//! published for TOML editors. (The file itself is read in [`super::config`].)
 
 use super::agents;
 use super::lint::Code;
-use super::targets::{config_files, load_config};
 
 /// The JSON schema of `instructions-lsp.toml`, for TOML editors (taplo, Even Better TOML): made
-/// from the names [`super::targets::load_config`] checks against, so that it says what the file may hold.
+/// from the names [`super::config::load_config`] checks against, so that it says what the file may hold.
 /// `editors/instructions-lsp.schema.json` is this, written out (a test keeps them equal).
 pub fn config_schema() -> serde_json::Value {
     use serde_json::json;
@@ -71,63 +68,6 @@ pub const STARTS_MAX: usize = 256;
 
 /// The most patterns `exclude` may hold.
 pub const EXCLUDE_MAX: usize = 256;
-
-/// What the `exclude` patterns of the configuration files from a folder up to the project root
-/// leave out, each file's patterns from its own folder.
-#[derive(Default)]
-pub struct Exclusions(Vec<ignore::gitignore::Gitignore>);
-
-impl Exclusions {
-    /// Those that decide for the folder `dir` (nothing when a file cannot be used: whoever checks
-    /// it says why).
-    pub fn of(dir: &Path) -> Self {
-        let mut out = Exclusions(Vec::new());
-        for path in config_files(dir) {
-            out.add_file(&path);
-        }
-        out
-    }
-
-    /// Adds what the configuration file at `path` leaves out, below its folder: a file found
-    /// below the folder [`Exclusions::of`] was asked for (nothing when it cannot be used).
-    pub fn add_file(&mut self, path: &Path) {
-        let Some(holder) = path.parent() else { return };
-        let Ok(lines) = load_config(path).map(|c| c.exclude) else { return };
-        if lines.is_empty() {
-            return;
-        }
-        let mut b = ignore::gitignore::GitignoreBuilder::new(holder);
-        for line in &lines {
-            let _ = b.add_line(None, line);
-        }
-        self.0.extend(b.build().ok());
-    }
-
-    /// [`Exclusions::of`] `root`, with the `exclude` of `configs` (configuration files found below
-    /// it, by the folder holding each) too: each file's own folder decides, unless a file nearer
-    /// the root leaves that folder out.
-    pub fn with_nested<'a>(root: &Path, configs: impl IntoIterator<Item = (&'a Path, &'a Path)>) -> Self {
-        let mut out = Self::of(root);
-        let mut configs: Vec<(&Path, &Path)> = configs.into_iter().filter(|(d, _)| *d != root).collect();
-        // Shallower folders first: a file in a folder left out has no say.
-        configs.sort_by_key(|(d, _)| d.components().count());
-        for (dir, file) in configs {
-            if dir.starts_with(root) && !out.excludes(dir, true) {
-                out.add_file(file);
-            }
-        }
-        out
-    }
-
-    /// Whether `path` (a directory when `dir`), or a folder above it, is left out.
-    pub fn excludes(&self, path: &Path, dir: bool) -> bool {
-        self.0.iter().any(|g| path.starts_with(g.path()) && g.matched_path_or_any_parents(path, dir).is_ignore())
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
 
 /// The most patterns `[accept]` may name.
 pub const ACCEPT_MAX: usize = 1000;

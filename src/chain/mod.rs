@@ -2,6 +2,7 @@
 //! knows about LSP.
 
 pub mod agents;
+pub mod config;
 pub mod config_edit;
 pub mod config_keys;
 pub mod confine;

@@ -78,7 +78,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
             // A misspelt name in `instructions-lsp.toml` stops the check; `--fix` writes the one
             // meant and checks again (a few times: one name per run is said).
             Err(e) if args.fix && config_fixed < 8 => {
-                let finding = crate::chain::targets::config_finding(&e, crate::chain::targets::DETECTED_INSTEAD);
+                let finding = crate::chain::config::config_finding(&e, crate::chain::config::DETECTED_INSTEAD);
                 let Some(f) = finding.filter(|f| f.fix.is_some()) else { return usage(&e) };
                 let (fixed, in_files, problems) = fix(std::slice::from_ref(&f), &cwd);
                 if fixed == 0 {

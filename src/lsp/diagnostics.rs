@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tower_lsp_server::lsp_types::Diagnostic;
 
 use super::convert;
-use super::shared::Shared;
+use super::shared::{Placed, Shared};
 use super::state::DiagnosticsInput;
 use crate::chain::discover::{Discovery, Scope};
 use crate::chain::lint::{self, Finding};
@@ -52,7 +52,7 @@ pub fn findings(input: &DiagnosticsInput, shared: &Shared) -> (Vec<Finding>, Vec
             // And those below the folder, which `check` reports too.
             out.extend(
                 tree.config_errors.iter().filter_map(|e| {
-                    crate::chain::targets::config_finding(e, "below it the folder's agents are checked")
+                    crate::chain::config::config_finding(e, "below it the folder's agents are checked")
                 }),
             );
             // A file above every folder (the root's AGENTS.md of a package opened as a folder)
@@ -109,16 +109,6 @@ pub fn text_for(path: &Path, buffers: &Buffers, max_bytes: u64) -> Vec<u8> {
         return t.as_bytes().to_vec();
     }
     crate::chain::source::read_prefix(path, max_bytes)
-}
-
-/// What a pass placed its diagnostics in a file that is not open from: the next pass takes
-/// them from what was published while the file's findings (their hash), size and time of change
-/// are the same (placing means reading the file: a monorepo's pass places findings in thousands
-/// of files, and an author typing in one file changes the findings of few).
-pub struct Placed {
-    findings: u64,
-    stamp: Option<(std::time::SystemTime, u64)>,
-    encoding: convert::Encoding,
 }
 
 /// A file's time of change and size.

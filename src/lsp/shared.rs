@@ -57,8 +57,8 @@ pub struct Shared {
     /// [`Shared::tree`]) follow the disk, not the buffers or the touches (a tree is also
     /// computed again for other settings).
     pub(super) disk_generation: std::sync::atomic::AtomicU64,
-    /// What the last diagnostics pass placed in each file (see [`super::diagnostics::Placed`]).
-    pub(super) placed: Mutex<std::collections::HashMap<PathBuf, super::diagnostics::Placed>>,
+    /// What the last diagnostics pass placed in each file (see [`Placed`]).
+    pub(super) placed: Mutex<std::collections::HashMap<PathBuf, Placed>>,
     /// What `check` says of each session's folder, by folder, with what it was computed for.
     pub(super) trees: Memo<PathBuf, Arc<(TreeInputs, Arc<crate::session::check::Tree>, Listings)>>,
     /// Held while the repositories are walked whole (see [`finish_walks`]): an answer that
@@ -77,6 +77,16 @@ pub struct Shared {
     pub(super) pulls: tokio::sync::mpsc::UnboundedSender<Vec<PathBuf>>,
     /// The receiving end of `pulls`, taken by the pull task when it starts at `initialized`.
     pub(super) pull_queue: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<Vec<PathBuf>>>>,
+}
+
+/// What a pass placed its diagnostics in a file that is not open from: the next pass takes
+/// them from what was published while the file's findings (their hash), size and time of change
+/// are the same (placing means reading the file: a monorepo's pass places findings in thousands
+/// of files, and an author typing in one file changes the findings of few).
+pub(super) struct Placed {
+    pub(super) findings: u64,
+    pub(super) stamp: Option<(std::time::SystemTime, u64)>,
+    pub(super) encoding: super::convert::Encoding,
 }
 
 /// (folder, profile, its overrides, touched paths).
@@ -549,7 +559,7 @@ fn name_matters_outside(p: &Path, names: &BTreeSet<String>) -> bool {
     let lower = name.to_ascii_lowercase();
     names.contains(name)
         || agents::FILE_NAMES.contains(&name)
-        || crate::chain::targets::CONFIG_NAMES.contains(&name)
+        || crate::chain::config::CONFIG_NAMES.contains(&name)
         || lower.ends_with(".md")
         || lower.ends_with(".mdc")
 }

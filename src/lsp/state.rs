@@ -294,7 +294,7 @@ impl Workspace {
             || path
                 .file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|n| crate::chain::targets::CONFIG_NAMES.contains(&n))
+                .is_some_and(|n| crate::chain::config::CONFIG_NAMES.contains(&n))
     }
 
     /// True for any file an instruction file may be: a candidate of the engine, an agent's file

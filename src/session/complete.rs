@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use crate::chain::agents;
-use crate::chain::targets::{AGENT_KEYS, CONFIG_NAMES};
+use crate::chain::config::{AGENT_KEYS, CONFIG_NAMES};
 
 /// One thing to type.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 
 use crate::chain::agents::{AgentView, Scope, Status};
 use crate::chain::lint::{Code, Finding, Fix};
-use crate::chain::targets;
 
 /// What one configuration file decides, compiled: its folder, its `[accept]` (the files named
 /// by their paths, and the patterns with wildcards as one set) and what its `exclude` leaves out.
@@ -40,15 +39,15 @@ impl Accepted {
             .entry(config.to_path_buf())
             .or_insert_with(|| {
                 // A configuration that cannot be used accepts nothing (`check` says why).
-                let c = targets::load_config(config).ok()?;
+                let c = crate::chain::config::load_config(config).ok()?;
                 let dir = config.parent()?.to_path_buf();
                 let mut set = globset::GlobSetBuilder::new();
                 let (mut paths, mut codes) = (HashMap::new(), Vec::new());
                 for (pattern, list) in c.accept {
                     // Every key names the file at its path too: `app/[slug]/CLAUDE.md`, which the
                     // quick fix writes as it is, is that file as well as a pattern.
-                    if targets::is_glob(&pattern) {
-                        set.add(targets::accept_pattern(&pattern).ok()?);
+                    if crate::chain::config_keys::is_glob(&pattern) {
+                        set.add(crate::chain::config_keys::accept_pattern(&pattern).ok()?);
                         codes.push(list.clone());
                     }
                     paths.insert(pattern, list);
@@ -68,7 +67,8 @@ impl Accepted {
     pub fn accepts(&mut self, path: &Path, code: &str) -> bool {
         let mut here = path.parent().map(Path::to_path_buf);
         while let Some(dir) = here.take() {
-            let found = self.nearest.entry(dir.clone()).or_insert_with(|| targets::find_config(&dir)).clone();
+            let found =
+                self.nearest.entry(dir.clone()).or_insert_with(|| crate::chain::config::find_config(&dir)).clone();
             let Some(config) = found else { return false };
             if let Some(e) = self.entries(&config)
                 && let Ok(rel) = path.strip_prefix(&e.dir)
@@ -117,7 +117,7 @@ pub fn budget_fix(view: &AgentView, path: &Path, memo: &mut BudgetFixes) -> Opti
     // Codex counts the files' bytes alone; dsh-next's frame takes some more.
     let slack = if view.profile == "dsh-next" { 1024 } else { 0 };
     let needed = (counted.map(|f| f.bytes).sum::<u64>() + slack).div_ceil(1024) * 1024;
-    let key = targets::find_config(&view.cwd).unwrap_or_else(|| view.cwd.clone());
+    let key = crate::chain::config::find_config(&view.cwd).unwrap_or_else(|| view.cwd.clone());
     memo.entry((key, view.profile, needed))
         .or_insert_with(|| crate::chain::config_edit::raise_budget(&view.cwd, view.profile, needed))
         .clone()

@@ -15,6 +15,7 @@ pub mod project;
 pub mod rename;
 pub mod starts;
 pub mod typed;
+pub mod walk;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -205,7 +206,7 @@ impl Session {
     pub fn refresh_targets_logged(&mut self, names: &std::collections::BTreeSet<String>) {
         let problem = self.refresh_targets_with(names);
         if let Some(e) = &problem {
-            tracing::warn!("{}: {e}; {}", self.folder.display(), crate::chain::targets::DETECTED_INSTEAD);
+            tracing::warn!("{}: {e}; {}", self.folder.display(), crate::chain::config::DETECTED_INSTEAD);
         }
         self.config_problem = problem;
     }
@@ -214,7 +215,7 @@ impl Session {
     /// shows it where `check` stops with it).
     pub fn config_problem(&self) -> Option<crate::chain::lint::Finding> {
         let problem = self.config_problem.as_deref()?;
-        crate::chain::targets::config_finding(problem, crate::chain::targets::DETECTED_INSTEAD)
+        crate::chain::config::config_finding(problem, crate::chain::config::DETECTED_INSTEAD)
     }
 
     /// Whether a change at `path` may change which agents the repository targets: its
@@ -222,7 +223,7 @@ impl Session {
     pub fn changes_targets(&self, path: &Path) -> bool {
         use crate::chain::targets;
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return false };
-        if targets::CONFIG_NAMES.contains(&name) {
+        if crate::chain::config::CONFIG_NAMES.contains(&name) {
             return true;
         }
         let (agents, _) = targets::detect([name]);
@@ -569,7 +570,7 @@ impl Session {
     pub fn is_relevant(&self, path: &Path) -> bool {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let agents_on = self.profiles().iter().any(|p| crate::chain::agents::NAMES.contains(&p.as_str()));
-        let config = crate::chain::targets::CONFIG_NAMES.contains(&name);
+        let config = crate::chain::config::CONFIG_NAMES.contains(&name);
         self.settings.all_names().any(|n| n == name)
             || ((agents_on || self.settings.targeted)
                 && (crate::chain::agents::is_agent_path(path) || starts::is_manifest(name)))

@@ -59,7 +59,7 @@ pub fn merged(
 /// What the nearest `instructions-lsp.toml` (from `dir` up to the project root) gives `agent`;
 /// nothing when there is none or it cannot be used (those who check it report that).
 pub fn configured_overrides(dir: &Path, agent: &str) -> crate::chain::agents::Overrides {
-    targets::resolved_config(dir).ok().flatten().map(|c| c.overrides(agent)).unwrap_or_default()
+    crate::chain::config::resolved_config(dir).ok().flatten().map(|c| c.overrides(agent)).unwrap_or_default()
 }
 
 /// The folder whose agents' views a change of `file` may change: the file's own folder (an

@@ -18,55 +18,8 @@ use crate::chain::agents::{self, AgentProfile, AgentView};
 use crate::chain::settings::Settings;
 use crate::paths;
 
-use super::check::{Configured, Selection, Walked};
-
-/// The files that make a folder a package root, by name; and by ending, `*.csproj`, `*.fsproj`,
-/// `*.vbproj` and `*.cabal` (see [`is_manifest`]).
-pub const MANIFESTS: &[&str] = &[
-    "Cargo.toml",
-    "package.json",
-    "go.mod",
-    "pyproject.toml",
-    "setup.py",
-    "pom.xml",
-    "build.gradle",
-    "build.gradle.kts",
-    "Gemfile",
-    "composer.json",
-    "pubspec.yaml",
-    "Package.swift",
-    "deno.json",
-    "deno.jsonc",
-    "mix.exs",
-    "build.sbt",
-    "project.clj",
-    "dune-project",
-    "rebar.config",
-    "Project.toml",
-];
-
-/// The endings of the files that make a folder a package root, besides [`MANIFESTS`].
-const MANIFEST_ENDINGS: &[&str] = &[".csproj", ".fsproj", ".vbproj", ".cabal"];
-
-/// [`MANIFESTS`] and [`MANIFEST_ENDINGS`] as file globs, for a client that watches for us.
-pub fn manifest_globs() -> impl Iterator<Item = String> {
-    MANIFESTS.iter().map(|n| n.to_string()).chain(MANIFEST_ENDINGS.iter().map(|e| format!("*{e}")))
-}
-
-/// Whether a file named `name` makes its folder a package root.
-pub fn is_manifest(name: &str) -> bool {
-    MANIFESTS.contains(&name) || MANIFEST_ENDINGS.iter().any(|e| name.ends_with(e))
-}
-
-/// Whether a folder at `rel` (below the tree's root) may be a place where people start agents:
-/// not in a hidden folder (`.git`, an agent's configuration folder, a tool's cache), nor in
-/// `node_modules` (installed packages carry manifests of their own).
-pub fn startable(rel: &Path) -> bool {
-    rel.components().all(|c| {
-        let name = c.as_os_str().to_string_lossy();
-        !name.starts_with('.') && name != "node_modules"
-    })
-}
+use super::walk::{Configured, Selection, Walked};
+pub use super::walk::{MANIFESTS, is_manifest, manifest_globs, startable};
 
 /// Why a folder without files of its own is a place of its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -262,7 +215,7 @@ pub fn class_words(
 /// The first folder directly below `start` (by name) where someone may start an agent and that
 /// `skip` does not leave out, honouring `.gitignore`: `None` when there is none.
 fn plain_folder(start: &Path, skip: impl Fn(&Path) -> bool) -> Option<PathBuf> {
-    let excluded = crate::chain::targets::Exclusions::of(start);
+    let excluded = crate::chain::config::Exclusions::of(start);
     let mut walk = crate::chain::confine::walker(start, move |e| {
         e.file_name() != "node_modules" && (e.depth() == 0 || !excluded.excludes(e.path(), true))
     });
@@ -320,7 +273,7 @@ const NAMED_ENTRIES: usize = 100_000;
 fn named(root: &Path, project: &Path, configs: &BTreeMap<PathBuf, PathBuf>) -> BTreeSet<PathBuf> {
     let mut files: Vec<(PathBuf, PathBuf)> = configs.iter().map(|(d, f)| (d.clone(), f.clone())).collect();
     if !configs.contains_key(root)
-        && let Some(above) = crate::chain::targets::find_config(root)
+        && let Some(above) = crate::chain::config::find_config(root)
         && let Some(dir) = above.parent().filter(|d| d.starts_with(project))
     {
         files.push((dir.to_path_buf(), above));
@@ -329,10 +282,10 @@ fn named(root: &Path, project: &Path, configs: &BTreeMap<PathBuf, PathBuf>) -> B
     let mut budget = NAMED_ENTRIES;
     for (dir, file) in files {
         // One that cannot be used is reported where the agents are chosen.
-        let Ok(config) = crate::chain::targets::load_config(&file) else { continue };
+        let Ok(config) = crate::chain::config::load_config(&file) else { continue };
         let mut set = globset::GlobSetBuilder::new();
         for p in &config.starts {
-            if let Ok(glob) = crate::chain::targets::start_pattern(p) {
+            if let Ok(glob) = crate::chain::config_keys::start_pattern(p) {
                 set.add(glob);
             }
         }
@@ -347,7 +300,7 @@ fn named(root: &Path, project: &Path, configs: &BTreeMap<PathBuf, PathBuf>) -> B
         // From the tree's root when the file is above it: nothing outside the tree is listed.
         let from = if root.starts_with(&dir) { root.to_path_buf() } else { dir.clone() };
         let below = from.strip_prefix(&dir).map(|r| r.components().count()).unwrap_or(0);
-        let excluded = crate::chain::targets::Exclusions::of(&from);
+        let excluded = crate::chain::config::Exclusions::of(&from);
         let mut walk = crate::chain::confine::walker(&from, move |e| {
             let dir = e.file_type().is_some_and(|t| t.is_dir());
             e.file_name() != "node_modules" && (e.depth() == 0 || !excluded.excludes(e.path(), dir))
@@ -399,7 +352,7 @@ impl Agents {
         for dir in configs.keys().filter(|dir| dir.as_path() != root && dir.starts_with(root)) {
             // What decides there is what decides when `dir` itself is checked: its file, merged
             // with those above it up to the project root.
-            match crate::chain::targets::resolved_config(dir) {
+            match crate::chain::config::resolved_config(dir) {
                 Ok(Some(config)) => {
                     let (names, named) = match (&config.agents, selection.targeted) {
                         (Some(named), true) => (named.clone(), true),

@@ -274,8 +274,8 @@ fn apply_settings(st: &mut Workspace, folder: &Path, value: &Value) -> Option<St
     let mut problems = problems;
     if let Some(e) = config_problem {
         problems.push(SettingsProblem {
-            key: crate::chain::targets::CONFIG_NAMES[0].into(),
-            message: format!("{e}; {}", crate::chain::targets::DETECTED_INSTEAD),
+            key: crate::chain::config::CONFIG_NAMES[0].into(),
+            message: format!("{e}; {}", crate::chain::config::DETECTED_INSTEAD),
             unknown_key: false,
         });
     }

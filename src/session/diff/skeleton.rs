@@ -19,7 +19,7 @@ use super::{follow, mentions, objects};
 /// configuration file.
 pub(super) fn kept_names(settings: &Settings) -> BTreeSet<String> {
     let mut names = check::checked_names(settings, &agents::AgentEnv::from_process());
-    names.extend(crate::chain::targets::CONFIG_NAMES.iter().map(|s| s.to_string()));
+    names.extend(crate::chain::config::CONFIG_NAMES.iter().map(|s| s.to_string()));
     names
 }
 
