@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::AgentProfile;
+use super::profile::AgentProfile;
 use super::view::{AgentFile, AgentView, RuleProblem, RuleProblemKind, Status};
 use super::walk::has_git;
 use super::{imports, read};
@@ -246,7 +246,7 @@ pub fn missing_import(profile: &AgentProfile, m: super::imports::Missing, base: 
         Err(_) => format!("`{}`", m.looked.display()),
     };
     let what = match profile.imports {
-        super::Imports::Inline => "writes \"Import failed\" into the text instead",
+        super::profile::Imports::Inline => "writes \"Import failed\" into the text instead",
         _ => "loads nothing for it, without a word",
     };
     // A name with prose's punctuation after it: the agent takes the punctuation as part of it.

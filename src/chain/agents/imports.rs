@@ -361,7 +361,7 @@ pub struct ClaudeImports<'a> {
     pub boundary: Option<&'a Path>,
     pub label: Option<&'static str>,
     /// The importer's role: a fallback file's imports fall back with it.
-    pub role: super::Role,
+    pub role: super::view::Role,
     /// How many directives were looked at, across the recursion (see [`EXPANSION_IMPORTS`]).
     pub steps: std::cell::Cell<usize>,
     /// The mentions that look like files but name none, across the recursion.
@@ -435,7 +435,7 @@ impl ClaudeImports<'_> {
                 super::comments::hide_block_comments(body).into_owned()
             };
             match read.as_deref().map(shown) {
-                Ok(text) if !super::js_trim(&text).is_empty() => {
+                Ok(text) if !super::read::js_trim(&text).is_empty() => {
                     let dir = full.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/"));
                     let inner = self.resolve(&text, &dir, &full, depth + 1, seen);
                     out.push((imported(full, Status::Loaded).size(bytes, bytes), text));

@@ -201,7 +201,7 @@ fn is_js_space(c: char) -> bool {
 /// what it shares with other scopes) whose views read `texts` (an editor's unsaved buffers)
 /// where they would read those files from the disk: what the agents would say once they are
 /// saved.
-pub fn with_texts<T>(cache: &Arc<super::RepoCache>, texts: &[(PathBuf, Arc<str>)], f: impl FnOnce() -> T) -> T {
+pub fn with_texts<T>(cache: &Arc<super::repo::RepoCache>, texts: &[(PathBuf, Arc<str>)], f: impl FnOnce() -> T) -> T {
     super::repo::with_cache(cache, || {
         for (path, text) in texts {
             let data = text.as_bytes().to_vec();
