@@ -32,7 +32,24 @@ pub fn readable(path: &Path) -> bool {
 /// Whether the file at `path` opens for reading (elsewhere there is no `access` that says it).
 #[cfg(not(unix))]
 pub fn readable(path: &Path) -> bool {
-    crate::chain::source::open_regular(path).is_ok()
+    open_regular(path).is_ok()
+}
+
+/// Opens a file for reading without blocking on a FIFO swapped in after the stat.
+pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        const O_NONBLOCK: i32 = 0o4000;
+        options.custom_flags(O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok(file)
 }
 
 /// Whether `dir` holds `.git` (a folder, a worktree's file, or a link).

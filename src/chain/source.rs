@@ -2,7 +2,7 @@
 //! validation, SHA-256 digests and a cache keyed by path and signature.
 
 use std::collections::HashMap;
-use std::fs::{self, File, Metadata};
+use std::fs::{self, Metadata};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -245,7 +245,7 @@ impl FileCache {
     /// unreadable.
     fn read(&self, path: &Path, max: u64, stat_signature: Signature) -> (Probe, Signature) {
         self.reads.fetch_add(1, Ordering::Relaxed);
-        let file = match open_regular(path) {
+        let file = match super::confine::open_regular(path) {
             Ok(f) => f,
             Err(e) if is_absence(&e) => return (Probe::Absent, stat_signature),
             Err(e) => {
@@ -291,27 +291,10 @@ pub fn read_prefix_within(path: &Path, max_bytes: u64, base: Option<&Path>) -> V
     if leaves.is_some() {
         return bytes;
     }
-    if let Ok(file) = open_regular(path) {
+    if let Ok(file) = super::confine::open_regular(path) {
         let _ = file.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes);
     }
     bytes
-}
-
-/// Opens a file for reading without blocking on a FIFO swapped in after the stat.
-pub fn open_regular(path: &Path) -> io::Result<File> {
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        const O_NONBLOCK: i32 = 0o4000;
-        options.custom_flags(O_NONBLOCK);
-    }
-    let file = options.open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::other("not a regular file"));
-    }
-    Ok(file)
 }
 
 #[cfg(test)]

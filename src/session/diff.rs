@@ -800,7 +800,7 @@ fn skeleton_file(side: &Checked, path: &str) -> Option<(u64, Vec<u8>)> {
     if !real.starts_with(&side.root) {
         return None;
     }
-    let file = crate::chain::source::open_regular(&real).ok()?;
+    let file = crate::chain::confine::open_regular(&real).ok()?;
     let size = file.metadata().ok()?.len();
     let mut bytes = Vec::new();
     file.take(agents::READ_CAP).read_to_end(&mut bytes).ok()?;

@@ -14,7 +14,7 @@ use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-use super::{AgentFile, Scope, Status};
+use super::view::{AgentFile, Scope, Status};
 
 /// The depth limit both agents use.
 pub const MAX_DEPTH: usize = 5;
@@ -274,7 +274,7 @@ fn read_text(path: &Path) -> io::Result<String> {
     if meta.is_dir() {
         return Err(io::Error::from(io::ErrorKind::IsADirectory));
     }
-    super::read_capped(path, super::READ_CAP).map(|(data, _)| super::read::lossy(data))
+    super::read::read_capped(path, super::read::READ_CAP).map(|(data, _)| super::read::lossy(data))
 }
 
 /// Gemini's tree import: `content` of a file in `base` with every import replaced by the
@@ -431,7 +431,7 @@ impl ClaudeImports<'_> {
             let read = read_text(&full);
             let bytes = read.as_ref().map_or(0, |t| t.len() as u64);
             let shown = |t: &str| {
-                let body = super::walk::without_front_matter(t, super::FrontMatter::StripWithSpace);
+                let body = super::walk::without_front_matter(t, super::profile::FrontMatter::StripWithSpace);
                 super::comments::hide_block_comments(body).into_owned()
             };
             match read.as_deref().map(shown) {

@@ -123,7 +123,7 @@ pub fn read_capped(path: &Path, limit: u64) -> io::Result<(Vec<u8>, u64)> {
     if is_special(&real) {
         return Err(io::Error::new(io::ErrorKind::PermissionDenied, "a kernel or device file is never read"));
     }
-    let file = crate::chain::source::open_regular(&real)?;
+    let file = crate::chain::confine::open_regular(&real)?;
     let size = file.metadata()?.len();
     let want = size.min(limit);
     let remaining = REMAINING.with(Cell::get);

@@ -251,7 +251,7 @@ pub(super) fn hidden(path: &str) -> bool {
 /// A file of the working tree as a layout writes it: its bytes (never blocking on a FIFO), or
 /// its size alone when it is larger than any agent reads.
 pub(super) fn disk_body(path: &Path) -> std::io::Result<Body> {
-    let mut file = crate::chain::source::open_regular(path)?;
+    let mut file = crate::chain::confine::open_regular(path)?;
     let size = file.metadata()?.len();
     if size > super::objects::BODY_READ_MAX {
         return Ok(Body::Size(size));
