@@ -100,9 +100,17 @@ fn names_passes(root: &Path, limit: usize, depths: &[Option<usize>]) -> std::col
     let mut found: Vec<PathBuf> = Vec::new();
     let mut configs: std::collections::BTreeMap<PathBuf, PathBuf> = std::collections::BTreeMap::new();
     let excluded = std::sync::Arc::new(Exclusions::of(root));
-    for &depth in depths {
+    // The root's rule folders first, whatever the order of the walks below and however far they
+    // get: their files lie a level deeper than the passes that fit in `limit` on a large tree.
+    let rule_folders = [".cursor/rules", ".github/instructions"]
+        .map(|f| root.join(f))
+        .into_iter()
+        .filter(|d| std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir()))
+        .map(|d| (d, Some(1)));
+    let passes = rule_folders.chain(depths.iter().map(|&d| (root.to_path_buf(), d)));
+    for (start, depth) in passes {
         let excluded = excluded.clone();
-        let mut walker = super::confine::walker(root, move |e| {
+        let mut walker = super::confine::walker(&start, move |e| {
             let dir = e.file_type().is_some_and(|t| t.is_dir());
             e.file_name() != ".git"
                 && e.file_name() != "node_modules"
@@ -246,6 +254,18 @@ mod tests {
         assert!(names.contains("AGENTS.md") && names.contains("b/CLAUDE.md"), "{names:?}");
         assert!(names_within(root, 10).contains("AGENTS.md"));
         assert!(names_within(root, 1000).contains("c/deep/GEMINI.md"));
+        // The root's rule folders of Cursor and Copilot, a level below what a short walk sees
+        // whole, are found however the walk runs out (a large tree's server missed Cursor).
+        std::fs::create_dir_all(root.join(".cursor/rules")).expect("dirs");
+        std::fs::create_dir_all(root.join(".github/instructions")).expect("dirs");
+        std::fs::write(root.join(".cursor/rules/ts.mdc"), "").expect("rule");
+        std::fs::write(root.join(".github/instructions/ts.instructions.md"), "").expect("rule");
+        let names = names_within(root, 10);
+        assert!(
+            names.contains(".cursor/rules/ts.mdc") && names.contains(".github/instructions/ts.instructions.md"),
+            "{names:?}"
+        );
+        assert_eq!(detect(names.iter().map(String::as_str)).0, ["codex", "opencode", "copilot", "cursor"]);
     }
 
     /// Detection names, of each kind of file, the shallowest by its path.

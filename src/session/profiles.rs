@@ -43,7 +43,8 @@ pub trait Views {
 
     /// Where agents start in `session`'s folder and what they miss in folders without files of
     /// their own (see [`crate::session::starts`]), when the caller has checked the folder's
-    /// tree: the language server does for its diagnostics.
+    /// tree: the language server does for its diagnostics, and forgets the tree, and every
+    /// answer it remembered, when anything changes on disk.
     fn starts(&self, _session: &Session) -> Option<crate::session::starts::Summary> {
         None
     }
@@ -171,7 +172,15 @@ pub fn answer(
     preview: Option<&Path>,
     tokens: bool,
 ) -> Result<(Value, Option<BTreeSet<PathBuf>>), String> {
-    let q = Query { session, views, env, preview, tokens, dirs: RefCell::new(Some(BTreeSet::new())) };
+    let q = Query {
+        session,
+        views,
+        env,
+        preview,
+        tokens,
+        dirs: RefCell::new(Some(BTreeSet::new())),
+        root: std::cell::OnceCell::new(),
+    };
     let value = q.answer(name)?;
     Ok((value, q.dirs.into_inner()))
 }
@@ -185,7 +194,7 @@ pub fn one(
     env: &Env,
     preview: Option<&Path>,
 ) -> Result<ProfileResult, String> {
-    let q = Query { session, views, env, preview, tokens: true, dirs: RefCell::new(None) };
+    let q = Query { session, views, env, preview, tokens: true, dirs: RefCell::new(None), root: Default::default() };
     q.one(name)
 }
 
@@ -225,8 +234,8 @@ impl Query<'_> {
                 "profiles": all,
             });
             if let Some(starts) = q.views.starts(session) {
-                // The places judged depend on the whole tree: not remembered with the answer.
-                *q.dirs.borrow_mut() = None;
+                // The places judged come from the folder's checked tree, which is as fresh as a
+                // remembered answer: both are forgotten when anything changes on disk.
                 answer["starts"] = to_value(serde_json::to_value(starts))?;
             }
             return Ok(answer);
@@ -251,6 +260,9 @@ struct Query<'a> {
     tokens: bool,
     /// What the answer read so far; `None` once a part cannot be remembered.
     dirs: RefCell<Option<BTreeSet<PathBuf>>>,
+    /// The session's project root, found once for every part of the answer (each walks up
+    /// probing the root markers).
+    root: std::cell::OnceCell<PathBuf>,
 }
 
 impl Query<'_> {
@@ -292,8 +304,8 @@ impl Query<'_> {
         let session = self.session;
         // Named from the project root, as every view names files (also when the folder is a
         // package below it).
-        let root = session.project_root();
-        let show = super::project::display_paths(&root);
+        let root = self.root.get_or_init(|| session.project_root());
+        let show = super::project::display_paths(root);
         if let Some(p) = Profile::parse(name) {
             let candidates = if session.settings.profile == p {
                 session.settings.candidates.clone()
