@@ -33,6 +33,9 @@ pub fn findings(input: &DiagnosticsInput, shared: &Shared) -> (Vec<Finding>, Vec
             .map(|s| s.folder.clone())
     };
     let mut scope = None;
+    // The checked trees' findings, which the check filtered by what the repository accepts
+    // already (filtering them again would walk up from every file's folder on every pass).
+    let mut decided: Vec<Finding> = Vec::new();
     for session in &input.sessions {
         let snap = session.snapshot(cache, buffers);
         let profiles = session.profiles();
@@ -57,7 +60,7 @@ pub fn findings(input: &DiagnosticsInput, shared: &Shared) -> (Vec<Finding>, Vec
             );
             // A file above every folder (the root's AGENTS.md of a package opened as a folder)
             // gets what the folders below it say of it.
-            out.extend(
+            decided.extend(
                 tree.findings
                     .iter()
                     .filter(|f| innermost(&f.path).is_none_or(|folder| folder == session.folder))
@@ -77,7 +80,10 @@ pub fn findings(input: &DiagnosticsInput, shared: &Shared) -> (Vec<Finding>, Vec
             for (path, _) in &unsaved {
                 let cache = shared.typing_scope(&session.folder);
                 let (asked, typed) = crate::session::typed::token_findings(session, path, &unsaved, &cache);
-                out.retain(|f| !(&f.path == path && f.code.at_token() && f.agent.is_some_and(|a| asked.contains(&a))));
+                let stale =
+                    |f: &Finding| &f.path == path && f.code.at_token() && f.agent.is_some_and(|a| asked.contains(&a));
+                out.retain(|f| !stale(f));
+                decided.retain(|f| !stale(f));
                 out.extend(typed);
             }
         }
@@ -97,9 +103,10 @@ pub fn findings(input: &DiagnosticsInput, shared: &Shared) -> (Vec<Finding>, Vec
             out.extend(lint::content_findings(path, &f.file.text, settings.frame));
         }
     }
+    crate::session::decisions::retain(&mut out);
+    out.extend(decided);
     let mut seen = HashSet::new();
     out.retain(|f| seen.insert((f.path.clone(), f.code, f.span, f.message.clone())));
-    crate::session::decisions::retain(&mut out);
     (out, snapshots)
 }
 

@@ -62,14 +62,28 @@ impl Accepted {
             .as_ref()
     }
 
+    /// [`crate::chain::config::find_config`] of `dir`, each folder on the way asked once: a
+    /// check's findings lie in thousands of folders that share their ancestors.
+    fn nearest(&mut self, dir: &Path) -> Option<PathBuf> {
+        if let Some(found) = self.nearest.get(dir) {
+            return found.clone();
+        }
+        let here = crate::chain::config::CONFIG_NAMES.iter().map(|n| dir.join(n)).find(|p| p.is_file());
+        let found = match here {
+            Some(p) => Some(p),
+            None if std::fs::symlink_metadata(dir.join(".git")).is_ok() => None,
+            None => dir.parent().and_then(|up| self.nearest(up)),
+        };
+        self.nearest.insert(dir.to_path_buf(), found.clone());
+        found
+    }
+
     /// Whether a configuration from `path`'s folder up to the project root accepts findings of
     /// code `code` for `path`, or leaves `path` out altogether (`exclude`).
     pub fn accepts(&mut self, path: &Path, code: &str) -> bool {
         let mut here = path.parent().map(Path::to_path_buf);
         while let Some(dir) = here.take() {
-            let found =
-                self.nearest.entry(dir.clone()).or_insert_with(|| crate::chain::config::find_config(&dir)).clone();
-            let Some(config) = found else { return false };
+            let Some(config) = self.nearest(&dir) else { return false };
             if let Some(e) = self.entries(&config)
                 && let Ok(rel) = path.strip_prefix(&e.dir)
             {
