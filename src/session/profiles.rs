@@ -194,7 +194,19 @@ pub fn one(
     env: &Env,
     preview: Option<&Path>,
 ) -> Result<ProfileResult, String> {
-    let q = Query { session, views, env, preview, tokens: true, dirs: RefCell::new(None), root: Default::default() };
+    one_counted(session, views, name, env, preview, true)
+}
+
+/// [`one`], with its size in tokens only when `tokens` (loading the encoding costs 0.1 s).
+pub fn one_counted(
+    session: &Session,
+    views: &dyn Views,
+    name: &str,
+    env: &Env,
+    preview: Option<&Path>,
+    tokens: bool,
+) -> Result<ProfileResult, String> {
+    let q = Query { session, views, env, preview, tokens, dirs: RefCell::new(None), root: Default::default() };
     q.one(name)
 }
 

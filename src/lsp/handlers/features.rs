@@ -177,8 +177,14 @@ pub async fn code_lens(shared: &Arc<Shared>, params: CodeLensParams) -> Result<O
                 // Counted only when the editor has the whole text.
                 let open = working.state().buffers().contains_key(&path);
                 let whole = open || std::fs::metadata(&path).map_or(0, |m| m.len()) <= text.len() as u64;
+                // One count for every agent's lens: the file's text is the same for each.
+                let count = whole.then(|| crate::chain::tokens::count(&text)).flatten();
                 for (agent, said) in &a.said {
-                    let title = match crate::chain::tokens::of(agent, &text).filter(|_| whole) {
+                    let tokens = count.map(|count| crate::chain::tokens::Tokens {
+                        count,
+                        exact: crate::chain::tokens::exact_for(agent),
+                    });
+                    let title = match tokens {
                         Some(t) => format!("{said} · {}", t.words()),
                         None => said.clone(),
                     };
