@@ -80,10 +80,10 @@ fi
 # `instructions-lsp@VERSION` from the registry. pre-commit installs them into a node environment of
 # its own, and the hook fails the commit with the finding, with no cargo and no Rust binary on PATH.
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$hooks/Cargo.toml" | head -n 1)
-platform=$(node -p 'process.platform + "-" + process.arch')
+platform=$(node -p 'process.platform + "-" + process.arch' 2> /dev/null || true)
 launcher=$hooks/dist/npm/instructions-lsp-$version.tgz
 binary=$hooks/dist/npm/instructions-lsp-cli-$platform-$version.tgz
-if [[ -f $launcher && -f $binary ]]; then
+if [[ -n $platform && -f $launcher && -f $binary ]]; then
   cat > .pre-commit-config.yaml <<EOF
 repos:
   - repo: local

@@ -39,9 +39,17 @@ case "${RUNNER_OS:?}-${RUNNER_ARCH:?}" in
   Windows-X64) target=win32-x64 exe=instructions-lsp.exe ;;
   *) target= ;;
 esac
-# A musl system (an Alpine container job) gets the static binary.
-# (musl's ldd says so and exits 1.)
-if [[ $target == linux-* ]] && { { ldd --version 2>&1 || true; } | grep -qi musl || compgen -G '/lib/ld-musl-*' > /dev/null; }; then
+# A musl system (an Alpine container job) gets the static binary. The C library's own ldd
+# says which it is (musl's says so and exits 1); the loader's file only where there is no ldd (a
+# glibc system may have musl's loader installed beside its own).
+musl() {
+  if command -v ldd > /dev/null; then
+    { ldd --version 2>&1 || true; } | grep -qi musl
+  else
+    compgen -G '/lib/ld-musl-*' > /dev/null
+  fi
+}
+if [[ $target == linux-* ]] && musl; then
   target+=-musl
 fi
 

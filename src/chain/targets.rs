@@ -100,21 +100,29 @@ fn names_passes(root: &Path, limit: usize, depths: &[Option<usize>]) -> std::col
     let mut found: Vec<PathBuf> = Vec::new();
     let mut configs: std::collections::BTreeMap<PathBuf, PathBuf> = std::collections::BTreeMap::new();
     let excluded = std::sync::Arc::new(Exclusions::of(root));
-    // The root's rule folders first, whatever the order of the walks below and however far they
-    // get: their files lie a level deeper than the passes that fit in `limit` on a large tree.
-    let rule_folders = [".cursor/rules", ".github/instructions"]
-        .map(|f| root.join(f))
-        .into_iter()
-        .filter(|d| std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir()))
-        .map(|d| (d, Some(1)));
-    let passes = rule_folders.chain(depths.iter().map(|&d| (root.to_path_buf(), d)));
-    for (start, depth) in passes {
+    // The root's rule folders first (`.cursor/rules`, `.github/instructions`), whatever the
+    // order of the walks below and however far they get: their files lie a level deeper than the
+    // passes that fit in `limit` on a large tree. A walk from the root that enters only them, so
+    // that links, `.gitignore` and `exclude` count as in every walk.
+    let rule_folders = (
+        Some(3),
+        (|depth: usize, name: &std::ffi::OsStr| match depth {
+            1 => name == ".cursor" || name == ".github",
+            2 => name == "rules" || name == "instructions",
+            _ => true,
+        }) as fn(usize, &std::ffi::OsStr) -> bool,
+    );
+    let whole = |_: usize, _: &std::ffi::OsStr| true;
+    let passes =
+        std::iter::once(rule_folders).chain(depths.iter().map(|&d| (d, whole as fn(usize, &std::ffi::OsStr) -> bool)));
+    for (depth, enters) in passes {
         let excluded = excluded.clone();
-        let mut walker = super::confine::walker(&start, move |e| {
+        let mut walker = super::confine::walker(root, move |e| {
             let dir = e.file_type().is_some_and(|t| t.is_dir());
             e.file_name() != ".git"
                 && e.file_name() != "node_modules"
                 && (e.depth() == 0 || !excluded.excludes(e.path(), dir))
+                && (!dir || enters(e.depth(), e.file_name()))
         });
         walker.max_depth(depth);
         for entry in super::confine::entries(&mut walker, limit) {
@@ -133,7 +141,8 @@ fn names_passes(root: &Path, limit: usize, depths: &[Option<usize>]) -> std::col
     let nested = Exclusions::with_nested(root, configs.iter().map(|(d, f)| (d.as_path(), f.as_path())));
     found
         .into_iter()
-        .filter(|p| !nested.excludes(p, false))
+        // (A name may be a folder's, `.claude`, which a folder-only pattern matches as one.)
+        .filter(|p| !nested.excludes(p, std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())))
         .filter_map(|p| p.strip_prefix(root).ok().map(crate::paths::slash_join))
         .collect()
 }
@@ -266,6 +275,17 @@ mod tests {
             "{names:?}"
         );
         assert_eq!(detect(names.iter().map(String::as_str)).0, ["codex", "opencode", "copilot", "cursor"]);
+        // That walk keeps the rule every walk keeps: a `.cursor` linked out of the project is
+        // not followed, and a folder `.gitignore` leaves out is not listed.
+        let outside = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(outside.path().join("rules")).expect("dirs");
+        std::fs::write(outside.path().join("rules/x.mdc"), "").expect("rule");
+        std::fs::remove_dir_all(root.join(".cursor")).expect("rm");
+        std::os::unix::fs::symlink(outside.path(), root.join(".cursor")).expect("link");
+        std::fs::create_dir_all(root.join(".git")).expect("git");
+        std::fs::write(root.join(".gitignore"), ".github/\n").expect("ignore");
+        let names = names_within(root, 10);
+        assert!(!names.iter().any(|n| n.starts_with(".cursor") || n.starts_with(".github")), "{names:?}");
     }
 
     /// Detection names, of each kind of file, the shallowest by its path.

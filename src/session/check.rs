@@ -128,7 +128,7 @@ fn check_walked_from(
     findings.extend(walked.unreadable);
     // What the repository accepts, or leaves out, is said by no edge.
     super::decisions::retain(&mut findings);
-    let mut warnings = walked.warnings;
+    let mut warnings: Vec<String> = walked.warnings.into_iter().map(|(w, _)| w).collect();
     if crate::chain::config::Exclusions::of(root).excludes(root, true) {
         warnings.push(format!(
             "{} is left out by `exclude` in the repository's instructions-lsp.toml: nothing in it is reported",

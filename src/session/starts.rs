@@ -300,7 +300,10 @@ fn named(root: &Path, project: &Path, configs: &BTreeMap<PathBuf, PathBuf>) -> B
         // From the tree's root when the file is above it: nothing outside the tree is listed.
         let from = if root.starts_with(&dir) { root.to_path_buf() } else { dir.clone() };
         let below = from.strip_prefix(&dir).map(|r| r.components().count()).unwrap_or(0);
-        let excluded = crate::chain::config::Exclusions::of(&from);
+        // What the configuration files from `from` up, and those found below it, leave out.
+        let below_from = configs.iter().filter(|(d, _)| d.starts_with(&from));
+        let excluded =
+            crate::chain::config::Exclusions::with_nested(&from, below_from.map(|(d, f)| (d.as_path(), f.as_path())));
         let mut walk = crate::chain::confine::walker(&from, move |e| {
             let dir = e.file_type().is_some_and(|t| t.is_dir());
             e.file_name() != "node_modules" && (e.depth() == 0 || !excluded.excludes(e.path(), dir))
@@ -394,4 +397,25 @@ fn start_of(root: &Path, dir: &Path) -> PathBuf {
         start.push(c);
     }
     start
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A folder named in the root's `starts` that a package's own file leaves out (`exclude`) is
+    /// no place agents start.
+    #[test]
+    fn a_packages_exclude_leaves_out_folders_the_root_names_in_starts() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        for d in [".git", "pkg/fixtures", "pkg/real"] {
+            std::fs::create_dir_all(root.join(d)).expect("mkdir");
+        }
+        std::fs::write(root.join("instructions-lsp.toml"), "starts = [\"pkg/*\"]\n").expect("write");
+        std::fs::write(root.join("pkg/instructions-lsp.toml"), "exclude = [\"fixtures/\"]\n").expect("write");
+        let configs: BTreeMap<PathBuf, PathBuf> =
+            [root, &root.join("pkg")].into_iter().map(|d| (d.to_path_buf(), d.join("instructions-lsp.toml"))).collect();
+        assert_eq!(named(root, root, &configs), BTreeSet::from([root.join("pkg/real")]));
+    }
 }

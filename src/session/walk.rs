@@ -109,7 +109,8 @@ pub struct Walked {
     /// The package roots met: folders holding a project manifest (see [`is_manifest`]).
     pub(super) packages: BTreeSet<PathBuf>,
     pub(super) unreadable: Vec<Finding>,
-    pub(super) warnings: Vec<String>,
+    /// What the walk skipped, in words, with the path it names when it names one.
+    pub(super) warnings: Vec<(String, Option<PathBuf>)>,
     /// The repository's files as the agents' searches list them (see [`agents::RepoIndex`]),
     /// when the tree is a whole repository: its views search this listing instead of walking
     /// the tree again.
@@ -240,10 +241,14 @@ impl Walked {
         );
         if !excluded.is_empty() {
             let out = |p: &Path, dir: bool| p != root && excluded.excludes(p, dir);
+            // A name may be a folder's (`.claude`), and a folder-only pattern (`.claude/`) must
+            // match it as one: asked as what it is on disk.
+            let out_as_is = |p: &Path| out(p, std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()));
             self.dirs.retain(|d| !out(d, true));
             self.packages.retain(|d| !out(d, true));
-            self.names.retain(|n| !out(&root.join(n), false));
-            self.unreadable.retain(|f| !out(&f.path, false));
+            self.names.retain(|n| !out_as_is(&root.join(n)));
+            self.unreadable.retain(|f| !out_as_is(&f.path));
+            self.warnings.retain(|(_, path)| !path.as_deref().is_some_and(out_as_is));
             self.configs.retain(|d, _| !out(d, true));
         }
         self
@@ -318,7 +323,7 @@ impl Walked {
                         fix: None,
                     })
                 }
-                _ => self.warnings.push(format!("skipped: {e}")),
+                (path, _) => self.warnings.push((format!("skipped: {e}"), path.map(Path::to_path_buf))),
             },
         }
     }

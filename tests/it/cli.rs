@@ -1479,6 +1479,16 @@ fn excluded_folders_are_left_out_of_detection_starts_and_the_check() {
     let json: Value = serde_json::from_slice(&nested.stdout).expect("json");
     assert!(!json.to_string().contains("pkg/gen"), "{json}");
     std::fs::remove_dir_all(t.path("r/pkg")).expect("rm");
+    // A folder-only pattern leaves out a folder that shows an agent (`.claude`), in `check` and
+    // in what every other edge detects.
+    t.write("r/.claude/settings.json", "{}\n");
+    t.write("r/instructions-lsp.toml", "exclude = [\"tests/fixture/\", \".claude/\"]\n");
+    for args in [&["check"][..], &["effective"][..]] {
+        let o = run(&t, &root, args);
+        assert!(!stderr(&o).contains("Claude Code"), "{args:?}: {}", stderr(&o));
+    }
+    std::fs::remove_dir_all(t.path("r/.claude")).expect("rm");
+    t.write("r/instructions-lsp.toml", "exclude = [\"tests/fixture/\"]\n");
     // A folder asked about by name: nothing reported, and a warning that says why.
     let inside = run(&t, &root, &["check", "tests/fixture/alpha"]);
     assert_eq!(stdout(&inside), "");
