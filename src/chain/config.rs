@@ -85,17 +85,19 @@ impl ProjectConfig {
 /// directory holding `.git`, included); `None` when there is none on the way.
 pub fn find_config(dir: &Path) -> Option<PathBuf> {
     for d in dir.ancestors() {
-        for name in CONFIG_NAMES {
-            let p = d.join(name);
-            if p.is_file() {
-                return Some(p);
-            }
+        if let Some(p) = config_in(d) {
+            return Some(p);
         }
-        if std::fs::symlink_metadata(d.join(".git")).is_ok() {
+        if super::confine::holds_git(d) {
             return None;
         }
     }
     None
+}
+
+/// The configuration file of `dir` itself, by the first of [`CONFIG_NAMES`] it holds.
+pub fn config_in(dir: &Path) -> Option<PathBuf> {
+    CONFIG_NAMES.iter().map(|n| dir.join(n)).find(|p| p.is_file())
 }
 
 /// Reads and checks a configuration file; the error says what was wrong, and where.
@@ -270,7 +272,7 @@ pub fn config_files(dir: &Path) -> Vec<PathBuf> {
         let Some(path) = find_config(&d) else { break };
         // On upwards, past this file's directory, unless it is the project root.
         let holder = path.parent().unwrap_or(&d);
-        if std::fs::symlink_metadata(holder.join(".git")).is_err() {
+        if !super::confine::holds_git(holder) {
             here = holder.parent().map(Path::to_path_buf);
         }
         out.push(path);

@@ -19,7 +19,7 @@ fn target(dir: &Path, holds: impl Fn(&ProjectConfig) -> bool) -> Option<(PathBuf
         let (data, _) = super::agents::read_capped(path, 256 * 1024 + 1).ok()?;
         return Some((path.clone(), String::from_utf8(data).ok()?));
     }
-    let root = dir.ancestors().find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok())?;
+    let root = dir.ancestors().find(|d| super::confine::holds_git(d))?;
     Some((root.join(CONFIG_NAMES[0]), String::new()))
 }
 

@@ -52,8 +52,8 @@ pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
     Ok(file)
 }
 
-/// Whether `dir` holds `.git` (a folder, a worktree's file, or a link).
-fn holds_git(dir: &Path) -> bool {
+/// Whether `dir` holds `.git` (a folder, a worktree's file, or a link): a project root.
+pub fn holds_git(dir: &Path) -> bool {
     dir.join(".git").symlink_metadata().is_ok()
 }
 

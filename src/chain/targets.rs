@@ -104,25 +104,21 @@ fn names_passes(root: &Path, limit: usize, depths: &[Option<usize>]) -> std::col
     // order of the walks below and however far they get: their files lie a level deeper than the
     // passes that fit in `limit` on a large tree. A walk from the root that enters only them, so
     // that links, `.gitignore` and `exclude` count as in every walk.
-    let rule_folders = (
-        Some(3),
-        (|depth: usize, name: &std::ffi::OsStr| match depth {
-            1 => name == ".cursor" || name == ".github",
-            2 => name == "rules" || name == "instructions",
-            _ => true,
-        }) as fn(usize, &std::ffi::OsStr) -> bool,
-    );
-    let whole = |_: usize, _: &std::ffi::OsStr| true;
-    let passes =
-        std::iter::once(rule_folders).chain(depths.iter().map(|&d| (d, whole as fn(usize, &std::ffi::OsStr) -> bool)));
-    for (depth, enters) in passes {
+    let rule_folders = |depth: usize, name: &std::ffi::OsStr| match depth {
+        1 => name == ".cursor" || name == ".github",
+        2 => name == "rules" || name == "instructions",
+        _ => true,
+    };
+    // Each pass: how deep it goes, and whether it enters only the rule folders.
+    let passes = std::iter::once((Some(3), true)).chain(depths.iter().map(|&d| (d, false)));
+    for (depth, only_rules) in passes {
         let excluded = excluded.clone();
         let mut walker = super::confine::walker(root, move |e| {
             let dir = e.file_type().is_some_and(|t| t.is_dir());
             e.file_name() != ".git"
                 && e.file_name() != "node_modules"
                 && (e.depth() == 0 || !excluded.excludes(e.path(), dir))
-                && (!dir || enters(e.depth(), e.file_name()))
+                && (!dir || !only_rules || rule_folders(e.depth(), e.file_name()))
         });
         walker.max_depth(depth);
         for entry in super::confine::entries(&mut walker, limit) {

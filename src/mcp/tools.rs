@@ -515,7 +515,14 @@ fn profile_result(
     agent_env: &AgentEnv,
     preview: Option<&Path>,
 ) -> Result<ProfileResult, String> {
-    crate::session::profiles::one(session, &Fresh { cache, agent_env, repo: Default::default() }, name, env, preview)
+    crate::session::profiles::one(
+        session,
+        &Fresh { cache, agent_env, repo: Default::default() },
+        name,
+        env,
+        preview,
+        true,
+    )
 }
 
 /// The blocks of batches, in order, separated by a blank line.

@@ -68,10 +68,9 @@ impl Accepted {
         if let Some(found) = self.nearest.get(dir) {
             return found.clone();
         }
-        let here = crate::chain::config::CONFIG_NAMES.iter().map(|n| dir.join(n)).find(|p| p.is_file());
-        let found = match here {
+        let found = match crate::chain::config::config_in(dir) {
             Some(p) => Some(p),
-            None if std::fs::symlink_metadata(dir.join(".git")).is_ok() => None,
+            None if crate::chain::confine::holds_git(dir) => None,
             None => dir.parent().and_then(|up| self.nearest(up)),
         };
         self.nearest.insert(dir.to_path_buf(), found.clone());
@@ -97,7 +96,7 @@ impl Accepted {
                 }
             }
             let holder = config.parent().unwrap_or(&dir);
-            if std::fs::symlink_metadata(holder.join(".git")).is_ok() {
+            if crate::chain::confine::holds_git(holder) {
                 return false;
             }
             here = holder.parent().map(Path::to_path_buf);

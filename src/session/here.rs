@@ -47,8 +47,8 @@ pub fn rules_here(session: &Session, views: &dyn Views, env: &Env, file: &Path) 
     let mut out = Vec::new();
     for name in session.profiles().iter().filter(|n| agents::NAMES.contains(&n.as_str())) {
         // What the agent had before the read: its files only, no size.
-        let before = profiles::one_counted(session, views, name, env, None, false);
-        let (Ok(before), Ok(after)) = (before, profiles::one(session, views, name, env, Some(file))) else {
+        let before = profiles::one(session, views, name, env, None, false);
+        let (Ok(before), Ok(after)) = (before, profiles::one(session, views, name, env, Some(file), true)) else {
             continue;
         };
         let had: Vec<PathBuf> = has(&before, &["loaded", "truncated"]).into_iter().map(|(p, _, _)| p).collect();

@@ -185,20 +185,9 @@ pub fn answer(
     Ok((value, q.dirs.into_inner()))
 }
 
-/// One profile's answer (an engine profile or an agent), as [`answer`] gives it in `"all"`,
-/// with its size in tokens.
+/// One profile's answer (an engine profile or an agent), as [`answer`] gives it in `"all"`;
+/// with its size in tokens when `tokens` (the first count loads the encoding, 0.1 s).
 pub fn one(
-    session: &Session,
-    views: &dyn Views,
-    name: &str,
-    env: &Env,
-    preview: Option<&Path>,
-) -> Result<ProfileResult, String> {
-    one_counted(session, views, name, env, preview, true)
-}
-
-/// [`one`], with its size in tokens only when `tokens` (loading the encoding costs 0.1 s).
-pub fn one_counted(
     session: &Session,
     views: &dyn Views,
     name: &str,

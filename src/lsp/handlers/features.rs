@@ -604,7 +604,7 @@ async fn show_view(shared: &Arc<Shared>, arguments: Vec<Value>) -> Result<Value>
     let (working, agent) = (shared.clone(), agent.to_string());
     off_thread(move || {
         let preview = (path != session.folder).then(|| if path.is_dir() { path.join(".touch") } else { path.clone() });
-        let view = crate::session::profiles::one(&session, working.as_ref(), &agent, &env, preview.as_deref())
+        let view = crate::session::profiles::one(&session, working.as_ref(), &agent, &env, preview.as_deref(), true)
             .map_err(Error::invalid_params)?;
         // Named as every view names a file, without the control characters a name may hold.
         let named = crate::session::project::display_paths(&session.project_root())(&path);
