@@ -61,36 +61,21 @@ mod layering {
         out
     }
 
-    /// Files past [`LINES_MAX`] lines, each with the count it may not grow past: what is left to
-    /// split (a file leaves this list once split, and may not come back).
-    const LONG: &[(&str, usize)] = &[
-        ("src/chain/agents/repo.rs", 893),
-        ("src/session/diff.rs", 824),
-        ("src/lsp/shared.rs", 787),
-        ("src/session/mod.rs", 736),
-    ];
-
     /// The most lines a source file holds: past it, a file does more than one thing.
     const LINES_MAX: usize = 700;
 
     #[test]
     fn no_source_file_grows_past_700_lines() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut long = Vec::new();
-        for (p, text) in sources() {
-            let rel = p.strip_prefix(root).unwrap_or(&p).to_string_lossy().replace('\\', "/");
-            let lines = text.lines().count();
-            let allowed = LONG.iter().find(|(f, _)| *f == rel).map_or(LINES_MAX, |(_, n)| *n);
-            if lines > allowed {
-                long.push(format!("{rel}: {lines} lines (at most {allowed})"));
-            }
-        }
-        assert!(long.is_empty(), "split these by concern: {long:?}");
-        for (f, n) in LONG {
-            let lines = std::fs::read_to_string(root.join(f)).map_or(0, |t| t.lines().count());
-            assert!(lines > LINES_MAX, "{f} has {lines} lines now: take it off LONG");
-            assert!(lines >= *n, "{f} shrank to {lines} lines: lower its bound in LONG from {n}");
-        }
+        let files = sources();
+        assert!(files.len() > 100, "the sources were not read");
+        let long: Vec<String> = files
+            .iter()
+            .map(|(p, text)| (p.strip_prefix(root).unwrap_or(p).display().to_string(), text.lines().count()))
+            .filter(|(_, lines)| *lines > LINES_MAX)
+            .map(|(rel, lines)| format!("{rel}: {lines} lines"))
+            .collect();
+        assert!(long.is_empty(), "split these by concern (at most {LINES_MAX} lines): {long:?}");
     }
 
     /// The module a file of `src/` is (`src/chain/agents/read.rs`: `chain::agents::read`; a
@@ -125,13 +110,15 @@ mod layering {
             if head_start >= 2 && &bytes[head_start - 2..head_start] == b"::" {
                 continue;
             }
-            let mut base: Vec<String> = match head {
-                "crate" => Vec::new(),
-                "self" => module.to_vec(),
-                "super" => module[..module.len().saturating_sub(1)].to_vec(),
+            let child = [module, &[head.to_string()]].concat();
+            let (mut base, mut rest): (Vec<String>, &str) = match head {
+                "crate" => (Vec::new(), &code[at + 2..]),
+                "self" => (module.to_vec(), &code[at + 2..]),
+                "super" => (module[..module.len().saturating_sub(1)].to_vec(), &code[at + 2..]),
+                // A module's own child, named without `self::` (`use skeleton::materialize`).
+                _ if known.contains(&child) => (module.to_vec(), &code[head_start..]),
                 _ => continue,
             };
-            let mut rest = &code[at + 2..];
             while let Some(r) = rest.strip_prefix("super::") {
                 base.pop();
                 rest = r;
@@ -158,14 +145,12 @@ mod layering {
         out
     }
 
-    /// Files that import each other in a loop: what is left to untangle in the agents' shared
-    /// files (a circle may only shrink).
-    const CIRCLE_LEFT: &[&str] = &["listing", "read", "repo", "walk"];
+    /// Every file of `src/` as its module, with its text, and the files each imports (by index).
+    type Graph = (Vec<(Vec<String>, String)>, Vec<std::collections::BTreeSet<usize>>);
 
-    /// No two files of `src/` import each other, directly or through others (read from their
-    /// imports, as a reader follows them), but for what [`CIRCLE_LEFT`] names.
-    #[test]
-    fn no_files_import_each_other_in_a_circle() {
+    /// The imports of `src/`, file by file (`main.rs`, which hands each command to its edge, left
+    /// out).
+    fn import_graph() -> Graph {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let files: Vec<(Vec<String>, String)> = sources()
             .into_iter()
@@ -174,12 +159,20 @@ mod layering {
             .collect();
         let known: std::collections::BTreeSet<Vec<String>> = files.iter().map(|(m, _)| m.clone()).collect();
         let index = |m: &Vec<String>| files.iter().position(|(f, _)| f == m);
-        let edges: Vec<std::collections::BTreeSet<usize>> = files
+        let edges = files
             .iter()
             .map(|(m, text)| {
                 modules_named(m, text, &known).iter().filter(|t| *t != m && !t.is_empty()).filter_map(index).collect()
             })
             .collect();
+        (files, edges)
+    }
+
+    /// No two files of `src/` import each other, directly or through others (read from their
+    /// imports, as a reader follows them).
+    #[test]
+    fn no_files_import_each_other_in_a_circle() {
+        let (files, edges) = import_graph();
         assert!(edges.iter().map(|e| e.len()).sum::<usize>() > 300, "no imports were read");
         // Each file's reach; two files in one circle reach each other.
         let reach = |from: usize| {
@@ -200,14 +193,7 @@ mod layering {
             for &b in out {
                 if reaches[b].contains(&a) {
                     let name = |i: usize| files[i].0.join("::");
-                    let left = |i: usize| {
-                        files[i].0.len() == 3
-                            && files[i].0[..2] == ["chain", "agents"]
-                            && CIRCLE_LEFT.contains(&files[i].0[2].as_str())
-                    };
-                    if !(left(a) && left(b)) {
-                        circles.push(format!("{} imports {}, which leads back to it", name(a), name(b)));
-                    }
+                    circles.push(format!("{} imports {}, which leads back to it", name(a), name(b)));
                 }
             }
         }
@@ -237,95 +223,73 @@ mod layering {
         assert!(broken.is_empty(), "{}", broken.join("\n"));
     }
 
-    /// The sibling modules a file of `src/chain/agents/` names (`super::walk`, `super::{a, b}`,
-    /// `crate::chain::agents::load`), with the line of each.
-    fn sibling_imports(text: &str) -> Vec<(usize, String)> {
-        let mut out = Vec::new();
-        for prefix in ["super::", "chain::agents::"] {
-            for (at, _) in text.match_indices(prefix) {
-                let line = text[..at].matches('\n').count() + 1;
-                let rest = &text[at + prefix.len()..];
-                let ident =
-                    |s: &str| -> String { s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect() };
-                match rest.strip_prefix('{') {
-                    // A group: the first name of each item, up to the closing brace (groups may
-                    // nest and span lines).
-                    Some(group) => {
-                        let mut depth = 0;
-                        let end = group
-                            .char_indices()
-                            .find(|&(_, c)| {
-                                depth += match c {
-                                    '{' => 1,
-                                    '}' => -1,
-                                    _ => 0,
-                                };
-                                depth < 0
-                            })
-                            .map_or(group.len(), |(i, _)| i);
-                        let mut depth = 0;
-                        let mut item_start = true;
-                        for (i, c) in group[..end].char_indices() {
-                            match c {
-                                '{' => depth += 1,
-                                '}' => depth -= 1,
-                                ',' if depth == 0 => item_start = true,
-                                c if item_start && !c.is_whitespace() => {
-                                    item_start = false;
-                                    out.push((line, ident(&group[i..])));
-                                }
-                                _ => {}
-                            }
-                        }
-                    }
-                    None => out.push((line, ident(rest))),
+    /// The engine's folders from the bottom up: what a profile is and produces (`model`), how
+    /// patterns match (`patterns`), the repository's files (`repo`), reading text (`text`),
+    /// loading and explaining a view (`loader`), the agents (`agents`).
+    const ENGINE_FOLDERS: &[&str] = &["model", "patterns", "repo", "text", "loader", "agents"];
+
+    /// The folder of [`ENGINE_FOLDERS`] a module is in, by its rank.
+    fn engine_rank(module: &[String]) -> Option<usize> {
+        (module.len() >= 2 && module[0] == "chain").then(|| ENGINE_FOLDERS.iter().position(|f| *f == module[1]))?
+    }
+
+    /// A file of the engine's folders imports from its own folder and those below it, never from
+    /// one above: a change to the agents cannot break the repository's machinery.
+    #[test]
+    fn the_engines_folders_import_only_downwards() {
+        let (files, edges) = import_graph();
+        let (mut broken, mut seen) = (Vec::new(), 0);
+        for (a, out) in edges.iter().enumerate() {
+            let Some(from) = engine_rank(&files[a].0) else { continue };
+            for &b in out {
+                let Some(to) = engine_rank(&files[b].0) else { continue };
+                seen += 1;
+                if to > from {
+                    broken.push(format!("{} imports {}", files[a].0.join("::"), files[b].0.join("::")));
                 }
             }
         }
-        out
+        assert!(seen > 100, "no imports between the engine's folders were read");
+        assert!(broken.is_empty(), "an import runs up: {}", broken.join("\n"));
     }
 
-    /// The agents' folder has no circle: the registry (`mod.rs`) knows every agent; an agent's
-    /// file (one with its `fn profile(`, with helpers named `<agent>_…` such as
-    /// `codex_config.rs`) imports no other agent's, and a shared file imports none. What an
-    /// agent does its own way reaches the shared files as a function value of its profile.
+    /// One file per agent in `src/chain/agents/` (one with its `fn profile(`, with helpers named
+    /// `<agent>_…` such as `codex_config.rs`), and the registry (`mod.rs`) that names them all:
+    /// an agent's file imports no other agent's, and no file but the registry imports an agent's.
+    /// What an agent does its own way reaches the machinery as a function value of its profile.
     #[test]
-    fn no_shared_agents_file_imports_an_agent_and_no_agent_another() {
-        let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/chain/agents");
-        let mut files: Vec<(String, String)> = std::fs::read_dir(&folder)
-            .expect("src/chain/agents")
-            .flatten()
-            .filter_map(|e| {
-                let stem = e.path().file_stem()?.to_str()?.to_string();
-                Some((stem, std::fs::read_to_string(e.path()).ok()?))
-            })
-            .filter(|(stem, _)| stem != "mod")
+    fn no_agent_imports_another_and_only_the_registry_imports_an_agent() {
+        let (files, edges) = import_graph();
+        let in_agents = |m: &[String]| m.len() == 3 && m[0] == "chain" && m[1] == "agents";
+        let agents: Vec<&str> = files
+            .iter()
+            .filter(|(m, text)| in_agents(m) && text.contains("fn profile("))
+            .map(|(m, _)| m[2].as_str())
             .collect();
-        files.sort();
-        let agents: Vec<&str> =
-            files.iter().filter(|(_, text)| text.contains("fn profile(")).map(|(stem, _)| stem.as_str()).collect();
         assert!(agents.len() >= 7, "the agents' files were not found: {agents:?}");
-        let owner = |module: &str| {
-            agents.iter().copied().find(|a| module == *a || module.strip_prefix(a).is_some_and(|r| r.starts_with('_')))
+        let owner = |m: &[String]| {
+            in_agents(m).then(|| {
+                agents.iter().copied().find(|a| m[2] == *a || m[2].strip_prefix(a).is_some_and(|r| r.starts_with('_')))
+            })?
         };
+        for (m, _) in files.iter().filter(|(m, _)| in_agents(m)) {
+            assert!(owner(m).is_some(), "src/chain/agents/{}.rs is no agent's: shared code lives below it", m[2]);
+        }
         let mut broken = Vec::new();
-        let mut seen = 0;
-        for (stem, text) in &files {
-            let me = owner(stem);
-            for (line, module) in sibling_imports(text) {
-                seen += 1;
-                match (me, owner(&module)) {
-                    (None, Some(agent)) => {
-                        broken.push(format!("src/chain/agents/{stem}.rs:{line}: a shared file imports {agent}"))
-                    }
+        for (a, out) in edges.iter().enumerate() {
+            let registry = files[a].0 == ["chain", "agents"];
+            for &b in out {
+                match (owner(&files[a].0), owner(&files[b].0)) {
                     (Some(me), Some(agent)) if me != agent => {
-                        broken.push(format!("src/chain/agents/{stem}.rs:{line}: agent {me} imports agent {agent}"))
+                        broken.push(format!("agent {me} imports agent {agent}"));
+                    }
+                    (None, Some(agent)) if !registry => {
+                        broken.push(format!("{} imports agent {agent}", files[a].0.join("::")));
                     }
                     _ => {}
                 }
             }
         }
-        assert!(seen > 50, "no imports read in src/chain/agents");
         assert!(broken.is_empty(), "{}", broken.join("\n"));
     }
 }

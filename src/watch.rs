@@ -14,15 +14,9 @@ use tokio::sync::mpsc::UnboundedSender;
 
 #[cfg(target_os = "linux")]
 mod inotify;
+mod raw;
 
-/// What a backend tells the debouncer.
-enum Raw {
-    Changed(Vec<PathBuf>),
-    /// Events were lost: look at everything again.
-    Rescan,
-    /// The backend failed, in words: look at everything again.
-    Failed(String),
-}
+use raw::Raw;
 
 /// How long events settle before they are handled.
 pub const DEBOUNCE: Duration = Duration::from_millis(30);

@@ -103,7 +103,7 @@ pub fn raise_budget(dir: &Path, agent: &str, bytes: u64) -> Option<Fix> {
     let who = super::agents::display_name(agent);
     fix(
         target(dir, |c| c.settings.contains_key(agent))?,
-        |name| format!("Raise {who}'s budget to {} in {name}", super::agents::size_words(bytes)),
+        |name| format!("Raise {who}'s budget to {} in {name}", super::words::size_words(bytes)),
         |text, _| Some(set_line(text, agent, "max-bytes", &bytes.to_string())),
         |before, after| {
             let mut expected = before.cloned().unwrap_or_else(|| ProjectConfig { path: after.path.clone(), ..empty() });

@@ -98,7 +98,7 @@ pub fn project_root(folder: &Path, markers: &[String]) -> PathBuf {
     folder
         .ancestors()
         // Remembered within a run of views (each directory's chain asks for the same ancestors).
-        .find(|dir| markers.iter().any(|m| crate::chain::agents::lstat_exists(&crate::paths::join(dir, m))))
+        .find(|dir| markers.iter().any(|m| crate::chain::repo::memo::lstat_exists(&crate::paths::join(dir, m))))
         .unwrap_or(folder)
         .to_path_buf()
 }

@@ -386,7 +386,7 @@ pub fn skip_findings(
                 Span::FirstLine,
                 format!(
                     "the more specific files of this chain fill the {} one chain loads: this file is never loaded",
-                    crate::chain::agents::size_words(crate::chain::discover::CHAIN_READ_CAP)
+                    crate::chain::words::size_words(crate::chain::discover::CHAIN_READ_CAP)
                 ),
             ),
             (SkipReason::InvalidUtf8, detail) => {

@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+pub use super::model::env::Env;
+
 /// A named set of defaults; explicit keys override it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Profile {
@@ -65,27 +67,6 @@ impl SymlinkPolicy {
     }
 }
 
-/// The parts of the process environment that settings depend on, passed explicitly so tests
-/// never mutate the real environment.
-#[derive(Clone, Debug, Default)]
-pub struct Env {
-    pub home: Option<PathBuf>,
-    pub dsh_home: Option<String>,
-    pub xdg_state_home: Option<String>,
-}
-
-impl Env {
-    /// Reads `HOME` (or `USERPROFILE`), `DSH_HOME` and `XDG_STATE_HOME`.
-    pub fn from_process() -> Self {
-        let non_empty = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
-        Self {
-            home: non_empty("HOME").or_else(|| non_empty("USERPROFILE")).map(PathBuf::from),
-            dsh_home: non_empty("DSH_HOME"),
-            xdg_state_home: non_empty("XDG_STATE_HOME"),
-        }
-    }
-}
-
 /// The one user-global instruction file and how it is headed in a block.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GlobalFile {
@@ -123,7 +104,7 @@ pub struct Settings {
     /// What these settings set that the agents' profiles read too (`baselineMaxBytes`,
     /// `instructionFileCandidates`), only where they were set: every edge hands it to each
     /// agent over the repository's `instructions-lsp.toml` (`session::project::overrides`).
-    pub agent_sets: crate::chain::agents::Overrides,
+    pub agent_sets: crate::chain::model::env::Overrides,
 }
 
 /// One problem found while reading settings: the key, and what was wrong with its value.
@@ -317,10 +298,11 @@ impl Settings {
 
         let profiles = pick(
             r.get("profiles", |v| {
-                let known = |n: &str| Profile::parse(n).is_some() || crate::chain::agents::NAMES.contains(&n);
+                let known = |n: &str| Profile::parse(n).is_some() || crate::chain::model::names::NAMES.contains(&n);
                 let names = v.as_array().and_then(|a| a.iter().map(|x| x.as_str().filter(|n| known(n))).collect());
                 names.map(|n: Vec<&str>| n.into_iter().map(str::to_string).collect()).ok_or_else(|| {
-                    let all: Vec<&str> = Profile::NAMES.iter().chain(crate::chain::agents::NAMES).copied().collect();
+                    let all: Vec<&str> =
+                        Profile::NAMES.iter().chain(crate::chain::model::names::NAMES).copied().collect();
                     format!("expected an array of profile names from {}, got {v}", all.join(", "))
                 })
             }),
@@ -329,7 +311,7 @@ impl Settings {
         );
 
         // Only what was set: a default budget of the engine is no budget of an agent's.
-        let agent_sets = crate::chain::agents::Overrides {
+        let agent_sets = crate::chain::model::env::Overrides {
             max_bytes: match set("baselineMaxBytes") {
                 true => u64::try_from(budget_bytes).ok(),
                 false => previous.and_then(|p| p.agent_sets.max_bytes),

@@ -58,6 +58,11 @@ fn edits(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
+/// "32 KiB" for whole KiB, else "1000-byte".
+pub fn size_words(bytes: u64) -> String {
+    if bytes >= 1024 && bytes.is_multiple_of(1024) { format!("{} KiB", bytes / 1024) } else { format!("{bytes}-byte") }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::{CheckArgs, EXIT_USAGE, FailOn, Format, settings_from_args, tree_settings_args};
+use super::args::{CheckArgs, EXIT_USAGE, FailOn, Format, settings_from_args, tree_settings_args};
 use crate::chain::agents;
 use crate::chain::lint::{self, Finding, Severity};
 use crate::chain::settings::{Env, Settings};
@@ -57,7 +57,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         reach = Some(scopes);
     } else {
         for path in &args.paths {
-            match super::directory(path) {
+            match super::args::directory(path) {
                 Ok(abs) => roots.push(abs),
                 Err(e) => return usage(&e),
             }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{CompareArgs, EXIT_USAGE};
+use super::args::{CompareArgs, EXIT_USAGE};
 use crate::chain::agents::{self, AgentFile, Status};
 use crate::chain::settings::{Env, Profile, Settings};
 use crate::chain::source::FileCache;
@@ -126,8 +126,8 @@ fn selection(args: &CompareArgs, folder: &Path) -> Result<(Vec<String>, Option<T
 }
 
 fn rows(args: &CompareArgs) -> Result<(Vec<Row>, String), String> {
-    let folder = super::directory(&args.path)?;
-    let touched = super::touches(&args.touch, &folder)?;
+    let folder = super::args::directory(&args.path)?;
+    let touched = super::args::touches(&args.touch, &folder)?;
     let (profiles, targets, line) = selection(args, &folder)?;
     let sets = crate::session::options::set_object(&args.set)?;
     let env = Env::from_process();
@@ -146,7 +146,7 @@ fn rows(args: &CompareArgs) -> Result<(Vec<Row>, String), String> {
             out.push(engine_row(profile, &folder, &touched, &sets, &env)?);
             continue;
         }
-        let from_sets = super::agent_overrides(p, &Value::Object(sets.clone()), true)?;
+        let from_sets = crate::session::options::agent_overrides(p, &Value::Object(sets.clone()), true)?;
         let o = crate::session::project::overrides(targets.as_ref(), p, Some(&from_sets));
         let Some(profile) = agents::profile(p, &agent_env, &o) else { continue };
         out.push(agent_row(&profile, &folder, &touched, &name));

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::process::ExitCode;
 
-use super::{DiffArgs, DiffFailOn, DiffFormat, EXIT_USAGE, settings_from_args, tree_settings_args};
+use super::args::{DiffArgs, DiffFailOn, DiffFormat, EXIT_USAGE, settings_from_args, tree_settings_args};
 use crate::chain::lint::Severity;
 use crate::chain::settings::Env;
 use crate::paths;

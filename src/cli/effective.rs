@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value};
 
-use super::{EXIT_USAGE, EffectiveArgs, settings_from_args};
+use super::args::{EXIT_USAGE, EffectiveArgs, settings_from_args};
 use crate::chain::agents;
 use crate::chain::settings::{Env, Profile, Settings};
 use crate::chain::source::FileCache;
@@ -34,8 +34,8 @@ pub fn run(args: &EffectiveArgs) -> ExitCode {
 
 /// What `effective` prints, newline-terminated; nothing at all when nothing loads.
 pub fn effective(args: &EffectiveArgs) -> Result<String, String> {
-    let folder = super::directory(&args.path)?;
-    let touched = super::touches(&args.touch, &folder)?;
+    let folder = super::args::directory(&args.path)?;
+    let touched = super::args::touches(&args.touch, &folder)?;
     // `--set profile=P` is `--profile P`, as the setting is everywhere else.
     let from_set = crate::session::options::set_object(&args.settings.set)?
         .get("profile")
@@ -82,7 +82,7 @@ fn agent_view(
     targets: Option<&Targets>,
     sets: &Map<String, Value>,
 ) -> Result<agents::AgentView, String> {
-    let from_sets = super::agent_overrides(name, &Value::Object(sets.clone()), false)?;
+    let from_sets = crate::session::options::agent_overrides(name, &Value::Object(sets.clone()), false)?;
     let o = crate::session::project::overrides(targets, name, Some(&from_sets));
     let profile = agents::profile(name, &agents::AgentEnv::from_process(), &o)
         .ok_or_else(|| format!("unknown profile `{name}`"))?;

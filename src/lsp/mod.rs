@@ -1,6 +1,7 @@
 //! The protocol edge: server setup, handlers, conversions and custom methods. No discovery
 //! logic lives here.
 
+mod background;
 pub mod convert;
 mod diagnostics;
 pub mod ext;

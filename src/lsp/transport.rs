@@ -19,7 +19,7 @@ use tower::{Service, ServiceExt};
 use tower_lsp_server::jsonrpc::{Request, Response};
 use tower_lsp_server::{ClientSocket, LspService};
 
-use super::Server;
+use super::server::Server;
 use crate::jsonrpc::{INVALID_REQUEST, PARSE_ERROR, error_response};
 
 const MAX_CONCURRENCY: usize = 4;

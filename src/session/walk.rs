@@ -234,7 +234,7 @@ impl Walked {
                 l.add_unwritten(rel, *is_dir);
             }
         }
-        self.repo = listing.map(agents::RepoListing::finish);
+        self.repo = listing.map(agents::RepoIndex::from);
         let excluded = crate::chain::config::Exclusions::with_nested(
             root,
             self.configs.iter().map(|(d, f)| (d.as_path(), f.as_path())),

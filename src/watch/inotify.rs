@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use inotify::{EventMask, WatchDescriptor, WatchMask, Watches};
 use rustix::event::{PollFd, PollFlags};
 
-use super::Raw;
+use super::raw::Raw;
 
 /// What is asked of the kernel for each directory: its entries made, removed, renamed, written,
 /// or their metadata changed; the directory itself removed or renamed.

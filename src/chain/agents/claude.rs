@@ -4,17 +4,17 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
-use super::env::AgentEnv;
-use super::profile::{
+use crate::chain::model::env::AgentEnv;
+use crate::chain::model::env::in_claude_rules;
+use crate::chain::model::profile::{
     AgentProfile, Budget, Fallbacks, FrontMatter, GlobalRule, Imports, Join, Layer, LayerKind, Nested, Order, Pick,
     Root,
 };
-use super::read::{READ_CAP, js_trim, read_capped};
-use super::view::{AgentFile, Entry, Role, Scope, Status};
-use super::walk::in_claude_rules;
+use crate::chain::model::view::{AgentFile, Entry, Role, Scope, Status};
+use crate::chain::text::read::{READ_CAP, js_trim, read_capped};
 
 /// The Claude Code profile for `env`.
-pub(super) fn profile(env: &AgentEnv) -> AgentProfile {
+pub(crate) fn profile(env: &AgentEnv) -> AgentProfile {
     const PROJECT: &str = "project instructions, checked into the codebase";
     const LOCAL: &str = "user's private project instructions, not checked in";
     let layer = |path, kind, role, label| Layer { path, kind, role, label };
@@ -85,11 +85,12 @@ fn hide_fallbacks(files: &mut [AgentFile], from: usize, drop_blank: bool) {
             }
             let own = [base.join("CLAUDE.md"), base.join(".claude/CLAUDE.md")]
                 .into_iter()
-                .find(|p| super::repo::stat(p).is_some_and(|m| m.is_file))
+                .find(|p| crate::chain::repo::memo::stat(p).is_some_and(|m| m.is_file))
                 .or_else(|| {
                     let local = base.join("CLAUDE.local.md");
                     let probe = AgentFile::new(local.clone(), f.scope, Status::Loaded);
-                    (super::repo::stat(&local).is_some_and(|m| m.is_file) && has_text(&probe)).then_some(local)
+                    (crate::chain::repo::memo::stat(&local).is_some_and(|m| m.is_file) && has_text(&probe))
+                        .then_some(local)
                 });
             if let Some(own) = own {
                 f.status = Status::Shadowed;

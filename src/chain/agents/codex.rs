@@ -3,15 +3,17 @@
 
 use std::path::Path;
 
-use super::codex_config;
-use super::env::{AgentEnv, Overrides};
-use super::profile::{AgentProfile, Budget, Cut, GlobalRule, Imports, Join, Nested, Order, Pick, Probe, Root};
-use super::read::{read_capped, read_string};
-use super::view::{AgentFile, Scope, Status};
+use crate::chain::agents::codex_config;
+use crate::chain::model::env::{AgentEnv, Overrides};
+use crate::chain::model::profile::{
+    AgentProfile, Budget, Cut, GlobalRule, Imports, Join, Nested, Order, Pick, Probe, Root,
+};
+use crate::chain::model::view::{AgentFile, Scope, Status};
+use crate::chain::text::read::{read_capped, read_string};
 
 /// The Codex profile for `env`: `--set` overrides `$CODEX_HOME/config.toml`, which overrides
 /// Codex's defaults.
-pub(super) fn profile(env: &AgentEnv, o: &Overrides) -> AgentProfile {
+pub(crate) fn profile(env: &AgentEnv, o: &Overrides) -> AgentProfile {
     let home = env.codex_home.clone().unwrap_or_else(|| env.home_join(".codex"));
     let config = codex_config::read(&home);
     let fallbacks = o.candidates.clone().or(config.fallbacks).unwrap_or_default();
@@ -81,7 +83,7 @@ fn codex_budget(cwd: &Path, files: Vec<AgentFile>, max_bytes: u64) -> Cut {
             out.push(file);
             continue;
         }
-        file.bytes = super::repo::stat(&file.path).map_or(0, |m| m.len);
+        file.bytes = crate::chain::repo::memo::stat(&file.path).map_or(0, |m| m.len);
         if remaining == 0 {
             file.status = Status::Omitted;
             out.push(file);
@@ -90,7 +92,7 @@ fn codex_budget(cwd: &Path, files: Vec<AgentFile>, max_bytes: u64) -> Cut {
         match read_capped(&file.path, remaining) {
             Ok((data, size)) => {
                 let included = data.len() as u64;
-                let text = super::read::lossy(data);
+                let text = crate::chain::text::read::lossy(data);
                 file.bytes = size;
                 file.status = if text.trim().is_empty() {
                     Status::Empty

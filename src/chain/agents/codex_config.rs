@@ -14,7 +14,7 @@ pub struct CodexConfig {
 
 /// Reads `codex_home/config.toml`; a missing or unreadable file sets nothing.
 pub fn read(codex_home: &Path) -> CodexConfig {
-    match super::read::read_capped(&codex_home.join("config.toml"), 1024 * 1024) {
+    match crate::chain::text::read::read_capped(&codex_home.join("config.toml"), 1024 * 1024) {
         Ok((data, _)) => parse(&String::from_utf8_lossy(&data)),
         Err(_) => CodexConfig::default(),
     }

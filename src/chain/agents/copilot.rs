@@ -21,15 +21,16 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::copilot_files::{
+use crate::chain::agents::copilot_files::{
     AgentKind, AgentSwitches, agent_files, header, instruction_files, nested_agents_md, patterns, prompt_kind,
     references, stray_files,
 };
-use super::env::{AgentEnv, Overrides};
-use super::profile::{AgentProfile, GlobStyle, GlobalRule, Join, Nested, Pick, Root, RuleFiles};
-use super::read::read_capped;
-use super::view::{AgentFile, Entry, RuleProblem, RuleProblemKind, Scope, Status};
-use super::walk::{is_wildcard, outside};
+use crate::chain::loader::find::outside;
+use crate::chain::model::env::{AgentEnv, Overrides};
+use crate::chain::model::profile::{AgentProfile, GlobStyle, GlobalRule, Join, Nested, Pick, Root, RuleFiles};
+use crate::chain::model::view::{AgentFile, Entry, RuleProblem, RuleProblemKind, Scope, Status};
+use crate::chain::patterns::rule::is_wildcard;
+use crate::chain::text::read::read_capped;
 
 /// The VS Code settings this profile reads, with their defaults at the mirrored release.
 pub const SETTINGS: &[&str] = &[
@@ -71,7 +72,7 @@ const REFERENCED: &str = "referenced";
 
 /// The Copilot profile for `env`; `o.editor` holds VS Code settings that win over the
 /// workspace's `.vscode/settings.json`.
-pub(super) fn profile(env: &AgentEnv, o: &Overrides) -> AgentProfile {
+pub(crate) fn profile(env: &AgentEnv, o: &Overrides) -> AgentProfile {
     AgentProfile {
         name: "copilot",
         mirrors: "VS Code 1.139.1 chat (microsoft/vscode@53c2f3253bcf, the workbench of code-server 4.139.1)",
@@ -151,7 +152,7 @@ impl Settings {
     /// not set to `false`, in their order, then every other path set to `true`. Not an object: no
     /// folder at all. At most [`LOCATIONS_MAX`] of them.
     fn locations(&self) -> Vec<String> {
-        let defaults = super::copilot_files::DEFAULT_LOCATIONS;
+        let defaults = crate::chain::agents::copilot_files::DEFAULT_LOCATIONS;
         let Some(value) = self.values.get(INSTRUCTIONS_LOCATIONS) else {
             return defaults.iter().map(|d| d.to_string()).collect();
         };
@@ -185,7 +186,7 @@ fn pick(profile: &AgentProfile, dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile
     let home = profile.home.as_deref();
     let prompts = profile.global.iter().flatten().next().cloned().unwrap_or_default();
     let applying = settings.flag(INCLUDE_APPLYING, true);
-    let size = |p: &Path| super::repo::stat(p).map_or(0, |m| m.len);
+    let size = |p: &Path| crate::chain::repo::memo::stat(p).map_or(0, |m| m.len);
     let mut out: Vec<AgentFile> = Vec::new();
     for (path, scope) in instruction_files(root, home, &prompts, &settings.locations()) {
         // The repository's settings may name any folder; what lies outside it is not read.
@@ -262,7 +263,7 @@ fn add_references(profile: &AgentProfile, root: &Path, files: &mut Vec<AgentFile
                 let inside = target.starts_with(root);
                 if known.contains(&target)
                     || !(prompt_kind(&target).is_some() || inside)
-                    || !super::repo::stat(&target).is_some_and(|m| m.is_file)
+                    || !crate::chain::repo::memo::stat(&target).is_some_and(|m| m.is_file)
                 {
                     continue;
                 }
@@ -371,7 +372,7 @@ fn instructions_list(entries: &[Entry]) -> Option<String> {
     let nested: Vec<&Entry> = entries.iter().filter(|e| e.file.label == Some(NESTED)).collect();
     let root = match attached_root {
         Some(e) => e.file.path.parent(),
-        None => nested.first().and_then(|e| e.file.path.ancestors().find(|d| super::walk::has_git(d))),
+        None => nested.first().and_then(|e| e.file.path.ancestors().find(|d| crate::chain::repo::project::has_git(d))),
     };
     for e in attached_root.into_iter().chain(nested) {
         let folder = e
@@ -403,7 +404,7 @@ fn instructions_list(entries: &[Entry]) -> Option<String> {
 /// instructions file VS Code never finds, so that neither Copilot nor the model can read it, and
 /// a text attached twice.
 fn problems(profile: &AgentProfile, files: &[AgentFile], base: &Path) -> Vec<RuleProblem> {
-    let agent = super::explain::display_name(profile.name);
+    let agent = crate::chain::model::names::display_name(profile.name);
     let show = |p: &Path| p.strip_prefix(base).map_or_else(|_| p.display().to_string(), crate::paths::slash_join);
     let known: HashSet<&Path> = files.iter().map(|f| f.path.as_path()).collect();
     let mut out = Vec::new();
@@ -456,11 +457,12 @@ fn attached_size_twin(files: &[AgentFile], f: &AgentFile) -> bool {
 /// search, followed links, or a rule's patterns checked against every file of the repository.
 fn dirs_read(
     profile: &AgentProfile,
-    view: &super::view::AgentView,
+    view: &crate::chain::model::view::AgentView,
     _: &[PathBuf],
 ) -> Option<std::collections::BTreeSet<PathBuf>> {
-    use super::deps::{below, existing, listed_dirs};
-    let root = view.cwd.ancestors().find(|d| super::walk::has_git(d)).unwrap_or(&view.cwd).to_path_buf();
+    use crate::chain::loader::deps::{below, existing, listed_dirs};
+    let root =
+        view.cwd.ancestors().find(|d| crate::chain::repo::project::has_git(d)).unwrap_or(&view.cwd).to_path_buf();
     let settings = Settings::read(&root, &profile.editor_settings);
     let locations = settings.locations();
     // What the repository's listing answered (patterns, nested `AGENTS.md`) holds while no file
@@ -481,7 +483,7 @@ fn dirs_read(
         };
         // Watched only where it is searched: never a folder outside.
         let dir = crate::paths::normalize(&dir);
-        if super::copilot_files::admitted(&dir, &root, home, &prompts) {
+        if crate::chain::agents::copilot_files::admitted(&dir, &root, home, &prompts) {
             trees.push(dir);
         }
     }
@@ -495,7 +497,7 @@ fn dirs_read(
     listed_dirs(view, &mut out);
     let mut seen = HashSet::new();
     for dir in trees.iter().chain(&folders[1..3]) {
-        if super::repo::is_dir(dir) && !below(dir, 0, &mut seen, &mut out) {
+        if crate::chain::repo::memo::is_dir(dir) && !below(dir, 0, &mut seen, &mut out) {
             return None;
         }
     }
@@ -591,7 +593,7 @@ mod tests {
     #[test]
     fn locations_keep_the_default_folder_unless_it_is_turned_off() {
         let s = |v: Value| Settings { values: [(INSTRUCTIONS_LOCATIONS.to_string(), v)].into_iter().collect() };
-        let defaults = super::super::copilot_files::DEFAULT_LOCATIONS;
+        let defaults = crate::chain::agents::copilot_files::DEFAULT_LOCATIONS;
         let mut with_extra: Vec<&str> = defaults.to_vec();
         with_extra.push("docs/ai");
         assert_eq!(s(serde_json::json!({"docs/ai": true})).locations(), with_extra);

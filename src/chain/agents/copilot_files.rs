@@ -7,13 +7,13 @@ use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::read::read_capped;
-use super::repo::stat;
-use super::view::Scope;
-use super::walk::{
-    bounded_globs, front_matter, front_matter_problem, is_file_entry, outside, project_entries, yaml_scalar,
-    yaml_strings,
-};
+use crate::chain::loader::find::outside;
+use crate::chain::model::view::Scope;
+use crate::chain::patterns::rule::bounded_globs;
+use crate::chain::repo::memo::stat;
+use crate::chain::repo::project::{is_file_entry, project_entries};
+use crate::chain::text::front_matter::{front_matter, front_matter_problem, yaml_scalar, yaml_strings};
+use crate::chain::text::read::read_capped;
 
 /// How deep VS Code searches an instructions folder (`resolveFilesAtLocation`, `MAX_DEPTH`).
 const FOLDER_DEPTH: usize = 5;
@@ -22,12 +22,12 @@ const SEARCH_ENTRIES: usize = 20_000;
 
 /// The instructions folders VS Code searches unless `chat.instructionsFilesLocations` turns
 /// one off (`DEFAULT_INSTRUCTIONS_SOURCE_FOLDERS`): the workspace's, then the user's.
-pub(super) const DEFAULT_LOCATIONS: &[&str] =
+pub(crate) const DEFAULT_LOCATIONS: &[&str] =
     &[".github/instructions", ".claude/rules", "~/.copilot/instructions", "~/.claude/rules"];
 
 /// VS Code's kinds of file, told by name and folder (`getPromptFileType`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum PromptKind {
+pub(crate) enum PromptKind {
     Prompt,
     Instructions,
     Agent,
@@ -38,7 +38,7 @@ pub(super) enum PromptKind {
 /// The kind VS Code gives `path`, in its order of checks: `*.prompt.md`; `*.instructions.md` and
 /// `copilot-instructions.md`; `*.chatmode.md` and `*.agent.md`; `SKILL.md`; a Markdown file
 /// (not `README.md`) in an agents folder, then below a `.claude/rules` folder; `*.json`.
-pub(super) fn prompt_kind(path: &Path) -> Option<PromptKind> {
+pub(crate) fn prompt_kind(path: &Path) -> Option<PromptKind> {
     let name = path.file_name().and_then(|n| n.to_str())?;
     if name.ends_with(".prompt.md") {
         return Some(PromptKind::Prompt);
@@ -66,12 +66,12 @@ pub(super) fn prompt_kind(path: &Path) -> Option<PromptKind> {
 }
 
 /// Whether VS Code takes `path` for an instructions file.
-pub(super) fn is_instructions(path: &Path) -> bool {
+pub(crate) fn is_instructions(path: &Path) -> bool {
     prompt_kind(path) == Some(PromptKind::Instructions)
 }
 
 /// A file below a `.claude/rules` folder (`isInClaudeRulesFolder`): its pattern is `paths:`.
-pub(super) fn is_claude_rule(path: &Path) -> bool {
+pub(crate) fn is_claude_rule(path: &Path) -> bool {
     crate::paths::slash_join(path).contains("/.claude/rules/")
 }
 
@@ -101,7 +101,7 @@ fn has_glob(segment: &str) -> bool {
 /// Remembered in a run's scope: every request of a run (every directory `check` and `diff`
 /// look from) searches the same folders.
 fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
-    super::repo::remembered("sorted entries", dir, || {
+    crate::chain::repo::memo::remembered("sorted entries", dir, || {
         let mut names: Vec<PathBuf> =
             fs::read_dir(dir).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
         names.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
@@ -140,7 +140,7 @@ fn folder_files(
 /// files (its sub-folders' too, to [`FOLDER_DEPTH`], unless it is the workspace folder itself),
 /// or, with a glob, the files below its first glob-free folder whose path from there matches the
 /// rest (`firstNonGlobParentAndPattern`, then a file search honouring `.gitignore`).
-pub(super) fn location_files(location: &Path, workspace: &Path) -> Vec<PathBuf> {
+pub(crate) fn location_files(location: &Path, workspace: &Path) -> Vec<PathBuf> {
     let text = crate::paths::slash_join(location);
     let segments: Vec<&str> = text.split('/').collect();
     let Some(i) = segments.iter().position(|s| has_glob(s)) else {
@@ -165,7 +165,7 @@ pub(super) fn location_files(location: &Path, workspace: &Path) -> Vec<PathBuf> 
     if outside(&parent, workspace).is_some() {
         return Vec::new();
     }
-    let Ok(glob) = super::walk::vscode_glob(&pattern, true) else {
+    let Ok(glob) = crate::chain::patterns::rule::vscode_glob(&pattern, true) else {
         return Vec::new();
     };
     let matcher = glob.compile_matcher();
@@ -185,7 +185,7 @@ pub(super) fn location_files(location: &Path, workspace: &Path) -> Vec<PathBuf> 
 /// folder's files in its order; each file once, also when a folder link leads to it again (VS
 /// Code would list it under each path, up to its depth). `locations` are as the settings give
 /// them.
-pub(super) fn instruction_files(
+pub(crate) fn instruction_files(
     root: &Path,
     home: Option<&Path>,
     prompts_home: &Path,
@@ -196,7 +196,7 @@ pub(super) fn instruction_files(
     let mut searched: HashSet<PathBuf> = HashSet::new();
     let mut add = |files: Vec<PathBuf>, scope: Scope, out: &mut Vec<(PathBuf, Scope)>| {
         for f in files.into_iter().filter(|f| is_instructions(f)) {
-            if seen.insert(super::read::real_path(&f).unwrap_or_else(|_| f.clone())) {
+            if seen.insert(crate::chain::repo::memo::real_path(&f).unwrap_or_else(|_| f.clone())) {
                 out.push((f, scope));
             }
         }
@@ -237,7 +237,7 @@ fn global_folders<'a>(home: &'a Path, prompts_home: &'a Path) -> impl Iterator<I
 /// ([`global_folders`]). A repository's `.vscode/settings.json` may name `~/../anywhere`, a
 /// link to `/`, or `/etc`: none of those is listed, opened or measured. The glob-free part of a
 /// location is what is resolved; a location that does not exist has nothing to search.
-pub(super) fn admitted(location: &Path, workspace: &Path, home: Option<&Path>, prompts_home: &Path) -> bool {
+pub(crate) fn admitted(location: &Path, workspace: &Path, home: Option<&Path>, prompts_home: &Path) -> bool {
     inside_real(location, workspace)
         || home.is_some_and(|home| global_folders(home, prompts_home).any(|g| inside_real(location, &g)))
 }
@@ -250,19 +250,22 @@ fn inside_real(path: &Path, base: &Path) -> bool {
         None => path.to_path_buf(),
     };
     // (Most locations do not exist: one remembered stat says so, before any path is resolved.)
-    if super::repo::stat(&fixed).is_none() {
+    if crate::chain::repo::memo::stat(&fixed).is_none() {
         return false;
     }
-    let (Ok(real), Ok(base)) = (super::read::real_path(&fixed), super::read::real_path(base)) else { return false };
-    real.starts_with(base) && !super::read::is_special(&real)
+    let (Ok(real), Ok(base)) = (crate::chain::repo::memo::real_path(&fixed), crate::chain::repo::memo::real_path(base))
+    else {
+        return false;
+    };
+    real.starts_with(base) && !crate::chain::text::read::is_special(&real)
 }
 
 /// The files below the workspace's `.github` and `.claude` folders that look meant for Copilot
 /// but that VS Code never finds with its default folders, with why: a `*.instructions.md` outside
 /// `.github/instructions`, a Markdown file there not named `*.instructions.md`, a file deeper than
 /// VS Code searches. (The rest of the repository is not walked for them.)
-pub(super) fn stray_files(root: &Path) -> Vec<(PathBuf, String)> {
-    super::repo::remembered("copilot strays", root, || find_stray_files(root))
+pub(crate) fn stray_files(root: &Path) -> Vec<(PathBuf, String)> {
+    crate::chain::repo::memo::remembered("copilot strays", root, || find_stray_files(root))
 }
 
 fn find_stray_files(root: &Path) -> Vec<(PathBuf, String)> {
@@ -270,10 +273,10 @@ fn find_stray_files(root: &Path) -> Vec<(PathBuf, String)> {
     for top in [".github", ".claude"] {
         let dir = root.join(top);
         // (A folder linked out of the workspace is not the repository's to list.)
-        if !super::repo::is_dir(&dir) || outside(&dir, root).is_some() {
+        if !crate::chain::repo::memo::is_dir(&dir) || outside(&dir, root).is_some() {
             continue;
         }
-        let root_real = super::read::real_path(root).unwrap_or_else(|_| root.to_path_buf());
+        let root_real = crate::chain::repo::memo::real_path(root).unwrap_or_else(|_| root.to_path_buf());
         let mut walk = crate::chain::confine::walker(&dir, move |e| {
             !e.path_is_symlink() || crate::chain::confine::leaves(e.path(), &root_real).is_none()
         });
@@ -317,16 +320,16 @@ fn find_stray_files(root: &Path) -> Vec<(PathBuf, String)> {
 
 /// What an instructions file's front matter says, as VS Code reads it.
 #[derive(Clone, Default)]
-pub(super) struct Header {
+pub(crate) struct Header {
     /// The pattern that attaches the file (`applyTo`, or a `.claude/rules` file's `paths:`).
-    pub(super) pattern: Option<String>,
-    pub(super) description: Option<String>,
+    pub(crate) pattern: Option<String>,
+    pub(crate) description: Option<String>,
 }
 
 /// The header of the instructions file `path` (`getPattern`: a `.claude/rules` file's `paths:`
 /// joined with `, `, `**` when it has none; another file's `applyTo`, only as a plain string).
-pub(super) fn header(path: &Path) -> Header {
-    super::repo::remembered("copilot header", path, || read_header(path))
+pub(crate) fn header(path: &Path) -> Header {
+    crate::chain::repo::memo::remembered("copilot header", path, || read_header(path))
 }
 
 fn read_header(path: &Path) -> Header {
@@ -349,7 +352,7 @@ fn read_header(path: &Path) -> Header {
 
 /// A pattern as VS Code splits it (`splitGlobAware`): at commas outside `{…}` and `[…]`, each
 /// part trimmed, empty ones dropped; bounded as the other agents' rules are.
-pub(super) fn patterns(pattern: &str) -> Vec<String> {
+pub(crate) fn patterns(pattern: &str) -> Vec<String> {
     let (mut parts, mut part, mut in_brace, mut in_bracket) = (Vec::new(), String::new(), false, false);
     for c in pattern.chars() {
         match c {
@@ -371,17 +374,17 @@ pub(super) fn patterns(pattern: &str) -> Vec<String> {
 
 /// What kind of always-attached file VS Code found (`listAgentInstructions`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum AgentKind {
+pub(crate) enum AgentKind {
     CopilotInstructions,
     AgentsMd,
     ClaudeMd,
 }
 
 /// Which always-attached files are on (their settings).
-pub(super) struct AgentSwitches {
-    pub(super) agents_md: bool,
-    pub(super) claude_md: bool,
-    pub(super) copilot_instructions: bool,
+pub(crate) struct AgentSwitches {
+    pub(crate) agents_md: bool,
+    pub(crate) claude_md: bool,
+    pub(crate) copilot_instructions: bool,
 }
 
 /// The files attached to every request (`listAgentInstructions`): `AGENTS.md`, `CLAUDE.md`,
@@ -389,7 +392,7 @@ pub(super) struct AgentSwitches {
 /// user's, `copilot-instructions.md` in its `.github` folder and in the user's `.copilot`, each
 /// name in any letter case; a link whose target is already in the list is dropped; then
 /// `copilot-instructions.md` first and the rest as VS Code sorts their URIs.
-pub(super) fn agent_files(root: &Path, home: Option<&Path>, on: &AgentSwitches) -> Vec<(PathBuf, AgentKind, Scope)> {
+pub(crate) fn agent_files(root: &Path, home: Option<&Path>, on: &AgentSwitches) -> Vec<(PathBuf, AgentKind, Scope)> {
     let mut found: Vec<(PathBuf, AgentKind, Scope)> = Vec::new();
     let mut look = |dir: &Path, names: &[(&str, AgentKind)], scope: Scope| {
         for path in sorted_entries(dir) {
@@ -423,7 +426,9 @@ pub(super) fn agent_files(root: &Path, home: Option<&Path>, on: &AgentSwitches) 
     look(root, &names, Scope::Project);
     // Files first, then links whose target is not in the list yet.
     let is_link = |p: &Path| {
-        super::repo::remembered("is a link", p, || fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()))
+        crate::chain::repo::memo::remembered("is a link", p, || {
+            fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
+        })
     };
     let (links, plain): (Vec<_>, Vec<_>) = found.into_iter().partition(|(p, _, _)| is_link(p));
     let mut listed: HashSet<PathBuf> = plain.iter().map(|(p, _, _)| p.clone()).collect();
@@ -445,8 +450,8 @@ pub(super) fn agent_files(root: &Path, home: Option<&Path>, on: &AgentSwitches) 
 /// search for `**/AGENTS.md` honouring `.gitignore`), by path.
 /// From the repository's listing; in a repository too large to list, from its first
 /// [`SEARCH_ENTRIES`] entries.
-pub(super) fn nested_agents_md(root: &Path) -> Vec<PathBuf> {
-    let index = super::repo::index(root);
+pub(crate) fn nested_agents_md(root: &Path) -> Vec<PathBuf> {
+    let index = crate::chain::repo::cache::index(root);
     let mut found: Vec<PathBuf> = if index.base() == root && index.is_listed() {
         index.named("agents.md")
     } else {
@@ -464,7 +469,7 @@ pub(super) fn nested_agents_md(root: &Path) -> Vec<PathBuf> {
 /// percent-encoded paths compared as ICU's root collation does for such text, punctuation
 /// before digits before letters, letters by their lower case first, lower case before upper on
 /// a tie; then byte by byte.
-pub(super) fn uri_order(a: &Path, b: &Path) -> Ordering {
+pub(crate) fn uri_order(a: &Path, b: &Path) -> Ordering {
     let (a, b) = (uri_text(a), uri_text(b));
     let class = |c: char| match c {
         c if c.is_ascii_digit() => 1,
@@ -493,7 +498,7 @@ fn uri_text(path: &Path) -> String {
 /// `[text](path)` not preceded by `!`, and `#file:path`, outside fenced code and inline code,
 /// resolved as VS Code does (`~/` against the home folder, `/…` as absolute, else against the
 /// file's folder; a `scheme:/` link is not a file).
-pub(super) fn references(path: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+pub(crate) fn references(path: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     let Ok((data, _)) = read_capped(path, 1024 * 1024) else { return Vec::new() };
     let text = String::from_utf8_lossy(&data);
     let dir = path.parent().unwrap_or(Path::new("/"));
@@ -502,7 +507,7 @@ pub(super) fn references(path: &Path, home: Option<&Path>) -> Vec<PathBuf> {
 
 /// The references of [`references`] in `text` as written: the bytes of each link's target (or
 /// of the path after `#file:`) and the target.
-pub(super) fn reference_mentions(text: &str) -> Vec<(usize, usize, String)> {
+pub(crate) fn reference_mentions(text: &str) -> Vec<(usize, usize, String)> {
     let body = front_matter(text).map_or(text, |(_, body)| body);
     let mut at = text.len() - body.len();
     let mut out = Vec::new();
@@ -568,15 +573,15 @@ pub(super) fn reference_mentions(text: &str) -> Vec<(usize, usize, String)> {
 /// The references of `text` (the file at `path`) an author can follow: the Markdown links and
 /// `#file:` mentions Copilot reads (see [`references`]) that name a file of the project, never
 /// one outside it.
-pub fn reference_links(path: &Path, text: &str) -> Vec<super::imports::ImportLink> {
+pub fn reference_links(path: &Path, text: &str) -> Vec<crate::chain::text::imports::ImportLink> {
     let Some(dir) = path.parent() else { return Vec::new() };
-    let followable = super::imports::project_file(dir);
+    let followable = crate::chain::text::imports::project_file(dir);
     reference_mentions(text)
         .into_iter()
         .filter(|(_, _, target)| !target.starts_with('~'))
         .filter_map(|(start, end, target)| {
             let target = resolve(&target, dir, None)?;
-            followable(&target).then_some(super::imports::ImportLink { start, end, target })
+            followable(&target).then_some(crate::chain::text::imports::ImportLink { start, end, target })
         })
         .collect()
 }

@@ -12,14 +12,17 @@ use std::collections::{BTreeSet, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::env::AgentEnv;
-use super::profile::{AgentProfile, FrontMatter, GlobStyle, GlobalRule, Join, Nested, Pick, Root, RuleFiles};
-use super::read::read_capped;
-use super::view::{AgentFile, Entry, Scope, Status};
-use super::walk::{file_key, front_matter, front_matter_globs, yaml_scalar};
+use crate::chain::loader::find::file_key;
+use crate::chain::model::env::AgentEnv;
+use crate::chain::model::profile::{
+    AgentProfile, FrontMatter, GlobStyle, GlobalRule, Join, Nested, Pick, Root, RuleFiles,
+};
+use crate::chain::model::view::{AgentFile, Entry, Scope, Status};
+use crate::chain::text::front_matter::{front_matter, front_matter_globs, yaml_scalar};
+use crate::chain::text::read::read_capped;
 
 /// The Cursor profile.
-pub(super) fn profile(env: &AgentEnv) -> AgentProfile {
+pub(crate) fn profile(env: &AgentEnv) -> AgentProfile {
     AgentProfile {
         name: "cursor",
         mirrors: "Cursor documentation (rules, AGENTS.md), read 2026-11",
@@ -43,22 +46,22 @@ const RULES_MAX_DEPTH: usize = 16;
 
 /// What a rule's front matter says.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(super) struct RuleMeta {
-    pub(super) always: bool,
-    pub(super) globs: Vec<String>,
-    pub(super) description: Option<String>,
+pub(crate) struct RuleMeta {
+    pub(crate) always: bool,
+    pub(crate) globs: Vec<String>,
+    pub(crate) description: Option<String>,
 }
 
 /// The front matter of an `.mdc` rule; none when it does not parse.
-pub(super) fn rule_meta(path: &Path) -> RuleMeta {
-    super::repo::remembered("cursor rule", path, || read_rule_meta(path))
+pub(crate) fn rule_meta(path: &Path) -> RuleMeta {
+    crate::chain::repo::memo::remembered("cursor rule", path, || read_rule_meta(path))
 }
 
 fn read_rule_meta(path: &Path) -> RuleMeta {
     let Ok((data, _)) = read_capped(path, 64 * 1024) else { return RuleMeta::default() };
     let text = String::from_utf8_lossy(&data);
     let Some((meta, _)) = front_matter(&text) else { return RuleMeta::default() };
-    if super::walk::front_matter_problem(&text).is_some() {
+    if crate::chain::text::front_matter::front_matter_problem(&text).is_some() {
         return RuleMeta::default();
     }
     let globs = front_matter_globs(meta, "globs", |g| !g.trim().is_empty());
@@ -72,7 +75,7 @@ fn read_rule_meta(path: &Path) -> RuleMeta {
 /// Every `.mdc` below a rules folder, by path; directory links followed, each directory once.
 fn mdc_files(dir: &Path) -> Vec<PathBuf> {
     // Every start below the folder reads the same rules folder: once per scope.
-    super::repo::remembered("cursor rules", dir, || mdc_files_now(dir))
+    crate::chain::repo::memo::remembered("cursor rules", dir, || mdc_files_now(dir))
 }
 
 fn mdc_files_now(dir: &Path) -> Vec<PathBuf> {
@@ -85,7 +88,7 @@ fn mdc_files_now(dir: &Path) -> Vec<PathBuf> {
         out: Vec<PathBuf>,
     }
     fn walk(dir: &Path, depth: usize, w: &mut Walk) {
-        if depth > 0 && super::walk::outside(dir, &w.base).is_some() {
+        if depth > 0 && crate::chain::loader::find::outside(dir, &w.base).is_some() {
             return;
         }
         let Some(key) = file_key(dir) else { return };
@@ -100,14 +103,19 @@ fn mdc_files_now(dir: &Path) -> Vec<PathBuf> {
             if w.entries > RULES_WALK_ENTRIES {
                 return;
             }
-            match super::repo::stat(&path) {
+            match crate::chain::repo::memo::stat(&path) {
                 Some(m) if m.is_dir && depth < RULES_MAX_DEPTH => walk(&path, depth + 1, w),
                 Some(m) if m.is_file && path.extension().is_some_and(|e| e == "mdc") => w.out.push(path),
                 _ => {}
             }
         }
     }
-    let mut w = Walk { base: super::walk::project_base(dir), seen: HashSet::new(), entries: 0, out: Vec::new() };
+    let mut w = Walk {
+        base: crate::chain::repo::project::project_base(dir),
+        seen: HashSet::new(),
+        entries: 0,
+        out: Vec::new(),
+    };
     walk(dir, 0, &mut w);
     w.out
 }
@@ -117,22 +125,26 @@ fn mdc_files_now(dir: &Path) -> Vec<PathBuf> {
 fn pick(_: &AgentProfile, dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile> {
     let mut out = Vec::new();
     let Some(root) = dirs.first() else { return out };
-    let base = super::walk::project_base(root);
+    let base = crate::chain::repo::project::project_base(root);
     for (i, dir) in dirs.iter().enumerate() {
         let rules = crate::paths::join(dir, ".cursor/rules");
         // A rules folder that leads out of the project is named, never listed.
-        let leaves = if super::repo::is_dir(&rules) { super::walk::outside(&rules, &base) } else { None };
+        let leaves = if crate::chain::repo::memo::is_dir(&rules) {
+            crate::chain::loader::find::outside(&rules, &base)
+        } else {
+            None
+        };
         if let Some(real) = &leaves {
             out.push(AgentFile::new(rules.clone(), scope, Status::LinkedOutside).by(real));
         }
         for path in if leaves.is_some() { Vec::new() } else { mdc_files(&rules) } {
             // A rule linked out of the project is not read, its front matter included.
-            if let Some(real) = super::walk::outside(&path, &base) {
+            if let Some(real) = crate::chain::loader::find::outside(&path, &base) {
                 out.push(AgentFile::new(path, scope, Status::LinkedOutside).by(&real));
                 continue;
             }
             let meta = rule_meta(&path);
-            let bytes = super::repo::stat(&path).map_or(0, |m| m.len);
+            let bytes = crate::chain::repo::memo::stat(&path).map_or(0, |m| m.len);
             let f = if meta.always {
                 AgentFile::new(path, scope, Status::Loaded)
             } else if !meta.globs.is_empty() {
@@ -145,7 +157,7 @@ fn pick(_: &AgentProfile, dirs: &[PathBuf], scope: Scope) -> Vec<AgentFile> {
             out.push(AgentFile { globs: meta.globs, ..f });
         }
         let agents = crate::paths::join(dir, "AGENTS.md");
-        let is_file = |p: &Path| super::repo::stat(p).is_some_and(|m| m.is_file);
+        let is_file = |p: &Path| crate::chain::repo::memo::stat(p).is_some_and(|m| m.is_file);
         if is_file(&agents) {
             out.push(AgentFile::new(agents, scope, Status::Loaded));
         }
@@ -171,14 +183,18 @@ fn join(_: &AgentProfile, entries: &[Entry]) -> Vec<String> {
 /// directory and to each touch, with each one's `.cursor` folder and every folder below its
 /// rules folder, and the folders of the files listed. What its rules' patterns match in the
 /// repository is the repository's listing, watched apart (`view.repository`).
-fn dirs_read(_: &AgentProfile, view: &super::view::AgentView, touched: &[PathBuf]) -> Option<BTreeSet<PathBuf>> {
-    use super::deps::{below, existing, listed_dirs, walked_dirs};
+fn dirs_read(
+    _: &AgentProfile,
+    view: &crate::chain::model::view::AgentView,
+    touched: &[PathBuf],
+) -> Option<BTreeSet<PathBuf>> {
+    use crate::chain::loader::deps::{below, existing, listed_dirs, walked_dirs};
     let mut out = BTreeSet::new();
     let mut seen = HashSet::new();
     for dir in walked_dirs(view, touched) {
         out.insert(existing(&dir.join(".cursor")));
         let rules = dir.join(".cursor/rules");
-        if super::repo::is_dir(&rules) && !below(&rules, 0, &mut seen, &mut out) {
+        if crate::chain::repo::memo::is_dir(&rules) && !below(&rules, 0, &mut seen, &mut out) {
             return None;
         }
         out.insert(dir);

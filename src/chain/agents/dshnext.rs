@@ -7,11 +7,13 @@
 
 use std::path::Path;
 
-use super::env::{AgentEnv, Overrides};
-use super::imports;
-use super::profile::{AgentProfile, Budget, Cut, GlobalRule, Imports, Join, Nested, Order, Pick, Probe, Root};
-use super::read::{js_trim, read_into};
-use super::view::{AgentFile, Scope, Status};
+use crate::chain::model::env::{AgentEnv, Overrides};
+use crate::chain::model::profile::{
+    AgentProfile, Budget, Cut, GlobalRule, Imports, Join, Nested, Order, Pick, Probe, Root,
+};
+use crate::chain::model::view::{AgentFile, Scope, Status};
+use crate::chain::text::imports;
+use crate::chain::text::read::{js_trim, read_into};
 use crate::paths;
 
 const OPEN: &str = "<system-reminder>";
@@ -205,7 +207,7 @@ fn load(mut files: Vec<AgentFile>, root: &Path, global_display: &str, max_bytes:
 }
 
 /// The dsh-next profile for `env`; `o` sets `maxBytes` and `instructionFileCandidates`.
-pub(super) fn profile(env: &AgentEnv, o: &Overrides) -> AgentProfile {
+pub(crate) fn profile(env: &AgentEnv, o: &Overrides) -> AgentProfile {
     let default_home = env.home_join(".dsh");
     let home = env.dsh_home.clone().map(|h| imports::resolve(Path::new("/"), &h.to_string_lossy()));
     let home = match home {

@@ -1,12 +1,12 @@
 //! Gemini CLI: its profile, and its `--- Context from: <path> ---` sections, per category.
 
-use super::env::{AgentEnv, Overrides};
-use super::profile::{AgentProfile, Budget, GlobalRule, Imports, Join, Nested, Order, Pick, Probe, Root};
-use super::read::js_trim;
-use super::view::{Entry, Scope};
+use crate::chain::model::env::{AgentEnv, Overrides};
+use crate::chain::model::profile::{AgentProfile, Budget, GlobalRule, Imports, Join, Nested, Order, Pick, Probe, Root};
+use crate::chain::model::view::{Entry, Scope};
+use crate::chain::text::read::js_trim;
 
 /// The Gemini CLI profile for `env`; `o.candidates` is its `context.fileName`.
-pub(super) fn profile(env: &AgentEnv, o: &Overrides) -> AgentProfile {
+pub(crate) fn profile(env: &AgentEnv, o: &Overrides) -> AgentProfile {
     let candidates = file_names(o.candidates.as_deref().unwrap_or_default());
     let global = vec![candidates.iter().map(|n| env.home_join(".gemini").join(n)).collect()];
     AgentProfile {

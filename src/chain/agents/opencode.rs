@@ -1,12 +1,12 @@
 //! opencode: its profile (one `AGENTS.md` anywhere hides every `CLAUDE.md`), and its
 //! `Instructions from: <path>` entries.
 
-use super::env::AgentEnv;
-use super::profile::{AgentProfile, Budget, GlobalRule, Imports, Join, Nested, Order, Pick, Probe, Root};
-use super::view::{Entry, Scope};
+use crate::chain::model::env::AgentEnv;
+use crate::chain::model::profile::{AgentProfile, Budget, GlobalRule, Imports, Join, Nested, Order, Pick, Probe, Root};
+use crate::chain::model::view::{Entry, Scope};
 
 /// The opencode profile for `env`.
-pub(super) fn profile(env: &AgentEnv) -> AgentProfile {
+pub(crate) fn profile(env: &AgentEnv) -> AgentProfile {
     let mut candidates = vec!["AGENTS.md".to_string()];
     if !env.opencode_no_claude {
         candidates.push("CLAUDE.md".into());

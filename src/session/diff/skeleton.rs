@@ -9,8 +9,8 @@ use crate::chain::settings::Settings;
 use crate::paths;
 use crate::session::check;
 
-use super::Revision;
 use super::objects::Body;
+use super::revision::Revision;
 use super::scratch::LayOut;
 use super::{follow, mentions, objects};
 

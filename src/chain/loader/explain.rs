@@ -3,11 +3,14 @@
 
 use std::path::Path;
 
-use super::profile::AgentProfile;
-use super::view::{AgentFile, AgentView, RuleProblem, RuleProblemKind, Status};
-use super::walk::has_git;
-use super::{imports, read};
 use crate::chain::lint::{Change, Fix};
+use crate::chain::model::names::display_name;
+use crate::chain::model::profile::AgentProfile;
+use crate::chain::model::view::{AgentFile, AgentView, RuleProblem, RuleProblemKind, Status};
+use crate::chain::repo::project::has_git;
+use crate::chain::text::imports;
+use crate::chain::text::read;
+use crate::chain::words::size_words;
 
 /// [`AgentView::import_boundary`] of an agent that loads no import from outside its working
 /// directory (Claude Code).
@@ -26,20 +29,17 @@ pub fn bounded_by_start(view: &AgentView) -> Vec<&Path> {
     // files' imports (in the home directory) load wherever it starts.
     view.files
         .iter()
-        .filter(|f| f.scope == super::view::Scope::Import && f.status.reaches() && f.path.starts_with(&view.cwd))
+        .filter(|f| {
+            f.scope == crate::chain::model::view::Scope::Import && f.status.reaches() && f.path.starts_with(&view.cwd)
+        })
         .map(|f| f.path.as_path())
         .collect()
-}
-
-/// "32 KiB" for whole KiB, else "1000-byte".
-pub fn size_words(bytes: u64) -> String {
-    if bytes >= 1024 && bytes.is_multiple_of(1024) { format!("{} KiB", bytes / 1024) } else { format!("{bytes}-byte") }
 }
 
 /// The line (1-based) of the first byte an agent does not get of a truncated file, as the file
 /// is on disk now.
 pub fn cut_line(file: &AgentFile) -> usize {
-    let text = super::read::text_prefix(&file.path, file.included_bytes);
+    let text = crate::chain::text::read::text_prefix(&file.path, file.included_bytes);
     crate::chain::lint::line_col(&text, file.included_bytes as usize).0
 }
 
@@ -58,7 +58,7 @@ pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> Strin
             .iter()
             .take_while(|f| f.path != file.path)
             .filter(|f| f.status.reaches() && f.included_bytes > 0)
-            .filter(|f| view.global_in_budget || f.scope != super::view::Scope::Global)
+            .filter(|f| view.global_in_budget || f.scope != crate::chain::model::view::Scope::Global)
             .map(|f| format!("{} ({})", name(&f.path), crate::chain::words::bytes(f.included_bytes)))
             .collect();
         let budget = view.budget.clone().unwrap_or_else(|| "budget".into());
@@ -97,7 +97,7 @@ pub fn explain(view: &AgentView, file: &AgentFile, name: impl Fn(&Path) -> Strin
         // not there to load (`@ts-ignore` in prose, a name with a trailing comma: the agent
         // skips those without a word), or the agent loads it all the same by another route
         // (a rules folder, another importer).
-        Status::Outside if !super::repo::is_file(&file.path) || loaded_elsewhere(view, file) => None,
+        Status::Outside if !crate::chain::repo::memo::is_file(&file.path) || loaded_elsewhere(view, file) => None,
         Status::Outside => {
             let cwd = match name(&view.cwd) {
                 n if n.is_empty() || Path::new(&n) == view.cwd => format!("`{}`", view.cwd.display()),
@@ -172,7 +172,7 @@ fn link_instead(view: &AgentView, file: &AgentFile) -> Option<String> {
 /// (`.git`).
 pub fn view_findings(view: &AgentView, cwd: &Path) -> Vec<crate::chain::lint::Finding> {
     use crate::chain::lint::{Code, Finding, Related, Span};
-    let cwd_real = super::read::real_path(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    let cwd_real = crate::chain::repo::memo::real_path(cwd).unwrap_or_else(|_| cwd.to_path_buf());
     let base = cwd_real.ancestors().find(|d| has_git(d)).unwrap_or(&cwd_real).to_path_buf();
     let show = |p: &Path| match p.strip_prefix(&base) {
         Ok(rel) if !rel.as_os_str().is_empty() => crate::paths::slash_join(rel),
@@ -235,9 +235,9 @@ pub fn view_findings(view: &AgentView, cwd: &Path) -> Vec<crate::chain::lint::Fi
 /// An `@` mention of `m.importer` that names no file, as a problem placed at the mention (its
 /// first occurrence after white space or at a line's start; the first line when the file holds
 /// it no more). `base` names paths in the message.
-pub fn missing_import(profile: &AgentProfile, m: super::imports::Missing, base: &Path) -> RuleProblem {
+pub fn missing_import(profile: &AgentProfile, m: crate::chain::text::imports::Missing, base: &Path) -> RuleProblem {
     let written = format!("@{}", m.mention);
-    let text = super::read::text_prefix(&m.importer, 1 << 20);
+    let text = crate::chain::text::read::text_prefix(&m.importer, 1 << 20);
     let at = memchr::memmem::find_iter(&text, written.as_bytes())
         .find(|&i| i == 0 || text[i - 1].is_ascii_whitespace())
         .map(|i| (i, i + written.len()));
@@ -246,11 +246,11 @@ pub fn missing_import(profile: &AgentProfile, m: super::imports::Missing, base: 
         Err(_) => format!("`{}`", m.looked.display()),
     };
     let what = match profile.imports {
-        super::profile::Imports::Inline => "writes \"Import failed\" into the text instead",
+        crate::chain::model::profile::Imports::Inline => "writes \"Import failed\" into the text instead",
         _ => "loads nothing for it, without a word",
     };
     // A name with prose's punctuation after it: the agent takes the punctuation as part of it.
-    let trimmed = m.mention.trim_end_matches(super::imports::TRAILING);
+    let trimmed = m.mention.trim_end_matches(crate::chain::text::imports::TRAILING);
     let meant = m.looked.to_str().and_then(|l| l.strip_suffix(&m.mention[trimmed.len()..]));
     let punctuation = &m.mention[trimmed.len()..];
     let (hint, fix) = match meant {
@@ -289,7 +289,8 @@ pub fn attach_words(view: &AgentView, file: &AgentFile, show: impl Fn(&Path) -> 
         let verb = if view.profile == "copilot" { "links to" } else { "imports" };
         return Some(format!("{name} loads this file, which `{}` {verb}", show(by)));
     }
-    let wildcard: Vec<String> = file.globs.iter().filter(|g| super::walk::is_wildcard(g)).cloned().collect();
+    let wildcard: Vec<String> =
+        file.globs.iter().filter(|g| crate::chain::patterns::rule::is_wildcard(g)).cloned().collect();
     (file.status.reaches() && file.batch == 0 && !wildcard.is_empty()).then(|| {
         format!(
             "{name} loads this rule at start, whatever is read: its pattern {} matches every file",
@@ -350,20 +351,6 @@ pub fn title(profile: &str, mirrors: &str) -> String {
     }
 }
 
-/// How an agent is called in messages.
-pub fn display_name(profile: &str) -> &'static str {
-    match profile {
-        "codex" => "Codex",
-        "claude" => "Claude Code",
-        "gemini" => "Gemini CLI",
-        "opencode" => "opencode",
-        "dsh-next" => "DeepSeek Harness (next)",
-        "copilot" => "Copilot (VS Code)",
-        "cursor" => "Cursor",
-        _ => "The agent",
-    }
-}
-
 /// The files that every selected agent ignores for another and none gets: a problem, not a
 /// piece of information. `ignored` holds the agents' findings, `reached` every file some
 /// selected agent gets. Returns one `notRead` warning per such file, saying what each agent
@@ -404,7 +391,9 @@ pub fn loaded_elsewhere(view: &AgentView, file: &AgentFile) -> bool {
 
 /// Whether `a` and `b` are one file (a link and its target, say).
 fn same_file(a: &Path, b: Option<&Path>) -> bool {
-    b.is_some_and(|b| super::walk::file_key(a).is_some_and(|k| super::walk::file_key(b) == Some(k)))
+    b.is_some_and(|b| {
+        crate::chain::loader::find::file_key(a).is_some_and(|k| crate::chain::loader::find::file_key(b) == Some(k))
+    })
 }
 
 #[cfg(test)]

@@ -5,27 +5,31 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::explain::size_words;
-use super::profile::{AgentProfile, Budget, GlobalRule, Imports, Join, Nested, Order, Probe};
-use super::read::{self, READ_CAP, js_trim, read_into, read_string};
-use super::view::{AgentFile, AgentView, Entry, Scope, Status};
-use super::walk::{
-    RuleMatcher, file_key, mark_linked_outside, pick_files, present, project_base, rule_base, rule_files, touch_start,
-    walk_dirs, without_front_matter,
+use crate::chain::loader::find::{
+    file_key, mark_linked_outside, pick_files, present, rule_files, touch_start, walk_dirs,
 };
-use super::{comments, imports};
+use crate::chain::model::profile::{AgentProfile, Budget, GlobalRule, Imports, Join, Nested, Order, Probe};
+use crate::chain::model::view::{AgentFile, AgentView, Entry, Scope, Status};
+use crate::chain::patterns::rule::{RuleMatcher, rule_base};
+use crate::chain::repo::project::project_base;
+use crate::chain::text::comments;
+use crate::chain::text::front_matter::without_front_matter;
+use crate::chain::text::imports;
+use crate::chain::text::read::{self, READ_CAP, js_trim, read_into, read_string};
+use crate::chain::words::size_words;
 
 /// What the agent of `profile` loads working in `cwd`, after reading the `touched` files.
 /// Every read is charged to one budget of [`read::VIEW_READ_CAP`] bytes.
 pub fn load(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentView {
-    let (mut view, repository) =
-        super::repo::searched(|| read::with_budget(read::VIEW_READ_CAP, || load_within_budget(profile, cwd, touched)));
+    let (mut view, repository) = crate::chain::repo::cache::searched(|| {
+        read::with_budget(read::VIEW_READ_CAP, || load_within_budget(profile, cwd, touched))
+    });
     view.repository = repository;
     view
 }
 
 fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -> AgentView {
-    let cwd = super::read::real_path(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    let cwd = crate::chain::repo::memo::real_path(cwd).unwrap_or_else(|_| cwd.to_path_buf());
     let base = project_base(&cwd);
     let mut files: Vec<AgentFile> = Vec::new();
 
@@ -51,7 +55,7 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
         GlobalRule::Labelled => {
             for (i, path) in profile.global.iter().flatten().enumerate() {
                 let label = profile.global_labels.get(i).copied();
-                let found = if super::repo::is_dir(path) {
+                let found = if crate::chain::repo::memo::is_dir(path) {
                     rule_files(path, Scope::Global)
                 } else if present(Probe::StatFile, path) {
                     vec![AgentFile::new(path.clone(), Scope::Global, Status::Loaded)]
@@ -106,7 +110,7 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
         let compiled: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<std::sync::Arc<RuleMatcher>>>> =
             Default::default();
         for (n, t) in touched.iter().enumerate() {
-            let t = super::read::real_path(t).unwrap_or_else(|_| t.clone());
+            let t = crate::chain::repo::memo::real_path(t).unwrap_or_else(|_| t.clone());
             let reach = if profile.one_request { &root } else { &cwd };
             if !t.starts_with(reach) || t == *reach {
                 continue;
@@ -117,7 +121,7 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
                     let mut cache = compiled.borrow_mut();
                     let m = cache
                         .entry(f.path.clone())
-                        .or_insert_with(|| super::repo::matcher(profile.glob_style, &f.globs));
+                        .or_insert_with(|| crate::chain::repo::cache::matcher(profile.glob_style, &f.globs));
                     m.as_ref().is_some_and(|m| m.matches(&rule_base(&f.path, f.scope, &cwd), &t))
                 }
             };
@@ -200,14 +204,15 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
     // A file that loses to another is never read, but its size is what a reader of the view
     // wants to see (not "0 of 0 bytes"); unless it leads out of the project, which nothing
     // measures.
-    let inside = |f: &AgentFile| f.scope == Scope::Global || super::walk::outside(&f.path, &base).is_none();
+    let inside =
+        |f: &AgentFile| f.scope == Scope::Global || crate::chain::loader::find::outside(&f.path, &base).is_none();
     for f in files.iter_mut().filter(|f| f.status == Status::Shadowed && f.bytes == 0 && inside(f)) {
-        f.bytes = super::repo::stat(&f.path).map_or(0, |m| m.len);
+        f.bytes = crate::chain::repo::memo::stat(&f.path).map_or(0, |m| m.len);
     }
     let global_in_budget = matches!(profile.budget, Budget::Block { .. });
-    let nothing = text.is_empty().then(|| super::explain::why_nothing(profile));
-    let (mut rule_problems, rule_reach) = super::rules::problems(profile, &files, &base);
-    rule_problems.extend(missing.into_iter().map(|m| super::explain::missing_import(profile, m, &base)));
+    let nothing = text.is_empty().then(|| crate::chain::loader::explain::why_nothing(profile));
+    let (mut rule_problems, rule_reach) = crate::chain::loader::rules::problems(profile, &files, &base);
+    rule_problems.extend(missing.into_iter().map(|m| crate::chain::loader::explain::missing_import(profile, m, &base)));
     AgentView {
         profile: profile.name,
         mirrors: profile.mirrors,
@@ -218,7 +223,7 @@ fn load_within_budget(profile: &AgentProfile, cwd: &Path, touched: &[PathBuf]) -
         budget: budget_words,
         global_in_budget,
         import_boundary: match profile.imports {
-            Imports::Listed => super::explain::IMPORT_BOUNDARY_CWD,
+            Imports::Listed => crate::chain::loader::explain::IMPORT_BOUNDARY_CWD,
             _ => "the project root",
         },
         rule_problems,

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::view::{AgentFile, Entry, Role, RuleProblem, Scope};
+use crate::chain::model::view::{AgentFile, Entry, Role, RuleProblem, Scope};
 
 /// How a candidate file counts as present.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -287,14 +287,14 @@ pub type ProblemsFn = fn(profile: &AgentProfile, files: &[AgentFile], base: &std
 /// See [`AgentProfile::deps`].
 pub type DepsFn = fn(
     profile: &AgentProfile,
-    view: &super::view::AgentView,
+    view: &crate::chain::model::view::AgentView,
     touched: &[std::path::PathBuf],
 ) -> Option<std::collections::BTreeSet<std::path::PathBuf>>;
 
 impl AgentProfile {
     /// The rules most profiles share, for the struct-update syntax: nothing global, no layers,
     /// no imports, no budget, front matter kept, blank files dropped.
-    pub(super) fn base(home: Option<PathBuf>) -> Self {
+    pub(crate) fn base(home: Option<PathBuf>) -> Self {
         Self {
             name: "",
             mirrors: "",

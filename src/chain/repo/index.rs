@@ -4,27 +4,22 @@
 //! each rule reaches, are known from one visit of each file against one compiled set of all the
 //! patterns.
 //!
-//! Callers that compute many views of one repository (`check`, the server) share a
-//! [`RepoCache`] with [`with_cache`]: the repository is then listed once, and each rule searched
-//! once, however many views name it. Without one, each view lists the repository itself.
+//! A run lists each repository once, and searches each rule once, in the scope of
+//! `cache.rs`.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::globs::{Line, RuleSet};
-use super::listing::{Names, RepoListing};
-use super::profile::GlobStyle;
-use super::walk::{RuleMatcher, as_matched, project_walk, vscode_glob, vscode_pattern};
-
-/// The most entries (files and directories) the repository may hold for its files to be listed:
-/// past it what a pattern matches is not known, and no pattern is said to match nothing.
-pub const REPO_ENTRIES: usize = 100_000;
+use crate::chain::model::profile::GlobStyle;
+use crate::chain::patterns::globs::{Line, RuleSet};
+use crate::chain::patterns::rule::{as_matched, vscode_glob, vscode_pattern};
+use crate::chain::repo::listing::{Names, RepoListing};
+use crate::chain::repo::memo::real_path;
+use crate::chain::repo::project::project_walk;
 
 /// The files of one repository below its base, or `None` when it holds more than
-/// [`REPO_ENTRIES`] entries; and the searches made in them.
+/// [`REPO_ENTRIES`](crate::chain::repo::listing::REPO_ENTRIES) entries; and the searches made in them.
 pub struct RepoIndex {
     /// The base, a real path, with `/` separators as the VS Code style matches whole paths.
     base: PathBuf,
@@ -70,7 +65,7 @@ impl Drop for Running<'_> {
 /// A rule's search: its glob style, the directory its gitignore-style globs start from, its
 /// patterns.
 #[derive(Clone, PartialEq, Eq, Hash)]
-pub(super) struct SearchKey {
+pub(crate) struct SearchKey {
     pub style: GlobStyle,
     pub rule_dir: PathBuf,
     pub globs: Vec<String>,
@@ -78,7 +73,7 @@ pub(super) struct SearchKey {
 
 /// What one rule's patterns match in the repository.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(super) struct Search {
+pub(crate) struct Search {
     /// Per pattern, whether it alone matches some file.
     pub alive: Vec<bool>,
     /// How many files the rule's patterns together match, and the first of them (three at
@@ -87,16 +82,43 @@ pub(super) struct Search {
     pub examples: Vec<PathBuf>,
 }
 
+impl From<RepoListing> for RepoIndex {
+    /// The index of what was added to `listing`.
+    fn from(listing: RepoListing) -> Self {
+        let (base, files, dirs) = listing.into_parts();
+        let walked = files.is_some().then_some(dirs);
+        RepoIndex::of(base, files, walked)
+    }
+}
+
 impl RepoIndex {
     /// Lists the repository below `base` (one walk).
     pub fn list(base: &Path) -> Self {
-        let base = super::read::real_path(base).unwrap_or_else(|_| base.to_path_buf());
-        RepoListing::walked(base.clone(), &mut project_walk(&base))
+        let base = real_path(base).unwrap_or_else(|_| base.to_path_buf());
+        Self::walked(base.clone(), &mut project_walk(&base))
+    }
+
+    /// The listing of `walk`'s entries below `base`: each thread of the walk lists a part, and
+    /// a part past the bound ends the walk.
+    pub(crate) fn walked(base: PathBuf, walk: &mut ignore::WalkBuilder) -> Self {
+        let mut listing = RepoListing::at(base);
+        let parts = crate::chain::confine::walk_parts(
+            walk,
+            || listing.empty_like(),
+            |part, e| {
+                part.add(&e);
+                part.is_listed()
+            },
+        );
+        for part in parts {
+            listing.merge(part);
+        }
+        listing.into()
     }
 
     /// An index of `files` (relative, `/`-separated) below the real path `base`, kept in byte
     /// order (a rule's example is the first file it matches in that order).
-    pub(super) fn of(base: PathBuf, files: Option<Names>, walked: Option<Names>) -> Self {
+    pub(crate) fn of(base: PathBuf, files: Option<Names>, walked: Option<Names>) -> Self {
         let files = files.map(Names::sorted);
         let base_text = crate::paths::slash_join(&base);
         Self {
@@ -111,7 +133,7 @@ impl RepoIndex {
     }
 
     /// Whether the repository was small enough to list.
-    pub(super) fn is_listed(&self) -> bool {
+    pub(crate) fn is_listed(&self) -> bool {
         self.files.is_some()
     }
 
@@ -172,7 +194,7 @@ impl RepoIndex {
     }
 
     /// The listed files whose name is `name` in any letter case, as absolute paths.
-    pub(super) fn named(&self, name: &str) -> Vec<PathBuf> {
+    pub(crate) fn named(&self, name: &str) -> Vec<PathBuf> {
         let files = self.files.iter().flat_map(Names::iter);
         files
             .filter(|f| f.rsplit('/').next().is_some_and(|n| n.eq_ignore_ascii_case(name)))
@@ -185,7 +207,7 @@ impl RepoIndex {
     ///
     /// The pass runs outside the lock: views on other threads search for other rules at the same
     /// time (Copilot's and Cursor's), and wait for a pass that another thread makes of theirs.
-    pub(super) fn search(&self, keys: &[SearchKey]) -> Option<Vec<Arc<Search>>> {
+    pub(crate) fn search(&self, keys: &[SearchKey]) -> Option<Vec<Arc<Search>>> {
         let files = self.files.as_ref()?;
         let lock = || self.searches.lock().unwrap_or_else(|e| e.into_inner());
         let mut state = lock();
@@ -376,339 +398,6 @@ impl RepoIndex {
     }
 }
 
-/// Something worked out of a file, of the type its kind says.
-type Derived = Arc<dyn std::any::Any + Send + Sync>;
-
-/// A rule's globs compiled, `None` when none compiles.
-type Compiled = Option<Arc<RuleMatcher>>;
-type GlobsMap = HashMap<Vec<String>, Compiled, FastHash>;
-
-/// Indexes shared by the views computed in one [`with_cache`] scope, by base.
-#[derive(Default)]
-pub struct RepoCache {
-    indexes: Mutex<HashMap<PathBuf, Arc<RepoIndex>>>,
-    /// Rules' globs compiled for touches, by style and globs: every view below a rules folder
-    /// meets the same rules.
-    /// (Keyed by style, then globs: a lookup borrows the globs instead of copying them.)
-    matchers: Mutex<HashMap<GlobStyle, GlobsMap>>,
-    /// What the file system said of each path probed, links followed (`stat`) or not (`lstat`):
-    /// views started in a thousand directories of one tree probe the same ancestors' names.
-    stats: Mutex<PathMap<Option<Stat>>>,
-    lstats: Mutex<PathMap<Option<bool>>>,
-    /// Whether a file opened for reading (Gemini's `access(R_OK)`: every view from every
-    /// directory probes the root's file again).
-    opens: Mutex<PathMap<bool>>,
-    /// Real paths worked out (see `read::real_path`).
-    reals: Mutex<PathMap<PathBuf>>,
-    /// What a view worked out of one file or folder (a rule's front matter, the files Copilot
-    /// never finds), by what and where (see [`remembered`]).
-    derived: Mutex<HashMap<&'static str, PathMap<Derived>>>,
-    /// The bytes of the files read, as read (see [`read`]), and their total.
-    reads: Mutex<(PathMap<Arc<Read>>, usize)>,
-    /// What each rule file's patterns came to (see [`rule_outcome`]), by profile, status and
-    /// scope, then path, then project base; and how many there are.
-    rule_outcomes: Mutex<(RuleOutcomes, usize)>,
-}
-
-/// See [`RepoCache::rule_outcomes`].
-type RuleOutcomes = HashMap<RuleKey, PathMap<PathMap<Arc<RuleOutcome>>>>;
-
-/// A rule file's profile, status and scope: with its path and project base, all that its
-/// problems depend on in one run.
-pub(super) type RuleKey = (&'static str, super::view::Status, super::view::Scope);
-
-/// What `rules::problems` worked out for one rule file: the problems it finds before the
-/// repository's search and after it (kept apart so that a view lists them in the same order
-/// whether remembered or not), the rule's reach, and the repository searched, if any.
-#[derive(Default)]
-pub(super) struct RuleOutcome {
-    pub early: Vec<super::view::RuleProblem>,
-    pub late: Vec<super::view::RuleProblem>,
-    pub reach: Option<super::view::RuleReach>,
-    pub searched: Option<PathBuf>,
-}
-
-/// The memo's hash: the check of a large tree looks up paths hundreds of thousands of times,
-/// and SipHash over `Path`'s components was a tenth of its time. Keys are the paths' bytes, so
-/// `a//b` and `a/b` are two keys: a miss, never a wrong answer.
-type FastHash = foldhash::fast::RandomState;
-type PathMap<V> = HashMap<OsString, V, FastHash>;
-
-/// What `stat` says of a path that exists.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Stat {
-    pub is_file: bool,
-    pub is_dir: bool,
-    pub len: u64,
-    /// The device and inode (on Unix).
-    #[cfg_attr(not(unix), allow(dead_code))]
-    pub key: (u64, u64),
-}
-
-impl Stat {
-    fn of(m: &std::fs::Metadata) -> Self {
-        #[cfg(unix)]
-        let key = {
-            use std::os::unix::fs::MetadataExt;
-            (m.dev(), m.ino())
-        };
-        #[cfg(not(unix))]
-        let key = (0, 0);
-        Self { is_file: m.is_file(), is_dir: m.is_dir(), len: m.len(), key }
-    }
-}
-
-/// A file's bytes as one read took them: the first `limit` bytes, and the file's size.
-pub(super) struct Read {
-    pub data: Vec<u8>,
-    pub size: u64,
-    pub limit: u64,
-}
-
-/// The most paths a scope remembers the file system's answer for, and the most bytes of files.
-const STATS_MAX: usize = 262_144;
-const READS_BYTES_MAX: usize = 64 << 20;
-
-impl RepoCache {
-    /// Keeps `index` for its base (a walk made for another purpose that listed the repository),
-    /// unless one is kept already.
-    pub fn insert(&self, index: RepoIndex) {
-        let mut map = self.indexes.lock().unwrap_or_else(|e| e.into_inner());
-        map.entry(index.base.clone()).or_insert_with(|| Arc::new(index));
-    }
-
-    /// Keeps `index`, listed before, for its base.
-    pub fn insert_shared(&self, index: Arc<RepoIndex>) {
-        let mut map = self.indexes.lock().unwrap_or_else(|e| e.into_inner());
-        map.insert(index.base.clone(), index);
-    }
-
-    /// Every index listed or kept.
-    pub fn indexes(&self) -> Vec<Arc<RepoIndex>> {
-        self.indexes.lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect()
-    }
-
-    /// The index of the repository whose base is `base`, when one was listed.
-    pub fn get(&self, base: &Path) -> Option<Arc<RepoIndex>> {
-        self.indexes.lock().unwrap_or_else(|e| e.into_inner()).get(base).cloned()
-    }
-
-    /// The scope's cache on this thread, if any.
-    pub fn current() -> Option<Arc<RepoCache>> {
-        CACHE.with(|c| c.borrow().clone())
-    }
-
-    fn get_or_list(&self, base: &Path) -> Arc<RepoIndex> {
-        let real = super::read::real_path(base).unwrap_or_else(|_| base.to_path_buf());
-        if let Some(index) = self.indexes.lock().unwrap_or_else(|e| e.into_inner()).get(&real) {
-            return index.clone();
-        }
-        // Listed outside the lock: another thread may list it too, and the first one is kept.
-        let index = Arc::new(RepoIndex::list(&real));
-        let mut map = self.indexes.lock().unwrap_or_else(|e| e.into_inner());
-        map.entry(real).or_insert(index).clone()
-    }
-}
-
-thread_local! {
-    static CACHE: RefCell<Option<Arc<RepoCache>>> = const { RefCell::new(None) };
-    /// The base of the repository the view being computed searched (see [`searched`]).
-    static SEARCHED: RefCell<Option<PathBuf>> = const { RefCell::new(None) };
-}
-
-/// Runs `f` (the computation of one view), and says which repository's listing it searched.
-pub(super) fn searched<T>(f: impl FnOnce() -> T) -> (T, Option<PathBuf>) {
-    let before = SEARCHED.with(|s| s.borrow_mut().take());
-    let value = f();
-    let base = SEARCHED.with(|s| std::mem::replace(&mut *s.borrow_mut(), before));
-    (value, base)
-}
-
-/// Runs `f` with the views it computes on this thread sharing `cache`; the scope before is
-/// restored after.
-pub fn with_cache<T>(cache: &Arc<RepoCache>, f: impl FnOnce() -> T) -> T {
-    struct Restore(Option<Arc<RepoCache>>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            CACHE.with(|c| *c.borrow_mut() = self.0.take());
-        }
-    }
-    let _restore = Restore(CACHE.with(|c| c.borrow_mut().replace(cache.clone())));
-    f()
-}
-
-/// `globs` compiled in `style`: the scope's, else compiled now.
-pub(super) fn matcher(style: GlobStyle, globs: &[String]) -> Option<Arc<RuleMatcher>> {
-    let Some(cache) = CACHE.with(|c| c.borrow().clone()) else {
-        return RuleMatcher::new(style, globs).map(Arc::new);
-    };
-    if let Some(m) = cache.matchers.lock().unwrap_or_else(|e| e.into_inner()).get(&style).and_then(|m| m.get(globs)) {
-        return m.clone();
-    }
-    let m = RuleMatcher::new(style, globs).map(Arc::new);
-    let mut map = cache.matchers.lock().unwrap_or_else(|e| e.into_inner());
-    if map.values().map(HashMap::len).sum::<usize>() >= MATCHERS_MAX {
-        map.clear();
-    }
-    map.entry(style).or_default().entry(globs.to_vec()).or_insert(m).clone()
-}
-
-/// `stat` of `path` (links followed): the scope's answer, else the file system's.
-pub(super) fn stat(path: &Path) -> Option<Stat> {
-    probed(|c| &c.stats, path, || std::fs::metadata(path).ok().map(|m| Stat::of(&m)))
-}
-
-/// Whether `path` itself (a link not followed) is a file or a link; `None` when it does not
-/// exist. The scope's answer, else the file system's.
-pub(super) fn lstat_file_or_link(path: &Path) -> Option<bool> {
-    probed(
-        |c| &c.lstats,
-        path,
-        || std::fs::symlink_metadata(path).ok().map(|m| m.file_type().is_file() || m.file_type().is_symlink()),
-    )
-}
-
-/// Whether `path` is a directory (links followed), as [`stat`] says.
-pub(super) fn is_dir(path: &Path) -> bool {
-    stat(path).is_some_and(|m| m.is_dir)
-}
-
-/// Whether `path` is a regular file (links followed), as [`stat`] says.
-pub(super) fn is_file(path: &Path) -> bool {
-    stat(path).is_some_and(|m| m.is_file)
-}
-
-/// Whether anything is at `path`, a link not followed (a dangling link is there), as
-/// [`lstat_file_or_link`] says: what Node's `existsSync` after `lstat`, and the root markers, ask.
-pub fn lstat_exists(path: &Path) -> bool {
-    lstat_file_or_link(path).is_some()
-}
-
-/// Whether the regular file at `path` may be read ([`crate::chain::confine::readable`]): the
-/// scope's answer, else the file system's.
-pub(super) fn opens(path: &Path) -> bool {
-    probed(|c| &c.opens, path, || crate::chain::confine::readable(path))
-}
-
-/// What `probe` says of `path`, remembered in the scope's map `map` (at most [`STATS_MAX`]
-/// paths); outside a scope, `probe` itself.
-fn probed<V: Copy>(map: impl Fn(&RepoCache) -> &Mutex<PathMap<V>>, path: &Path, probe: impl FnOnce() -> V) -> V {
-    let Some(cache) = CACHE.with(|c| c.borrow().clone()) else { return probe() };
-    if let Some(v) = map(&cache).lock().unwrap_or_else(|e| e.into_inner()).get(path.as_os_str()) {
-        return *v;
-    }
-    let v = probe();
-    let mut known = map(&cache).lock().unwrap_or_else(|e| e.into_inner());
-    if known.len() >= STATS_MAX {
-        known.clear();
-    }
-    known.insert(path.as_os_str().to_owned(), v);
-    v
-}
-
-/// What `f` works out of `path` (`what` names it): once per scope, else each time. Only for
-/// what depends on nothing but the files at `path`, which a scope takes as unchanging.
-pub(super) fn remembered<T: Clone + Send + Sync + 'static>(
-    what: &'static str,
-    path: &Path,
-    f: impl FnOnce() -> T,
-) -> T {
-    let Some(cache) = CACHE.with(|c| c.borrow().clone()) else { return f() };
-    let known = cache
-        .derived
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(what)
-        .and_then(|m| m.get(path.as_os_str()).cloned());
-    if let Some(v) = known.and_then(|v| v.downcast_ref::<T>().cloned()) {
-        return v;
-    }
-    let v = f();
-    let mut map = cache.derived.lock().unwrap_or_else(|e| e.into_inner());
-    if map.values().map(HashMap::len).sum::<usize>() >= STATS_MAX {
-        map.clear();
-    }
-    map.entry(what).or_default().insert(path.as_os_str().to_owned(), Arc::new(v.clone()));
-    v
-}
-
-/// What another view of the scope worked out for the rule file at `path` (see [`RuleOutcome`]);
-/// a repository it searched counts as searched by this view too.
-pub(super) fn rule_outcome(key: RuleKey, path: &Path, base: &Path) -> Option<Arc<RuleOutcome>> {
-    let cache = CACHE.with(|c| c.borrow().clone())?;
-    let map = &cache.rule_outcomes.lock().unwrap_or_else(|e| e.into_inner()).0;
-    let known = map.get(&key)?.get(path.as_os_str())?.get(base.as_os_str())?.clone();
-    if let Some(searched) = &known.searched {
-        SEARCHED.with(|s| *s.borrow_mut() = Some(searched.clone()));
-    }
-    Some(known)
-}
-
-/// Keeps `outcome` for [`rule_outcome`].
-pub(super) fn keep_rule_outcome(key: RuleKey, path: &Path, base: &Path, outcome: RuleOutcome) -> Arc<RuleOutcome> {
-    let outcome = Arc::new(outcome);
-    let Some(cache) = CACHE.with(|c| c.borrow().clone()) else { return outcome };
-    let mut guard = cache.rule_outcomes.lock().unwrap_or_else(|e| e.into_inner());
-    let (map, count) = &mut *guard;
-    if *count >= STATS_MAX {
-        map.clear();
-        *count = 0;
-    }
-    let by_base = map.entry(key).or_default().entry(path.as_os_str().to_owned()).or_default();
-    if by_base.insert(base.as_os_str().to_owned(), outcome.clone()).is_none() {
-        *count += 1;
-    }
-    outcome
-}
-
-/// The real path of `path` worked out earlier in the scope.
-pub(super) fn real_before(path: &Path) -> Option<PathBuf> {
-    let cache = CACHE.with(|c| c.borrow().clone())?;
-    cache.reals.lock().unwrap_or_else(|e| e.into_inner()).get(path.as_os_str()).cloned()
-}
-
-/// Keeps the real path of `path`, for [`real_before`].
-pub(super) fn keep_real(path: &Path, real: &Path) {
-    let Some(cache) = CACHE.with(|c| c.borrow().clone()) else { return };
-    let mut map = cache.reals.lock().unwrap_or_else(|e| e.into_inner());
-    if map.len() >= STATS_MAX {
-        map.clear();
-    }
-    map.insert(path.as_os_str().to_owned(), real.to_path_buf());
-}
-
-/// The bytes of `path` a read of `limit` bytes took earlier in the scope, when it took at least
-/// as many (or the whole file).
-pub(super) fn read_before(path: &Path, limit: u64) -> Option<Arc<Read>> {
-    let cache = CACHE.with(|c| c.borrow().clone())?;
-    let reads = cache.reads.lock().unwrap_or_else(|e| e.into_inner());
-    reads.0.get(path.as_os_str()).filter(|r| r.limit >= limit || r.data.len() as u64 == r.size).cloned()
-}
-
-/// Keeps what a read of `path` took, for [`read_before`].
-pub(super) fn keep_read(path: &Path, read: Read) {
-    let Some(cache) = CACHE.with(|c| c.borrow().clone()) else { return };
-    let mut reads = cache.reads.lock().unwrap_or_else(|e| e.into_inner());
-    if reads.1 + read.data.len() > READS_BYTES_MAX {
-        return;
-    }
-    reads.1 += read.data.len();
-    reads.0.insert(path.as_os_str().to_owned(), Arc::new(read));
-}
-
-/// The most compiled rules a scope keeps (a server lives long; rules change).
-const MATCHERS_MAX: usize = 4_096;
-
-/// The index of the repository below `base`: the scope's, else a new listing.
-pub(crate) fn index(base: &Path) -> Arc<RepoIndex> {
-    let index = match CACHE.with(|c| c.borrow().clone()) {
-        Some(cache) => cache.get_or_list(base),
-        None => Arc::new(RepoIndex::list(base)),
-    };
-    SEARCHED.with(|s| *s.borrow_mut() = Some(index.base.clone()));
-    index
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -719,7 +408,7 @@ mod tests {
         let mut builder = ignore::gitignore::GitignoreBuilder::new("");
         builder.case_insensitive(true).expect("case");
         for g in globs {
-            let _ = builder.add_line(None, super::super::walk::as_matched(g));
+            let _ = builder.add_line(None, crate::chain::patterns::rule::as_matched(g));
         }
         let Ok(set) = builder.build() else { return false };
         let Ok(rel) = target.strip_prefix(base) else { return false };
@@ -736,7 +425,7 @@ mod tests {
     #[test]
     fn gitignore_lines_match_as_the_ignore_package_matches_them() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let base = super::super::read::real_path(dir.path()).expect("real");
+        let base = crate::chain::repo::memo::real_path(dir.path()).expect("real");
         let files = [
             "src/main.rs",
             "src/lib/deep/mod.rs",
@@ -794,7 +483,7 @@ mod tests {
             let key = SearchKey { style: GlobStyle::Gitignore, rule_dir: base.clone(), globs: vec![p.to_string()] };
             let index = RepoIndex::of(base.clone(), Some(files.iter().copied().collect()), None);
             let search = index.search(std::slice::from_ref(&key)).expect("listed");
-            let m = super::super::walk::RuleMatcher::new(GlobStyle::Gitignore, &[p.to_string()]);
+            let m = crate::chain::patterns::rule::RuleMatcher::new(GlobStyle::Gitignore, &[p.to_string()]);
             let expected: Vec<&str> = files
                 .iter()
                 .copied()
@@ -820,7 +509,7 @@ mod tests {
         let key = SearchKey { style: GlobStyle::Gitignore, rule_dir: base.clone(), globs: rule.clone() };
         let index = RepoIndex::of(base.clone(), Some(files.iter().copied().collect()), None);
         let search = index.search(std::slice::from_ref(&key)).expect("listed");
-        let m = super::super::walk::RuleMatcher::new(GlobStyle::Gitignore, &rule).expect("compiles");
+        let m = crate::chain::patterns::rule::RuleMatcher::new(GlobStyle::Gitignore, &rule).expect("compiles");
         let expected = files.iter().filter(|f| ignore_package_matches(&rule, &base, &base.join(f))).count();
         assert_eq!(files.iter().filter(|f| m.matches(&base, &base.join(f))).count(), expected, "a touch");
         assert_eq!(search[0].matching, expected);
@@ -870,7 +559,7 @@ mod tests {
     #[test]
     fn vscode_patterns_match_whole_paths_and_rules_below_another_folder_start_there() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let base = super::super::read::real_path(dir.path()).expect("real");
+        let base = crate::chain::repo::memo::real_path(dir.path()).expect("real");
         let files = ["src/a.ts", "src/b.TS", "web/src/c.ts", "README.md"];
         let index = RepoIndex::of(base.clone(), Some(files.iter().copied().collect()), None);
         let keys = [

@@ -3,14 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
-use super::repo::{REPO_ENTRIES, RepoIndex};
-use super::walk::is_file_entry;
+use crate::chain::repo::project::is_file_entry;
 
 /// Paths, `/`-separated, one after another in one text: a listing of 100,000 names is a few
 /// allocations, not 100,000 (which the walk's threads made in arenas of their own, and kept
 /// resident once the names were gone).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(super) struct Names {
+pub(crate) struct Names {
     text: String,
     /// Where each name ends in `text`.
     ends: Vec<u32>,
@@ -85,7 +84,7 @@ impl<'a> IntoIterator for &'a Names {
 }
 
 /// The names of a [`Names`], in order.
-pub(super) struct NamesIter<'a> {
+pub(crate) struct NamesIter<'a> {
     names: &'a Names,
     next: usize,
     start: usize,
@@ -124,8 +123,9 @@ impl RepoListing {
     /// A listing of the walk of `root`, when `root` is a whole repository (the nearest directory
     /// holding `.git`, as a real path): a walk of less cannot stand for the repository.
     pub fn of(root: &Path) -> Option<Self> {
-        let base = super::read::real_path(root).ok()?;
-        let whole = super::walk::project_base(&base) == base && super::walk::has_git(&base);
+        let base = crate::chain::repo::memo::real_path(root).ok()?;
+        let whole =
+            crate::chain::repo::project::project_base(&base) == base && crate::chain::repo::project::has_git(&base);
         whole.then(|| Self::at(base))
     }
 
@@ -194,37 +194,18 @@ impl RepoListing {
         }
     }
 
-    /// The listing of `walk`'s entries below `base`: each thread of the walk lists a part, and
-    /// a part past the bound ends the walk.
-    pub(super) fn walked(base: PathBuf, walk: &mut ignore::WalkBuilder) -> RepoIndex {
-        let mut listing = RepoListing::at(base);
-        let parts = crate::chain::confine::walk_parts(
-            walk,
-            || listing.empty_like(),
-            |part, e| {
-                part.add(&e);
-                part.is_listed()
-            },
-        );
-        for part in parts {
-            listing.merge(part);
-        }
-        listing.finish()
-    }
-
-    /// The index of what was added.
-    pub fn finish(self) -> RepoIndex {
-        let walked = self.files.is_some().then_some(self.dirs);
-        RepoIndex::of(self.base, self.files, walked)
+    /// What was added: the base, its files (`None` past the bound) and its directories.
+    pub(crate) fn into_parts(self) -> (PathBuf, Option<Names>, Names) {
+        (self.base, self.files, self.dirs)
     }
 
     /// An empty listing of the repository at the real path `base`.
-    pub(super) fn at(base: PathBuf) -> Self {
+    pub(crate) fn at(base: PathBuf) -> Self {
         Self { base, files: Some(Names::default()), dirs: Names::default(), entries: 0 }
     }
 
     /// Whether the repository is still small enough to list.
-    pub(super) fn is_listed(&self) -> bool {
+    pub(crate) fn is_listed(&self) -> bool {
         self.files.is_some()
     }
 }
@@ -253,6 +234,10 @@ fn entry_rel(e: &ignore::DirEntry) -> std::borrow::Cow<'_, str> {
         crate::paths::slash_join(e.path().strip_prefix(root).unwrap_or(e.path())).into()
     }
 }
+
+/// The most entries (files and directories) the repository may hold for its files to be listed:
+/// past it what a pattern matches is not known, and no pattern is said to match nothing.
+pub const REPO_ENTRIES: usize = 100_000;
 
 #[cfg(test)]
 mod tests {

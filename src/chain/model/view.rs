@@ -42,7 +42,7 @@ pub enum Status {
     /// A link (the file, or a directory on its way) whose target is outside the project: the
     /// agent would follow it; this tool does not read it.
     LinkedOutside,
-    /// Not read: the view already read its [`super::read::VIEW_READ_CAP`].
+    /// Not read: the view already read its [`crate::chain::text::read::VIEW_READ_CAP`].
     Capped,
     /// A rule that loads only when a touch reaches a file matching its `globs` (Claude Code's
     /// `paths:` front matter); no touch has yet.
@@ -54,7 +54,7 @@ pub enum Status {
     /// Attached only when the user names it (a Cursor rule with neither `alwaysApply`, `globs`
     /// nor `description`).
     Manual,
-    /// `@imports` that expand past [`super::imports::EXPANSION_CAP`]: the agent itself would build a
+    /// `@imports` that expand past [`crate::chain::text::imports::EXPANSION_CAP`]: the agent itself would build a
     /// context this large (or fail); not mirrored.
     Runaway,
 }

@@ -14,7 +14,7 @@ use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-use super::view::{AgentFile, Scope, Status};
+use crate::chain::model::view::{AgentFile, Scope, Status};
 
 /// The depth limit both agents use.
 pub const MAX_DEPTH: usize = 5;
@@ -218,7 +218,7 @@ fn real_path(p: &Path) -> PathBuf {
     let mut missing = Vec::new();
     let mut cur = p.to_path_buf();
     loop {
-        if let Ok(real) = super::read::real_path(&cur) {
+        if let Ok(real) = crate::chain::repo::memo::real_path(&cur) {
             let mut out = real;
             for m in missing.iter().rev() {
                 out.push(m);
@@ -238,14 +238,14 @@ fn real_path(p: &Path) -> PathBuf {
 /// The nearest ancestor of `dir` (itself included) holding `.git`, else `dir`.
 fn git_root_or(dir: &Path) -> PathBuf {
     // Every import of every view asks: once per directory and scope.
-    super::repo::remembered("git root", dir, || git_root_or_now(dir))
+    crate::chain::repo::memo::remembered("git root", dir, || git_root_or_now(dir))
 }
 
 fn git_root_or_now(dir: &Path) -> PathBuf {
     let mut cur = Some(dir);
     while let Some(d) = cur {
         // `lstat` finds whatever `stat` finds (and a dangling link too).
-        if super::repo::lstat_exists(&crate::paths::join(d, ".git")) {
+        if crate::chain::repo::memo::lstat_exists(&crate::paths::join(d, ".git")) {
             return d.to_path_buf();
         }
         cur = d.parent();
@@ -274,7 +274,8 @@ fn read_text(path: &Path) -> io::Result<String> {
     if meta.is_dir() {
         return Err(io::Error::from(io::ErrorKind::IsADirectory));
     }
-    super::read::read_capped(path, super::read::READ_CAP).map(|(data, _)| super::read::lossy(data))
+    crate::chain::text::read::read_capped(path, crate::chain::text::read::READ_CAP)
+        .map(|(data, _)| crate::chain::text::read::lossy(data))
 }
 
 /// Gemini's tree import: `content` of a file in `base` with every import replaced by the
@@ -361,7 +362,7 @@ pub struct ClaudeImports<'a> {
     pub boundary: Option<&'a Path>,
     pub label: Option<&'static str>,
     /// The importer's role: a fallback file's imports fall back with it.
-    pub role: super::view::Role,
+    pub role: crate::chain::model::view::Role,
     /// How many directives were looked at, across the recursion (see [`EXPANSION_IMPORTS`]).
     pub steps: std::cell::Cell<usize>,
     /// The mentions that look like files but name none, across the recursion.
@@ -431,11 +432,14 @@ impl ClaudeImports<'_> {
             let read = read_text(&full);
             let bytes = read.as_ref().map_or(0, |t| t.len() as u64);
             let shown = |t: &str| {
-                let body = super::walk::without_front_matter(t, super::profile::FrontMatter::StripWithSpace);
-                super::comments::hide_block_comments(body).into_owned()
+                let body = crate::chain::text::front_matter::without_front_matter(
+                    t,
+                    crate::chain::model::profile::FrontMatter::StripWithSpace,
+                );
+                crate::chain::text::comments::hide_block_comments(body).into_owned()
             };
             match read.as_deref().map(shown) {
-                Ok(text) if !super::read::js_trim(&text).is_empty() => {
+                Ok(text) if !crate::chain::text::read::js_trim(&text).is_empty() => {
                     let dir = full.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/"));
                     let inner = self.resolve(&text, &dir, &full, depth + 1, seen);
                     out.push((imported(full, Status::Loaded).size(bytes, bytes), text));
@@ -518,7 +522,7 @@ mod tests {
             home: None,
             boundary: Some(&root),
             label: None,
-            role: crate::chain::agents::Role::default(),
+            role: crate::chain::model::view::Role::default(),
             steps: std::cell::Cell::new(0),
             missing: Default::default(),
         };

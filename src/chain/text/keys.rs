@@ -12,10 +12,11 @@
 
 use std::path::Path;
 
-use super::read::read_capped;
-use super::view::{RuleProblem, RuleProblemKind};
-use super::walk::{front_matter, in_claude_rules};
 use crate::chain::lint::Fix;
+use crate::chain::model::env::in_claude_rules;
+use crate::chain::model::view::{RuleProblem, RuleProblemKind};
+use crate::chain::text::front_matter::front_matter;
+use crate::chain::text::read::read_capped;
 use crate::chain::words::closest;
 
 /// The values of `excludeAgent` GitHub knows: the agents a file can be kept from.
@@ -51,7 +52,7 @@ pub fn values_for(agent: &str, key: &str) -> &'static [&'static str] {
 
 /// A top-level entry of front matter, with its place in the file (byte offsets).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Entry {
+pub(crate) struct Entry {
     pub key: String,
     pub key_at: (usize, usize),
     pub value: Value,
@@ -61,7 +62,7 @@ pub(super) struct Entry {
 
 /// A value of front matter, as far as the agents tell values apart.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum Value {
+pub(crate) enum Value {
     /// A string (quotes removed), with the bytes it is written at.
     Scalar(String, (usize, usize)),
     /// A list, flow (`[a, b]`) or block (`- a` lines): its items.
@@ -73,7 +74,7 @@ pub(super) enum Value {
 }
 
 /// The entries of `text`'s front matter; empty when it has none.
-pub(super) fn entries(text: &str) -> Vec<Entry> {
+pub(crate) fn entries(text: &str) -> Vec<Entry> {
     let Some((meta, _)) = front_matter(text) else { return Vec::new() };
     let base = meta.as_ptr() as usize - text.as_ptr() as usize;
     // Each line with its offset in the file, without its line break.
@@ -163,13 +164,13 @@ fn entries_of(path: &Path) -> Vec<Entry> {
 }
 
 /// Bytes to replace, and what with.
-pub(super) type Cut = (usize, usize, String);
+pub(crate) type Cut = (usize, usize, String);
 
 /// Where the front matter of the file at `path` writes `pattern` under `key` (one item of a
 /// list, or one part of a string of patterns separated by commas), and the edit that drops it:
 /// the bytes to replace and what with. `None` when it is not written there as such (a pattern
 /// made by expanding braces).
-pub(super) fn pattern_at(path: &Path, key: &str, pattern: &str) -> Option<((usize, usize), Cut)> {
+pub(crate) fn pattern_at(path: &Path, key: &str, pattern: &str) -> Option<((usize, usize), Cut)> {
     let entries = entries_of(path);
     let e = entries.iter().find(|e| e.key == key)?;
     match &e.value {
@@ -226,9 +227,9 @@ pub(super) fn pattern_at(path: &Path, key: &str, pattern: &str) -> Option<((usiz
 }
 
 /// What `agent` misreads in the front matter of the file at `path`.
-pub(super) fn problems(agent: &'static str, path: &Path) -> Vec<RuleProblem> {
+pub(crate) fn problems(agent: &'static str, path: &Path) -> Vec<RuleProblem> {
     let Some((kind, keys)) = schema(agent, path) else { return Vec::new() };
-    let who = super::explain::display_name(agent);
+    let who = crate::chain::model::names::display_name(agent);
     let entries = entries_of(path);
     let mut out = Vec::new();
     let problem = |kind: RuleProblemKind, at: (usize, usize), message: String, fix: Option<Fix>| RuleProblem {

@@ -1,14 +1,14 @@
 //! Which directories a view depends on: every directory whose listing or files can change what
-//! [`super::load()`] answers, so a caller that watches them all may remember the view until one
+//! [`crate::chain::agents::load()`] answers, so a caller that watches them all may remember the view until one
 //! of them changes.
 
 use std::collections::{BTreeSet, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::profile::{AgentProfile, LayerKind, Pick};
-use super::view::AgentView;
-use super::walk::file_key;
+use crate::chain::loader::find::file_key;
+use crate::chain::model::profile::{AgentProfile, LayerKind, Pick};
+use crate::chain::model::view::AgentView;
 
 /// The most directories a rules folder adds (a huge tree, or links to itself, ends the walk; the
 /// view then depends on more than is returned, see [`dirs_read`]).
@@ -66,7 +66,7 @@ pub fn dirs_read(profile: &AgentProfile, view: &AgentView, touched: &[PathBuf]) 
     listed_dirs(view, &mut out);
     let mut seen = HashSet::new();
     for dir in rules {
-        if super::repo::is_dir(&dir) && !below(&dir, 0, &mut seen, &mut out) {
+        if crate::chain::repo::memo::is_dir(&dir) && !below(&dir, 0, &mut seen, &mut out) {
             return None;
         }
     }
@@ -75,18 +75,18 @@ pub fn dirs_read(profile: &AgentProfile, view: &AgentView, touched: &[PathBuf]) 
 
 /// The directories a walk from the working directory of `view` reads: every ancestor (a root
 /// marker or `.git` made above moves the walk) and the directories between it and each touch.
-pub(super) fn walked_dirs(view: &AgentView, touched: &[PathBuf]) -> Vec<PathBuf> {
+pub(crate) fn walked_dirs(view: &AgentView, touched: &[PathBuf]) -> Vec<PathBuf> {
     let cwd = &view.cwd;
     let mut walk: Vec<PathBuf> = cwd.ancestors().map(Path::to_path_buf).collect();
     for t in touched {
-        let t = super::read::real_path(t).unwrap_or_else(|_| t.clone());
+        let t = crate::chain::repo::memo::real_path(t).unwrap_or_else(|_| t.clone());
         walk.extend(t.ancestors().skip(1).take_while(|d| d.starts_with(cwd)).map(Path::to_path_buf));
     }
     walk
 }
 
 /// The folder of every file `view` lists, and of the files that shadow or import them.
-pub(super) fn listed_dirs(view: &AgentView, out: &mut BTreeSet<PathBuf>) {
+pub(crate) fn listed_dirs(view: &AgentView, out: &mut BTreeSet<PathBuf>) {
     for f in &view.files {
         for p in std::iter::once(&f.path).chain(f.by.as_ref()) {
             if let Some(parent) = p.parent() {
@@ -97,13 +97,13 @@ pub(super) fn listed_dirs(view: &AgentView, out: &mut BTreeSet<PathBuf>) {
 }
 
 /// `dir` when it exists, else its nearest existing ancestor.
-pub(super) fn existing(dir: &Path) -> PathBuf {
-    dir.ancestors().find(|d| super::repo::is_dir(d)).unwrap_or(dir).to_path_buf()
+pub(crate) fn existing(dir: &Path) -> PathBuf {
+    dir.ancestors().find(|d| crate::chain::repo::memo::is_dir(d)).unwrap_or(dir).to_path_buf()
 }
 
 /// Adds `dir` and every directory below it (links followed, each directory once); false past
 /// [`RULES_DIRS_MAX`].
-pub(super) fn below(dir: &Path, depth: usize, seen: &mut HashSet<(u64, u64)>, out: &mut BTreeSet<PathBuf>) -> bool {
+pub(crate) fn below(dir: &Path, depth: usize, seen: &mut HashSet<(u64, u64)>, out: &mut BTreeSet<PathBuf>) -> bool {
     let Some(key) = file_key(dir) else { return true };
     if !seen.insert(key) {
         return true;
@@ -115,7 +115,7 @@ pub(super) fn below(dir: &Path, depth: usize, seen: &mut HashSet<(u64, u64)>, ou
     let Ok(entries) = fs::read_dir(dir) else { return true };
     for entry in entries.flatten() {
         let path = entry.path();
-        if depth < RULES_MAX_DEPTH && super::repo::is_dir(&path) && !below(&path, depth + 1, seen, out) {
+        if depth < RULES_MAX_DEPTH && crate::chain::repo::memo::is_dir(&path) && !below(&path, depth + 1, seen, out) {
             return false;
         }
     }

@@ -62,7 +62,7 @@ impl AgentEnv {
 
     /// The process's variables, but the home directories of `env` (the server's, which tests
     /// point at a private home).
-    pub fn with_home(env: &crate::chain::settings::Env) -> Self {
+    pub fn with_home(env: &Env) -> Self {
         Self {
             home: env.home.clone(),
             dsh_home: env.dsh_home.as_ref().filter(|v| !v.trim().is_empty()).map(PathBuf::from),
@@ -70,7 +70,7 @@ impl AgentEnv {
         }
     }
 
-    pub(super) fn home_join(&self, rel: &str) -> PathBuf {
+    pub(crate) fn home_join(&self, rel: &str) -> PathBuf {
         self.home.as_deref().unwrap_or(Path::new("~")).join(rel)
     }
 }
@@ -89,10 +89,38 @@ pub struct Overrides {
 
 impl Overrides {
     /// The candidate file names given, else `default`.
-    pub(super) fn candidates_or(&self, default: &[&str]) -> Vec<String> {
+    pub(crate) fn candidates_or(&self, default: &[&str]) -> Vec<String> {
         match &self.candidates {
             Some(c) => c.clone(),
             None => default.iter().map(|s| s.to_string()).collect(),
         }
     }
+}
+
+/// The parts of the process environment that settings depend on, passed explicitly so tests
+/// never mutate the real environment.
+#[derive(Clone, Debug, Default)]
+pub struct Env {
+    pub home: Option<PathBuf>,
+    pub dsh_home: Option<String>,
+    pub xdg_state_home: Option<String>,
+}
+
+impl Env {
+    /// Reads `HOME` (or `USERPROFILE`), `DSH_HOME` and `XDG_STATE_HOME`.
+    pub fn from_process() -> Self {
+        let non_empty = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
+        Self {
+            home: non_empty("HOME").or_else(|| non_empty("USERPROFILE")).map(PathBuf::from),
+            dsh_home: non_empty("DSH_HOME"),
+            xdg_state_home: non_empty("XDG_STATE_HOME"),
+        }
+    }
+}
+
+/// A file inside a `.claude/rules` folder: a rule whose patterns are `paths:` (Claude Code's, and
+/// Copilot's for these files).
+pub(crate) fn in_claude_rules(path: &Path) -> bool {
+    let parts: Vec<_> = path.components().map(|c| c.as_os_str()).collect();
+    parts.windows(2).any(|w| w[0] == ".claude" && w[1] == "rules")
 }

@@ -14,10 +14,10 @@
 
 use std::borrow::Cow;
 
-use super::read::js_trim;
+use crate::chain::text::read::js_trim;
 
 /// `text` as Claude Code shows it to the model: block-level HTML comments hidden.
-pub(super) fn hide_block_comments(text: &str) -> Cow<'_, str> {
+pub(crate) fn hide_block_comments(text: &str) -> Cow<'_, str> {
     if !text.contains("<!--") {
         return Cow::Borrowed(text);
     }

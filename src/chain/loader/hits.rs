@@ -5,11 +5,13 @@
 
 use std::path::{Path, PathBuf};
 
-use super::keys::{Value, entries};
-use super::profile::GlobStyle;
-use super::repo::{SearchKey, index};
-use super::view::Scope;
-use super::walk::{in_claude_rules, is_wildcard, rule_base};
+use crate::chain::model::env::in_claude_rules;
+use crate::chain::model::profile::GlobStyle;
+use crate::chain::model::view::Scope;
+use crate::chain::patterns::rule::{is_wildcard, rule_base};
+use crate::chain::repo::cache::index;
+use crate::chain::repo::index::SearchKey;
+use crate::chain::text::keys::{Value, entries};
 
 /// A pattern as written, and what it matches for each agent.
 #[derive(Debug, PartialEq, Eq)]
@@ -125,7 +127,7 @@ mod tests {
     #[test]
     fn a_pattern_under_the_cursor_is_matched_as_each_reader_matches_it() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let base = super::super::read::real_path(dir.path()).expect("real");
+        let base = crate::chain::repo::memo::real_path(dir.path()).expect("real");
         for f in [".git/HEAD", "src/a.rs", "src/b.rs", "src/deep/c.rs", "src/d.rs", "web/x.ts"] {
             let p = base.join(f);
             std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");

@@ -8,7 +8,7 @@ use std::cell::RefCell;
 /// directories only, a pattern without an inner `/` matches at any depth, a trailing `/**`
 /// matches what is inside a directory, not the directory; letter case ignored.
 #[derive(Clone)]
-pub(super) struct Line {
+pub(crate) struct Line {
     /// The line's pattern as a glob (`**/` and `/*` added), which the `ignore` package parses:
     /// kept as text, built into a set's automaton once ([`RuleSet::new`]).
     pub pattern: String,
@@ -98,7 +98,7 @@ fn one_automaton(pattern: &str) -> String {
 /// `[class]` is matched in lower case against the path in ASCII lower case, which is the same
 /// answer (`*`, `?`, `**` and `{a,b}` do not care about case, and `/` has none). Patterns with
 /// a class (`[A-z]` is not `[a-z]` in lower case) are matched as before.
-pub(super) struct FoldedSet {
+pub(crate) struct FoldedSet {
     /// The patterns in lower case, case-sensitive, in sets of at most [`SET_GLOBS`], and the
     /// index of each among all.
     lower: Vec<globset::GlobSet>,
@@ -210,7 +210,7 @@ thread_local! {
 }
 
 /// Builds a pattern's glob, ignoring letter case (`true`) or not.
-pub(super) type Build<'a> = &'a dyn Fn(&str, bool) -> Result<globset::Glob, globset::Error>;
+pub(crate) type Build<'a> = &'a dyn Fn(&str, bool) -> Result<globset::Glob, globset::Error>;
 
 impl FoldedSet {
     /// The `patterns` (each with its index among all), ignoring case, as `build` builds them.
@@ -251,7 +251,7 @@ impl FoldedSet {
 /// globs made automata of 300 MB; the `rest`s (`*.go`, `**/*.json`) are few shapes, cheap to
 /// match, and each is built once. A path's folders are looked up instead, and the `rest`s
 /// matched after those that are a pattern's lead.
-pub(super) struct RuleSet {
+pub(crate) struct RuleSet {
     /// The other globs, and the index of each among all.
     rest: FoldedSet,
     rest_ids: Vec<usize>,
@@ -495,7 +495,7 @@ mod tests {
             "x/y/x/y/w/z.md",
             "lib/deep/a/b.md",
         ];
-        let sets = [super::super::walk::vscode_glob, |g: &str, fold: bool| Line::glob(g, fold)];
+        let sets = [crate::chain::patterns::rule::vscode_glob, |g: &str, fold: bool| Line::glob(g, fold)];
         for build in sets {
             let globs: Vec<globset::Glob> = patterns.iter().map(|p| build(p, true).expect("glob")).collect();
             let mut plain = globset::GlobSetBuilder::new();

@@ -4,14 +4,14 @@
 //! or a device is never opened in a way that blocks. Here too: reading a file of the chain into
 //! its [`AgentFile`] (its size, `oversized`, `unreadable`, `capped`), and JavaScript's trim.
 
-use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::cell::Cell;
 use std::fs;
 use std::io::{self, Read};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 
-use super::view::{AgentFile, Status};
+use crate::chain::model::view::{AgentFile, Status};
+use crate::chain::repo::memo;
+pub use crate::chain::repo::memo::real_path;
 
 /// The most any profile reads of one file; a larger file is reported `oversized` instead of
 /// read (an agent would try to read it whole, and an instruction file this large is a mistake).
@@ -26,9 +26,6 @@ pub const VIEW_READ_CAP: u64 = 8 * 1024 * 1024;
 thread_local! {
     /// What the view being computed on this thread may still read; `None` outside a view.
     static REMAINING: Cell<Option<u64>> = const { Cell::new(None) };
-    /// The real paths resolved while the view on this thread is computed (see [`real_path`]);
-    /// `None` outside a view.
-    static REAL: RefCell<Option<HashMap<PathBuf, PathBuf>>> = const { RefCell::new(None) };
 }
 
 /// The marker of the error a read returns once the view's read budget is spent.
@@ -37,57 +34,14 @@ const CAPPED: &str = "the profile's read budget is spent";
 /// Runs `f` with a fresh read budget of `cap` bytes for every read on this thread; the budget
 /// before is restored after (views may nest: `compare` inside a test, say).
 pub fn with_budget<T>(cap: u64, f: impl FnOnce() -> T) -> T {
-    struct Restore(Option<u64>, Option<HashMap<PathBuf, PathBuf>>);
+    struct Restore(Option<u64>);
     impl Drop for Restore {
         fn drop(&mut self) {
             REMAINING.with(|r| r.set(self.0));
-            REAL.with(|r| *r.borrow_mut() = self.1.take());
         }
     }
-    let _restore =
-        Restore(REMAINING.with(|r| r.replace(Some(cap))), REAL.with(|r| r.borrow_mut().replace(HashMap::new())));
-    f()
-}
-
-/// `fs::canonicalize`, remembered for the view being computed: a directory's real path is its
-/// parent's plus its name unless it is a link, so each directory costs one `lstat` once per
-/// view, where `canonicalize` costs a `readlink` per component per call (a chain 150 levels
-/// deep made 2.5 million of them in one `check`). Outside a view, `fs::canonicalize` itself.
-pub fn real_path(path: &Path) -> io::Result<PathBuf> {
-    if REAL.with(|r| r.borrow().is_none()) {
-        // Outside a view, but maybe inside a run whose views share what they work out.
-        if let Some(real) = super::repo::real_before(path) {
-            return Ok(real);
-        }
-        let real = fs::canonicalize(path)?;
-        super::repo::keep_real(path, &real);
-        return Ok(real);
-    }
-    if let Some(real) = REAL.with(|r| r.borrow().as_ref().and_then(|m| m.get(path).cloned())) {
-        return Ok(real);
-    }
-    // Worked out by another view of the same run.
-    if let Some(real) = super::repo::real_before(path) {
-        return Ok(real);
-    }
-    let simple = path.is_absolute()
-        && path.file_name().is_some()
-        && !path.components().any(|c| matches!(c, std::path::Component::ParentDir | std::path::Component::CurDir));
-    let real = match path.parent().filter(|_| simple) {
-        Some(parent) if !fs::symlink_metadata(path)?.file_type().is_symlink() => {
-            let mut real = real_path(parent)?;
-            real.push(path.file_name().unwrap_or_default());
-            real
-        }
-        _ => fs::canonicalize(path)?,
-    };
-    REAL.with(|r| {
-        if let Some(m) = r.borrow_mut().as_mut() {
-            m.insert(path.to_path_buf(), real.clone());
-        }
-    });
-    super::repo::keep_real(path, &real);
-    Ok(real)
+    let _restore = Restore(REMAINING.with(|r| r.replace(Some(cap))));
+    memo::with_view_paths(f)
 }
 
 /// Whether a read failed because the view's budget is spent.
@@ -101,7 +55,7 @@ pub use crate::chain::confine::{SHARED_MEMORY, is_special};
 /// special file is an error, as is a directory. Charges what it reads to the view's budget.
 pub fn read_capped(path: &Path, limit: u64) -> io::Result<(Vec<u8>, u64)> {
     // Read before in this scope (another view of the same run): the same bytes, charged again.
-    if let Some(before) = super::repo::read_before(path, limit) {
+    if let Some(before) = memo::read_before(path, limit) {
         let want = before.size.min(limit);
         let remaining = REMAINING.with(Cell::get);
         if let Some(left) = remaining
@@ -137,15 +91,15 @@ pub fn read_capped(path: &Path, limit: u64) -> io::Result<(Vec<u8>, u64)> {
     if let Some(left) = remaining {
         REMAINING.with(|r| r.set(Some(left.saturating_sub(data.len() as u64))));
     }
-    super::repo::keep_read(path, super::repo::Read { data: data.clone(), size, limit });
+    memo::keep_read(path, memo::Read { data: data.clone(), size, limit });
     Ok((data, size))
 }
 
 /// The text of `file` decoded lossily, its size recorded; `None` (and the status `oversized` or
 /// `unreadable`) when it is larger than `cap` or cannot be read.
-pub(super) fn read_into(file: &mut AgentFile, cap: u64) -> Option<String> {
+pub(crate) fn read_into(file: &mut AgentFile, cap: u64) -> Option<String> {
     // A file known to be too large is not read at all.
-    if let Some(meta) = super::repo::stat(&file.path)
+    if let Some(meta) = memo::stat(&file.path)
         && meta.is_file
         && meta.len > cap
     {
@@ -177,7 +131,7 @@ pub fn lossy(data: Vec<u8>) -> String {
 }
 
 /// A whole file as UTF-8 (up to [`READ_CAP`]), as Rust's `read_to_string` reads it.
-pub(super) fn read_string(path: &Path) -> io::Result<String> {
+pub(crate) fn read_string(path: &Path) -> io::Result<String> {
     let (data, _) = read_capped(path, READ_CAP)?;
     String::from_utf8(data).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }
@@ -197,25 +151,10 @@ fn is_js_space(c: char) -> bool {
     (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}'
 }
 
-/// Runs `f` in the scope `cache` (one that has read nothing yet: the listings it holds are
-/// what it shares with other scopes) whose views read `texts` (an editor's unsaved buffers)
-/// where they would read those files from the disk: what the agents would say once they are
-/// saved.
-pub fn with_texts<T>(cache: &Arc<super::repo::RepoCache>, texts: &[(PathBuf, Arc<str>)], f: impl FnOnce() -> T) -> T {
-    super::repo::with_cache(cache, || {
-        for (path, text) in texts {
-            let data = text.as_bytes().to_vec();
-            let size = data.len() as u64;
-            super::repo::keep_read(path, super::repo::Read { data, size, limit: u64::MAX });
-        }
-        f()
-    })
-}
-
 /// The first `limit` bytes of the file at `path` as this scope's views read it (see
-/// [`with_texts`]), else as the disk has it.
+/// [`with_texts`](crate::chain::repo::cache::with_texts)), else as the disk has it.
 pub fn text_prefix(path: &Path, limit: u64) -> Vec<u8> {
-    match super::repo::read_before(path, limit) {
+    match memo::read_before(path, limit) {
         Some(read) => read.data[..read.data.len().min(usize::try_from(limit).unwrap_or(usize::MAX))].to_vec(),
         None => crate::chain::source::read_prefix(path, limit),
     }

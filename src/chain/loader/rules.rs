@@ -5,24 +5,27 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::explain::display_name;
-use super::profile::AgentProfile;
-use super::read::read_capped;
-use super::repo::{RuleOutcome, Search, SearchKey};
-use super::view::{AgentFile, RuleProblem, RuleProblemKind, RuleReach, Scope, Status};
-use super::walk::{front_matter_problem, in_claude_rules, is_wildcard, rule_base};
 use crate::chain::lint::Fix;
+use crate::chain::model::env::in_claude_rules;
+use crate::chain::model::names::display_name;
+use crate::chain::model::profile::AgentProfile;
+use crate::chain::model::view::{AgentFile, RuleProblem, RuleProblemKind, RuleReach, Scope, Status};
+use crate::chain::patterns::rule::{is_wildcard, rule_base};
+use crate::chain::repo::cache::RuleOutcome;
+use crate::chain::repo::index::{Search, SearchKey};
+use crate::chain::text::front_matter::front_matter_problem;
+use crate::chain::text::read::read_capped;
 
 /// The problems of `files`' rules (only for profiles whose rules are attached by globs of
 /// their own, [`AgentProfile::rule_files`]: Copilot's instructions files, Cursor's `.mdc`
 /// rules), as `(file, message)`. `base` is the project's directory (the nearest holding `.git`,
 /// else the working directory).
-pub(super) fn problems(profile: &AgentProfile, files: &[AgentFile], base: &Path) -> (Vec<RuleProblem>, Vec<RuleReach>) {
+pub(crate) fn problems(profile: &AgentProfile, files: &[AgentFile], base: &Path) -> (Vec<RuleProblem>, Vec<RuleReach>) {
     // What the agent misreads in the front matter of the project's rule files, key by key.
     let keys = files
         .iter()
         .filter(|f| f.scope != Scope::Global && f.status != Status::LinkedOutside)
-        .flat_map(|f| super::keys::problems(profile.name, &f.path));
+        .flat_map(|f| crate::chain::text::keys::problems(profile.name, &f.path));
     let mut out: Vec<RuleProblem> = keys.collect();
     let Some(rule_files) = profile.rule_files else { return (out, Vec::new()) };
     out.extend(profile.problems.map(|own| own(profile, files, base)).unwrap_or_default());
@@ -36,13 +39,13 @@ pub(super) fn problems(profile: &AgentProfile, files: &[AgentFile], base: &Path)
     let rules: Vec<&AgentFile> = files.iter().filter(|f| is_rule(f) && f.status != Status::LinkedOutside).collect();
     let key = |f: &AgentFile| (profile.name, f.status, f.scope);
     let mut outcomes: Vec<Option<Arc<RuleOutcome>>> =
-        rules.iter().map(|f| super::repo::rule_outcome(key(f), &f.path, base)).collect();
+        rules.iter().map(|f| crate::chain::repo::cache::rule_outcome(key(f), &f.path, base)).collect();
     // The rules worked out here; those whose patterns are checked against the repository are
     // searched together below.
     let mut fresh: Vec<(usize, RuleOutcome, Option<SearchKey>)> = Vec::new();
     for (i, f) in rules.iter().enumerate().filter(|(i, _)| outcomes[*i].is_none()) {
         let mut outcome = RuleOutcome::default();
-        let problem = super::repo::remembered("front matter problem", &f.path, || {
+        let problem = crate::chain::repo::memo::remembered("front matter problem", &f.path, || {
             let text = read_capped(&f.path, 64 * 1024).map(|(d, _)| String::from_utf8_lossy(&d).into_owned());
             text.ok().as_deref().and_then(front_matter_problem)
         });
@@ -70,7 +73,7 @@ pub(super) fn problems(profile: &AgentProfile, files: &[AgentFile], base: &Path)
     }
     let keys: Vec<SearchKey> = fresh.iter().filter_map(|(_, _, k)| k.clone()).collect();
     // A repository too large to list: nothing is known of what the patterns match.
-    let index = (!keys.is_empty()).then(|| super::repo::index(base));
+    let index = (!keys.is_empty()).then(|| crate::chain::repo::cache::index(base));
     let results = index.as_ref().and_then(|index| index.search(&keys));
     let mut results = results.into_iter().flatten();
     for (i, mut outcome, search_key) in fresh {
@@ -88,7 +91,7 @@ pub(super) fn problems(profile: &AgentProfile, files: &[AgentFile], base: &Path)
                 }
             }
         }
-        outcomes[i] = Some(super::repo::keep_rule_outcome(key(f), &f.path, base, outcome));
+        outcomes[i] = Some(crate::chain::repo::cache::keep_rule_outcome(key(f), &f.path, base, outcome));
     }
     let outcomes: Vec<Arc<RuleOutcome>> = outcomes.into_iter().flatten().collect();
     out.extend(outcomes.iter().flat_map(|o| o.early.iter().cloned()));
@@ -106,7 +109,7 @@ fn dead_patterns(f: &AgentFile, key: &SearchKey, search: &Search, agent: &str, g
     let first = dead_globs.first()?;
     let dead: Vec<String> = dead_globs.iter().map(|g| format!("`{g}`")).collect();
     let globs_key = if in_claude_rules(&f.path) { "paths" } else { globs_key };
-    let written = super::keys::pattern_at(&f.path, globs_key, first);
+    let written = crate::chain::text::keys::pattern_at(&f.path, globs_key, first);
     let verb = if dead.len() == 1 { "matches" } else { "match" };
     if dead.len() == f.globs.len() {
         return Some(RuleProblem {
@@ -144,7 +147,7 @@ fn dead_patterns(f: &AgentFile, key: &SearchKey, search: &Search, agent: &str, g
 /// Whether the patterns of rule `f` are checked against every file of the repository (its
 /// "matches no file" and how many files it reaches): a project rule with a pattern that is not
 /// a wildcard.
-pub(super) fn searches_repository(f: &AgentFile) -> bool {
+pub(crate) fn searches_repository(f: &AgentFile) -> bool {
     f.scope != Scope::Global && f.globs.iter().any(|g| !is_wildcard(g))
 }
 
@@ -152,7 +155,7 @@ pub(super) fn searches_repository(f: &AgentFile) -> bool {
 mod tests {
     use std::fs;
 
-    use super::super::{AgentEnv, Overrides, RepoCache, load, profile, with_repo_cache};
+    use crate::chain::agents::{AgentEnv, Overrides, RepoCache, load, profile, with_repo_cache};
 
     /// The views of one run share each rule's outcome: a view that finds it worked out says
     /// the same of the rule, and still depends on the repository's listing its patterns met.
