@@ -23,7 +23,7 @@ pub const CONFIG_NAMES: &[&str] = &["instructions-lsp.toml", ".instructions-lsp.
 pub const AGENT_KEYS: &[&str] = &["max-bytes", "file-names", "settings"];
 
 /// The largest configuration file read.
-const CONFIG_MAX_BYTES: u64 = 256 * 1024;
+pub const CONFIG_MAX_BYTES: u64 = 256 * 1024;
 
 /// One agent's table in the configuration file.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use super::config::{self, CONFIG_NAMES, ProjectConfig};
-use super::lint::{Change, Fix};
+use super::lint::{Change, ConfigChange, Fix};
 
 /// The configuration file a fix for the folder `dir` writes: the nearest from `dir` up to the
 /// project root that `holds` (else the nearest), else a new `instructions-lsp.toml` at the
@@ -16,11 +16,25 @@ fn target(dir: &Path, holds: impl Fn(&ProjectConfig) -> bool) -> Option<(PathBuf
     let files = config::config_files(dir);
     let holder = files.iter().find(|f| config::load_config(f).is_ok_and(|c| holds(&c)));
     if let Some(path) = holder.or(files.first()) {
-        let (data, _) = super::agents::read_capped(path, 256 * 1024 + 1).ok()?;
-        return Some((path.clone(), String::from_utf8(data).ok()?));
+        return Some((path.clone(), text_of(path)?));
     }
     let root = dir.ancestors().find(|d| super::confine::holds_git(d))?;
     Some((root.join(CONFIG_NAMES[0]), String::new()))
+}
+
+/// The text of the configuration file at `path` on the disk (empty when there is none); `None`
+/// when it cannot be read as one (too large, not UTF-8, unreadable) or is a link out of the
+/// project (which no fix writes through).
+pub fn text_of(path: &Path) -> Option<String> {
+    if super::confine::leaves_project(path).is_some() {
+        return None;
+    }
+    match super::agents::read_capped(path, config::CONFIG_MAX_BYTES + 1) {
+        Ok((data, size)) if size <= config::CONFIG_MAX_BYTES => String::from_utf8(data).ok(),
+        Ok(_) => None,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(String::new()),
+        Err(_) => None,
+    }
 }
 
 /// The edit that sets `key = value` in the table `[table]` of `text` (both written as TOML):
@@ -77,23 +91,38 @@ fn applied(text: &str, (start, end, with): &(usize, usize, String)) -> String {
     format!("{}{with}{}", &text[..*start], &text[*end..])
 }
 
-/// The fix that makes `change` to the configuration for `dir`, titled `title`, when the text it
-/// makes reads as a configuration that passes `meant` (given the configuration before, if any).
-fn fix(
-    (path, text): (PathBuf, String),
-    title: impl FnOnce(&str) -> String,
-    edit: impl FnOnce(&str, Option<&ProjectConfig>) -> Option<(usize, usize, String)>,
-    meant: impl FnOnce(Option<&ProjectConfig>, &ProjectConfig) -> bool,
-) -> Option<Fix> {
-    let before = (!text.is_empty()).then(|| config::parse_config(&path, &text)).transpose().ok()?;
-    let change = edit(&text, before.as_ref())?;
-    let after = config::parse_config(&path, &applied(&text, &change)).ok()?;
-    if !meant(before.as_ref(), &after) {
-        return None;
-    }
+/// The edit of `text`, the configuration at `path` (empty for a new one), that makes `change`,
+/// as `(start, end, new text)` of the bytes replaced: `None` when the text does not read as a
+/// configuration, holds the change already, or would say anything else once changed (a key
+/// written another way, an inline table).
+pub fn place(change: &ConfigChange, path: &Path, text: &str) -> Option<(usize, usize, String)> {
+    let before = (!text.is_empty()).then(|| config::parse_config(path, text)).transpose().ok()?;
+    let mut expected = before.clone().unwrap_or_else(|| ProjectConfig { path: path.to_path_buf(), ..empty() });
+    let edit = match change {
+        ConfigChange::Budget { agent, bytes } => {
+            expected.settings.entry(agent.clone()).or_default().max_bytes = Some(*bytes);
+            set_line(text, agent, "max-bytes", &bytes.to_string())
+        }
+        ConfigChange::Accept { key, code } => {
+            let codes = expected.accept.entry(key.clone()).or_default();
+            if codes.iter().any(|c| c == code) {
+                return None;
+            }
+            codes.push(code.clone());
+            let list = serde_json::to_string(&codes).ok()?.replace(',', ", ");
+            set_line(text, "accept", &serde_json::to_string(key).ok()?, &list)
+        }
+    };
+    let after = config::parse_config(path, &applied(text, &edit)).ok()?;
+    (after == expected).then_some(edit)
+}
+
+/// The fix that makes `change` in the configuration `path`, whose text is `text`, titled
+/// `title` (given the file's name), when it can be placed there.
+fn fix((path, text): (PathBuf, String), change: ConfigChange, title: impl FnOnce(&str) -> String) -> Option<Fix> {
+    place(&change, &path, &text)?;
     let name = path.file_name()?.to_str()?.to_string();
-    let (start, end, text) = change;
-    Some(Fix { title: title(&name), change: Change::Edit { path, start, end, text } })
+    Some(Fix { title: title(&name), change: Change::Config { path, change } })
 }
 
 /// "Raise Codex's budget to 48 KiB in instructions-lsp.toml": `[agent] max-bytes = bytes` in
@@ -101,45 +130,18 @@ fn fix(
 /// table decides for `dir` (a table in a nearer file would replace it whole), else the nearest.
 pub fn raise_budget(dir: &Path, agent: &str, bytes: u64) -> Option<Fix> {
     let who = super::agents::display_name(agent);
-    fix(
-        target(dir, |c| c.settings.contains_key(agent))?,
-        |name| format!("Raise {who}'s budget to {} in {name}", super::words::size_words(bytes)),
-        |text, _| Some(set_line(text, agent, "max-bytes", &bytes.to_string())),
-        |before, after| {
-            let mut expected = before.cloned().unwrap_or_else(|| ProjectConfig { path: after.path.clone(), ..empty() });
-            expected.settings.entry(agent.to_string()).or_default().max_bytes = Some(bytes);
-            &expected == after
-        },
-    )
+    fix(target(dir, |c| c.settings.contains_key(agent))?, ConfigChange::Budget { agent: agent.into(), bytes }, |name| {
+        format!("Raise {who}'s budget to {} in {name}", super::words::size_words(bytes))
+    })
 }
 
 /// "Accept `agentIgnored` for CLAUDE.md in instructions-lsp.toml": the finding's code added to
 /// the `[accept]` entry of `file` (named from the configuration's folder).
 pub fn accept(file: &Path, code: &str) -> Option<Fix> {
-    let dir = file.parent()?;
-    let (path, text) = target(dir, |_| true)?;
-    let rel = file.strip_prefix(path.parent()?).ok()?;
-    let key = crate::paths::slash_join(rel);
-    let quoted = serde_json::to_string(&key).ok()?;
-    let shown = key.clone();
-    fix(
-        (path, text),
-        |name| format!("Accept `{code}` for {shown} in {name}"),
-        |text, before| {
-            let mut codes = before.and_then(|b| b.accept.get(&key).cloned()).unwrap_or_default();
-            if codes.iter().any(|c| c == code) {
-                return None;
-            }
-            codes.push(code.to_string());
-            let list = serde_json::to_string(&codes).ok()?.replace(',', ", ");
-            Some(set_line(text, "accept", &quoted, &list))
-        },
-        |before, after| {
-            let mut expected = before.cloned().unwrap_or_else(|| ProjectConfig { path: after.path.clone(), ..empty() });
-            expected.accept.entry(key.clone()).or_default().push(code.to_string());
-            &expected == after
-        },
-    )
+    let (path, text) = target(file.parent()?, |_| true)?;
+    let key = crate::paths::slash_join(file.strip_prefix(path.parent()?).ok()?);
+    let title = format!("Accept `{code}` for {key} in ");
+    fix((path, text), ConfigChange::Accept { key, code: code.into() }, |name| format!("{title}{name}"))
 }
 
 fn empty() -> ProjectConfig {
@@ -186,22 +188,18 @@ mod tests {
         // No configuration: a new file at the project root.
         let f = raise_budget(&root.join("pkg"), "codex", 49152).expect("a fix");
         assert_eq!(f.title, "Raise Codex's budget to 48 KiB in instructions-lsp.toml");
-        let new = Change::Edit {
-            path: root.join("instructions-lsp.toml"),
-            start: 0,
-            end: 0,
-            text: "[codex]\nmax-bytes = 49152\n".into(),
-        };
-        assert_eq!(f.change, new);
+        let Change::Config { path, change } = &f.change else { panic!("{f:?}") };
+        assert_eq!(path, &root.join("instructions-lsp.toml"));
+        assert_eq!(place(change, path, ""), Some((0, 0, "[codex]\nmax-bytes = 49152\n".into())));
         assert!(!f.in_fix_all(), "a decision for the author, not a mechanical mend");
         // One to extend: an entry of [accept] gains the code.
         let config = "agents = [\"codex\", \"opencode\"]\n[accept]\n\"pkg/CLAUDE.md\" = [\"shadowed\"]\n";
         std::fs::write(root.join("instructions-lsp.toml"), config).expect("write");
         let f = accept(&root.join("pkg/CLAUDE.md"), "agentIgnored").expect("a fix");
         assert_eq!(f.title, "Accept `agentIgnored` for pkg/CLAUDE.md in instructions-lsp.toml");
-        let Change::Edit { start, end, text, .. } = &f.change else { panic!("{f:?}") };
+        let Change::Config { path, change } = &f.change else { panic!("{f:?}") };
         assert_eq!(
-            applied(config, &(*start, *end, text.clone())),
+            applied(config, &place(change, path, config).expect("placed")),
             "agents = [\"codex\", \"opencode\"]\n[accept]\n\"pkg/CLAUDE.md\" = [\"shadowed\", \"agentIgnored\"]\n"
         );
         assert_eq!(accept(&root.join("pkg/CLAUDE.md"), "shadowed"), None, "accepted already");
@@ -214,16 +212,16 @@ mod tests {
         std::fs::write(root.join("instructions-lsp.toml"), config).expect("write");
         std::fs::write(root.join("pkg/instructions-lsp.toml"), "agents = [\"codex\"]\n").expect("write");
         let f = raise_budget(&root.join("pkg"), "codex", 2048).expect("a fix");
-        let Change::Edit { path, start, end, text } = &f.change else { panic!("{f:?}") };
+        let Change::Config { path, change } = &f.change else { panic!("{f:?}") };
         assert_eq!(path, &root.join("instructions-lsp.toml"));
         assert_eq!(
-            applied(config, &(*start, *end, text.clone())),
+            applied(config, &place(change, path, config).expect("placed")),
             "[codex]\nmax-bytes = 2048\nfile-names = [\"RULES.md\"]\n"
         );
         // Where the package's own file has the table, it decides, and it is the one raised.
         std::fs::write(root.join("pkg/instructions-lsp.toml"), "[codex]\nmax-bytes = 1500\n").expect("write");
         let f = raise_budget(&root.join("pkg"), "codex", 2048).expect("a fix");
-        let Change::Edit { path, .. } = &f.change else { panic!("{f:?}") };
+        let Change::Config { path, .. } = &f.change else { panic!("{f:?}") };
         assert_eq!(path, &root.join("pkg/instructions-lsp.toml"));
     }
 }

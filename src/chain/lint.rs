@@ -254,10 +254,22 @@ pub enum Change {
     /// A new empty file at `path` (the file an import names). Offered one at a time in the
     /// editor, never by a fix of everything: what it should hold is the author's to write.
     Create { path: PathBuf },
-    /// Bytes `start..end` of another file, `path` (the configuration), become `text`; the file is
-    /// created when it does not exist. A decision (raise a budget, accept a finding): offered in
-    /// the editor, never by a fix of everything.
-    Edit { path: PathBuf, start: usize, end: usize, text: String },
+    /// `change` made to another file, `path` (the configuration), created when it does not
+    /// exist. A decision (raise a budget, accept a finding): offered in the editor, never by a
+    /// fix of everything. Placed in the file's text only when it is made
+    /// (`config_edit::place`): an editor places it in its buffer, which may not be saved.
+    Config { path: PathBuf, change: ConfigChange },
+}
+
+/// What a fix sets in the configuration file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "set", rename_all = "camelCase")]
+pub enum ConfigChange {
+    /// `[agent] max-bytes = bytes`.
+    Budget { agent: String, bytes: u64 },
+    /// `code` added to the `[accept]` entry `key` (a file, named from the configuration's
+    /// folder).
+    Accept { key: String, code: String },
 }
 
 impl Fix {

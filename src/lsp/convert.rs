@@ -118,17 +118,8 @@ pub fn fix_data(fix: &Fix, text: &[u8], enc: Encoding) -> Option<serde_json::Val
             "newText": with,
         }),
         Change::Create { path } => serde_json::json!({ "create": uri_of(path)? }),
-        Change::Edit { path, start, end, text: with } => {
-            // Placed in that file as it is now (a new one is empty).
-            let other = crate::chain::source::read_prefix(path, 256 * 1024);
-            let exists = std::fs::symlink_metadata(path).is_ok();
-            serde_json::json!({ "edit": {
-                "uri": uri_of(path)?,
-                "create": !exists,
-                "range": Range { start: position(&other, *start, enc), end: position(&other, *end, enc) },
-                "newText": with,
-            }})
-        }
+        // Placed when the fix is asked for, in the file as the editor has it then.
+        Change::Config { path, change } => serde_json::json!({ "config": { "uri": uri_of(path)?, "change": change } }),
     };
     Some(serde_json::json!({ "fix": { "title": fix.title, "change": change } }))
 }

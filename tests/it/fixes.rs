@@ -463,3 +463,43 @@ async fn a_budget_is_raised_and_a_finding_accepted_in_the_configuration() {
     assert!(all.iter().all(|d| d["code"] != "agentCut"), "{all:?}");
     c.finish().await;
 }
+
+/// A fix of the configuration is placed in the configuration as the editor holds it, saved or
+/// not: the edit names the buffer's version (an editor whose buffer moved on refuses it rather
+/// than misplacing it), and a buffer that does not read as a configuration gets no such fix.
+#[tokio::test]
+async fn a_configuration_fix_is_placed_in_the_unsaved_buffer() {
+    let t = Tree::new();
+    t.mkdir("r/.git");
+    let rule = "- a rule for every package\n";
+    let agents_md = t.write("r/AGENTS.md", rule.repeat(40_000 / rule.len()));
+    let claude = t.write("r/CLAUDE.md", "claude rules\n");
+    let saved = "agents = [\"codex\", \"claude\", \"opencode\"]\n";
+    let config = t.write("r/instructions-lsp.toml", saved);
+    let root = t.root();
+    let mut c = Client::start(&t.home(), &[&root], json!({"stateDir": null})).await;
+    // Typed, not saved: a comment above, and a `[codex]` table the disk does not have.
+    let typed = format!("# the team's settings\n{saved}\n[codex]\nmax-bytes = 1000\n\n[claude]\n");
+    c.open(&config, saved).await;
+    c.change(&config, 2, None, &typed).await;
+    let edit_of = |actions: &Value, title: &str| {
+        let action = actions.as_array().and_then(|a| a.iter().find(|a| a["title"] == title)).cloned();
+        action.map(|a| a["edit"]["documentChanges"].clone()).unwrap_or_default()
+    };
+    let actions = actions_for(&mut c, &agents_md, "agentCut").await;
+    let changes = edit_of(&actions, "Raise Codex's budget to 40 KiB in instructions-lsp.toml");
+    assert_eq!(changes.as_array().map(Vec::len), Some(1), "one edit, no file made: {actions}");
+    assert_eq!(changes[0]["textDocument"], json!({"uri": uri(&config), "version": 2}));
+    let raised = applied(&typed, changes[0]["edits"].as_array().map(Vec::as_slice).unwrap_or_default());
+    assert_eq!(raised, format!("# the team's settings\n{saved}\n[codex]\nmax-bytes = 40960\n\n[claude]\n"));
+    let actions = actions_for(&mut c, &claude, "agentIgnored").await;
+    let changes = edit_of(&actions, "Accept `agentIgnored` for CLAUDE.md in instructions-lsp.toml");
+    let accepted = applied(&typed, changes[0]["edits"].as_array().map(Vec::as_slice).unwrap_or_default());
+    assert_eq!(accepted, format!("{typed}\n[accept]\n\"CLAUDE.md\" = [\"agentIgnored\"]\n"));
+    // Half typed: no configuration edit is sure, so none is offered.
+    c.change(&config, 3, None, "agents = [\"codex\",\n").await;
+    let actions = actions_for(&mut c, &agents_md, "agentCut").await;
+    assert!(action_titles(&actions).iter().all(|a| !a.starts_with("Raise")), "{actions}");
+    assert_eq!(std::fs::read_to_string(&config).expect("config"), saved, "nothing written by the server");
+    c.finish().await;
+}

@@ -14,6 +14,7 @@ use super::super::ext;
 use super::super::hover;
 use super::super::shared::Shared;
 use super::{off_thread, path_of};
+use crate::chain::lint::ConfigChange;
 use crate::paths::uri_to_path;
 use crate::session::rename::Named;
 
@@ -368,12 +369,44 @@ pub async fn goto_definition(shared: &Shared, params: GotoDefinitionParams) -> R
 
 /// The fix a diagnostic carries (see [`convert::diagnostic`]): its title, and the edit that
 /// makes it in the document `uri`.
-fn fix_of(d: &Diagnostic, uri: &Uri) -> Option<(String, WorkspaceEdit, Option<TextEdit>)> {
-    fix_in(d.data.as_ref()?, uri)
+fn fix_of(shared: &Shared, d: &Diagnostic, uri: &Uri) -> Option<(String, WorkspaceEdit, Option<TextEdit>)> {
+    fix_in(shared, d.data.as_ref()?, uri)
+}
+
+/// The edit that makes `change` in the configuration `uri`, placed in its text as the editor has
+/// it now (its open buffer, saved or not, else the disk's; the file created first when there is
+/// neither); `None` when it cannot be placed there. The edit of an open document names the
+/// document's version: an editor whose buffer has moved on since refuses it, never misplaces it.
+fn config_edit(shared: &Shared, uri: Uri, change: &ConfigChange) -> Option<WorkspaceEdit> {
+    let path = path_of(&uri)?;
+    let (open, enc) = {
+        let st = shared.state();
+        (st.documents.get(&path).and_then(|d| Some((d.text.clone()?, d.version))), st.encoding)
+    };
+    let exists = open.is_some() || std::fs::symlink_metadata(&path).is_ok();
+    let text: String = match &open {
+        Some((text, _)) => text.to_string(),
+        None => crate::chain::config_edit::text_of(&path)?,
+    };
+    let (start, end, new_text) = crate::chain::config_edit::place(change, &path, &text)?;
+    let at = |offset| convert::position(text.as_bytes(), offset, enc);
+    let mut ops = Vec::new();
+    if !exists {
+        ops.push(DocumentChangeOperation::Op(ResourceOp::Create(CreateFile {
+            uri: uri.clone(),
+            options: Some(CreateFileOptions { overwrite: Some(false), ignore_if_exists: Some(true) }),
+            annotation_id: None,
+        })));
+    }
+    ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
+        text_document: OptionalVersionedTextDocumentIdentifier { uri, version: open.map(|(_, v)| v) },
+        edits: vec![OneOf::Left(TextEdit { range: Range { start: at(start), end: at(end) }, new_text })],
+    }));
+    Some(WorkspaceEdit { document_changes: Some(DocumentChanges::Operations(ops)), ..Default::default() })
 }
 
 /// The fix of a diagnostic's `data` ([`convert::fix_data`]).
-fn fix_in(data: &Value, uri: &Uri) -> Option<(String, WorkspaceEdit, Option<TextEdit>)> {
+fn fix_in(shared: &Shared, data: &Value, uri: &Uri) -> Option<(String, WorkspaceEdit, Option<TextEdit>)> {
     let fix = data.get("fix")?;
     let title = fix.get("title")?.as_str()?.to_string();
     let change = fix.get("change")?;
@@ -388,27 +421,10 @@ fn fix_in(data: &Value, uri: &Uri) -> Option<(String, WorkspaceEdit, Option<Text
             WorkspaceEdit { document_changes: Some(DocumentChanges::Operations(vec![op])), ..Default::default() };
         return Some((title, edit, None));
     }
-    if let Some(edit) = change.get("edit") {
-        // Another file (the configuration), created first when it does not exist.
-        let other: Uri = edit.get("uri")?.as_str()?.parse().ok()?;
-        let text_edit = TextEdit {
-            range: serde_json::from_value(edit.get("range")?.clone()).ok()?,
-            new_text: edit.get("newText")?.as_str()?.to_string(),
-        };
-        let mut ops = Vec::new();
-        if edit.get("create").and_then(Value::as_bool) == Some(true) {
-            ops.push(DocumentChangeOperation::Op(ResourceOp::Create(CreateFile {
-                uri: other.clone(),
-                options: Some(CreateFileOptions { overwrite: Some(false), ignore_if_exists: Some(true) }),
-                annotation_id: None,
-            })));
-        }
-        ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
-            text_document: OptionalVersionedTextDocumentIdentifier { uri: other, version: None },
-            edits: vec![OneOf::Left(text_edit)],
-        }));
-        let edit = WorkspaceEdit { document_changes: Some(DocumentChanges::Operations(ops)), ..Default::default() };
-        return Some((title, edit, None));
+    if let Some(config) = change.get("config") {
+        let other: Uri = config.get("uri")?.as_str()?.parse().ok()?;
+        let set: ConfigChange = serde_json::from_value(config.get("change")?.clone()).ok()?;
+        return Some((title, config_edit(shared, other, &set)?, None));
     }
     let text_edit = TextEdit {
         range: serde_json::from_value(change.get("range")?.clone()).ok()?,
@@ -441,7 +457,7 @@ pub async fn code_action(shared: &Shared, params: CodeActionParams) -> Result<Op
     let mut actions = Vec::new();
     if wanted(only, CodeActionKind::QUICKFIX.as_str()) {
         for d in &params.context.diagnostics {
-            let Some((title, edit, here)) = fix_of(d, uri) else { continue };
+            let Some((title, edit, here)) = fix_of(shared, d, uri) else { continue };
             actions.push(CodeActionOrCommand::CodeAction(CodeAction {
                 title,
                 kind: Some(CodeActionKind::QUICKFIX),
@@ -463,8 +479,8 @@ pub async fn code_action(shared: &Shared, params: CodeActionParams) -> Result<Op
                 continue;
             }
             let Some(fix) = crate::chain::config_edit::accept(&path, code) else { continue };
-            let Some((title, edit, _)) =
-                convert::fix_data(&fix, b"", shared.state().encoding).and_then(|v| fix_in(&v, uri))
+            let encoding = shared.state().encoding;
+            let Some((title, edit, _)) = convert::fix_data(&fix, b"", encoding).and_then(|v| fix_in(shared, &v, uri))
             else {
                 continue;
             };
@@ -483,7 +499,7 @@ pub async fn code_action(shared: &Shared, params: CodeActionParams) -> Result<Op
         let published = shared.state().published.get(&path).cloned().unwrap_or_default();
         let mut edits: Vec<TextEdit> = Vec::new();
         for d in &published {
-            let Some((_, _, Some(e))) = fix_of(d, uri) else { continue };
+            let Some((_, _, Some(e))) = fix_of(shared, d, uri) else { continue };
             let overlaps = |o: &TextEdit| {
                 let (a, b) = ((e.range.start.line, e.range.start.character), (e.range.end.line, e.range.end.character));
                 let (c, d) = ((o.range.start.line, o.range.start.character), (o.range.end.line, o.range.end.character));
