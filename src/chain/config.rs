@@ -382,12 +382,24 @@ impl Exclusions {
     /// below the folder [`Exclusions::of`] was asked for (nothing when it cannot be used).
     pub fn add_file(&mut self, path: &Path) {
         let Some(holder) = path.parent() else { return };
-        let Ok(lines) = load_config(path).map(|c| c.exclude) else { return };
+        if let Ok(c) = load_config(path) {
+            self.add_lines(holder, &c.exclude);
+        }
+    }
+
+    /// What one configuration file's `exclude` `lines` leave out below its folder, `holder`.
+    pub fn of_lines(holder: &Path, lines: &[String]) -> Self {
+        let mut out = Exclusions::default();
+        out.add_lines(holder, lines);
+        out
+    }
+
+    fn add_lines(&mut self, holder: &Path, lines: &[String]) {
         if lines.is_empty() {
             return;
         }
         let mut b = ignore::gitignore::GitignoreBuilder::new(holder);
-        for line in &lines {
+        for line in lines {
             let _ = b.add_line(None, line);
         }
         self.0.extend(b.build().ok());

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::chain::agents::{AgentView, Scope, Status};
+use crate::chain::config::Exclusions;
 use crate::chain::lint::{Code, Finding, Fix};
 
 /// What one configuration file decides, compiled: its folder, its `[accept]` (the files named
@@ -17,7 +18,7 @@ struct Entries {
     paths: HashMap<String, Vec<String>>,
     set: globset::GlobSet,
     codes: Vec<Vec<String>>,
-    excluded: Option<ignore::gitignore::Gitignore>,
+    excluded: Exclusions,
 }
 
 /// What the configuration files met so far accept, read once each.
@@ -52,11 +53,7 @@ impl Accepted {
                     }
                     paths.insert(pattern, list);
                 }
-                let mut excluded = ignore::gitignore::GitignoreBuilder::new(&dir);
-                for line in &c.exclude {
-                    excluded.add_line(None, line).ok()?;
-                }
-                let excluded = (!c.exclude.is_empty()).then(|| excluded.build().ok()).flatten();
+                let excluded = Exclusions::of_lines(&dir, &c.exclude);
                 Some(Entries { dir, paths, set: set.build().ok()?, codes, excluded })
             })
             .as_ref()
@@ -89,9 +86,7 @@ impl Accepted {
                 let has = |list: &Vec<String>| list.iter().any(|c| c == code);
                 let named = e.paths.get(&crate::paths::slash_join(rel)).is_some_and(has);
                 let matched = || e.set.matches(rel).into_iter().any(|i| e.codes.get(i).is_some_and(has));
-                let excluded =
-                    || e.excluded.as_ref().is_some_and(|x| x.matched_path_or_any_parents(path, false).is_ignore());
-                if named || matched() || excluded() {
+                if named || matched() || e.excluded.excludes(path, false) {
                     return true;
                 }
             }
