@@ -39,7 +39,8 @@ pub struct Client {
     shared: Arc<Mutex<Shared>>,
     changed: Arc<Notify>,
     next_id: u64,
-    server: tokio::task::JoinHandle<()>,
+    /// Told when the server has exited.
+    server: tokio::sync::oneshot::Receiver<()>,
     finished: bool,
 }
 
@@ -147,10 +148,23 @@ impl Client {
     async fn spawn(home: &Path) -> Self {
         let (client_io, server_io) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(server_io);
-        let (service, socket) = instructions_lsp::lsp::service(env(home));
-        let server = tokio::spawn(async move {
-            instructions_lsp::lsp::transport::serve(server_read, server_write, service, socket).await;
-        });
+        let env = env(home);
+        // The server runs on a thread and runtime of its own, as it would in its own process: a
+        // handler that blocks (a lock taken twice, say) stops the server, never the test, whose
+        // waits then run out and say what did not happen.
+        let (done, server) = tokio::sync::oneshot::channel();
+        std::thread::Builder::new()
+            .name("lsp-server".into())
+            .spawn(move || {
+                let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
+                rt.block_on(async move {
+                    let (service, socket) = instructions_lsp::lsp::service(env);
+                    instructions_lsp::lsp::transport::serve(server_read, server_write, service, socket).await;
+                });
+                let _ = done.send(());
+                rt.shutdown_background();
+            })
+            .expect("the server's thread");
         let (client_read, mut client_write) = tokio::io::split(client_io);
         let (out, mut out_rx) = mpsc::unbounded_channel::<Value>();
         tokio::spawn(async move {
