@@ -19,14 +19,22 @@ fn target(dir: &Path, holds: impl Fn(&ProjectConfig) -> bool) -> Option<(PathBuf
         return Some((path.clone(), text_of(path)?));
     }
     let root = dir.ancestors().find(|d| super::confine::holds_git(d))?;
-    Some((root.join(CONFIG_NAMES[0]), String::new()))
+    let new = root.join(CONFIG_NAMES[0]);
+    Some((new.clone(), text_of(&new)?))
+}
+
+/// Whether a fix may write the configuration at `path`: not through a link that leads out of the
+/// project, nor through one that leads nowhere (an editor would create its target on save,
+/// wherever the repository points it).
+pub fn writable(path: &Path) -> bool {
+    let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    super::confine::leaves_project(path).is_none() && !(link && super::confine::real_location(path).is_err())
 }
 
 /// The text of the configuration file at `path` on the disk (empty when there is none); `None`
-/// when it cannot be read as one (too large, not UTF-8, unreadable) or is a link out of the
-/// project (which no fix writes through).
+/// when it cannot be read as one (too large, not UTF-8, unreadable) or is not [`writable`].
 pub fn text_of(path: &Path) -> Option<String> {
-    if super::confine::leaves_project(path).is_some() {
+    if !writable(path) {
         return None;
     }
     match super::agents::read_capped(path, config::CONFIG_MAX_BYTES + 1) {
@@ -93,14 +101,22 @@ fn applied(text: &str, (start, end, with): &(usize, usize, String)) -> String {
 
 /// The edit of `text`, the configuration at `path` (empty for a new one), that makes `change`,
 /// as `(start, end, new text)` of the bytes replaced: `None` when the text does not read as a
-/// configuration, holds the change already, or would say anything else once changed (a key
-/// written another way, an inline table).
+/// configuration (or is larger than one may be), holds the change already (a budget as large or
+/// larger: a raise never lowers one), or would say anything else once changed (a key written
+/// another way, an inline table).
 pub fn place(change: &ConfigChange, path: &Path, text: &str) -> Option<(usize, usize, String)> {
+    if text.len() as u64 > config::CONFIG_MAX_BYTES {
+        return None;
+    }
     let before = (!text.is_empty()).then(|| config::parse_config(path, text)).transpose().ok()?;
     let mut expected = before.clone().unwrap_or_else(|| ProjectConfig { path: path.to_path_buf(), ..empty() });
     let edit = match change {
         ConfigChange::Budget { agent, bytes } => {
-            expected.settings.entry(agent.clone()).or_default().max_bytes = Some(*bytes);
+            let budget = &mut expected.settings.entry(agent.clone()).or_default().max_bytes;
+            if budget.is_some_and(|b| b >= *bytes) {
+                return None;
+            }
+            *budget = Some(*bytes);
             set_line(text, agent, "max-bytes", &bytes.to_string())
         }
         ConfigChange::Accept { key, code } => {
@@ -223,5 +239,26 @@ mod tests {
         let f = raise_budget(&root.join("pkg"), "codex", 2048).expect("a fix");
         let Change::Config { path, .. } = &f.change else { panic!("{f:?}") };
         assert_eq!(path, &root.join("pkg/instructions-lsp.toml"));
+        // A raise never lowers a budget (the editor's buffer may hold a larger one than the disk).
+        let larger = "[codex]\nmax-bytes = 4096\n";
+        assert_eq!(place(&ConfigChange::Budget { agent: "codex".into(), bytes: 2048 }, path, larger), None);
+    }
+
+    /// A configuration that is a link leading nowhere, or out of the project, is never a fix's
+    /// target: an editor would write through it, wherever the repository points it.
+    #[cfg(unix)]
+    #[test]
+    fn no_fix_writes_through_a_link_out_or_to_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(root.join(".git")).expect("mkdir");
+        let config = root.join("instructions-lsp.toml");
+        std::os::unix::fs::symlink(dir.path().join("nowhere.toml"), &config).expect("link");
+        assert_eq!(raise_budget(&root, "codex", 2048), None, "a dangling link");
+        assert_eq!(accept(&root.join("CLAUDE.md"), "shadowed"), None, "a dangling link");
+        std::fs::write(dir.path().join("nowhere.toml"), "agents = [\"codex\"]\n").expect("write");
+        assert_eq!(raise_budget(&root, "codex", 2048), None, "a link out of the project");
+        std::fs::remove_file(&config).expect("unlink");
+        assert!(raise_budget(&root, "codex", 2048).is_some(), "a new file at the project root");
     }
 }

@@ -12,7 +12,7 @@ use tower_lsp_server::{Client, LanguageServer};
 
 use super::convert::Encoding;
 use super::ext;
-use super::handlers::{custom, documents, features, log_problems, path_of, workspace};
+use super::handlers::{actions, custom, documents, features, log_problems, path_of, workspace};
 use super::shared::Shared;
 use crate::chain::settings::Env;
 
@@ -123,7 +123,7 @@ impl LanguageServer for Server {
                     code_action_kinds: Some(vec![
                         CodeActionKind::QUICKFIX,
                         CodeActionKind::REFACTOR,
-                        CodeActionKind::from(super::handlers::features::FIX_ALL),
+                        CodeActionKind::from(super::handlers::actions::FIX_ALL),
                     ]),
                     ..CodeActionOptions::default()
                 })),
@@ -226,7 +226,7 @@ impl LanguageServer for Server {
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
-        features::code_action(&self.shared, params).await
+        actions::code_action(&self.shared, params).await
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {

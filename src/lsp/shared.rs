@@ -1,6 +1,6 @@
 //! What the server's handlers and its background work share: the state behind one lock, the
-//! client handle, the file cache, the watcher, and the remembered answers; and the background work
-//! itself (walks, announcements, changes on disk), as its methods. It imports no handler.
+//! client handle, the file cache, the watcher, and the remembered answers (the background work
+//! itself is `background.rs` and `diagnostics.rs`, as `Shared`'s methods). It imports no handler.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -560,8 +560,6 @@ fn name_matters_outside(p: &Path, names: &BTreeSet<String>) -> bool {
         || lower.ends_with(".mdc")
 }
 
-/// The names agents look for outside a project: their candidates and layers, every part of their
-/// global paths, and the usual root markers.
 /// Gives the memory freed by a large piece of work back to the system. The C allocator keeps
 /// what a thread freed for that thread's next allocations: a whole walk of a repository of
 /// 20,000 directories left 20 MB resident, of which a few were still used, and the next work
@@ -577,6 +575,8 @@ pub(super) fn release_free_memory() {
     }
 }
 
+/// The names agents look for outside a project: their candidates and layers, every part of their
+/// global paths, and the usual root markers.
 fn global_names(env: &AgentEnv) -> BTreeSet<String> {
     let mut names: BTreeSet<String> = [".git", ".hg", ".jj", ".sl", ".svn"].iter().map(|s| s.to_string()).collect();
     let part = |p: &Path| -> Vec<String> {

@@ -3,9 +3,12 @@
 //! the one place that maps every agent's name to its profile.
 //!
 //! An agent's file imports the engine's folders below (`model`, `patterns`, `repo`, `text`,
-//! `loader`), never another agent's; nothing but this registry imports an agent's file. What an
-//! agent does its own way (a pick, a cut, a join, its fallback files) is a function value in its
-//! profile, never an `if profile == …` in the machinery. Tests in `src/lib.rs` hold both rules.
+//! `loader`), never another agent's; nothing but this registry imports an agent's file (tests in
+//! `src/lib.rs` hold both). How an agent loads its files (a pick, a cut, a join, its fallback
+//! files) is a function value in its profile, never an `if profile == …` in the loader. What the
+//! layers below know of an agent by its name alone is listed in `docs/architecture.md` ("How to
+//! add an agent profile"): the keys of its rule files, the patterns hovers explain, its tokens,
+//! the budget a fix may raise, the words of its headers.
 //!
 //! Each profile names the agent release it mirrors; the README has the rules with their
 //! sources, and `tests/it/agents.rs` compares every profile with the real agent.

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::chain::lint::{Change, Fix};
+use crate::chain::model::fix::{Change, Fix};
 use crate::chain::model::names::display_name;
 use crate::chain::model::profile::AgentProfile;
 use crate::chain::model::view::{AgentFile, AgentView, RuleProblem, RuleProblemKind, Status};

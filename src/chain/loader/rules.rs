@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::chain::lint::Fix;
 use crate::chain::model::env::in_claude_rules;
+use crate::chain::model::fix::Fix;
 use crate::chain::model::names::display_name;
 use crate::chain::model::profile::AgentProfile;
 use crate::chain::model::view::{AgentFile, RuleProblem, RuleProblemKind, RuleReach, Scope, Status};

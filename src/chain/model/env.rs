@@ -1,7 +1,7 @@
 //! What a profile is made from: the files agents look for ([`FILE_NAMES`]), where they keep
 //! their user-global files ([`AgentEnv`]) and what a caller may change ([`Overrides`]). Which
-//! agent file makes a named profile is the registry's business (`mod.rs`), so that no agent file
-//! and this one import each other.
+//! agent file makes a named profile is the registry's business (`chain/agents/mod.rs`), which sits
+//! above this file and every agent's.
 
 use std::path::{Path, PathBuf};
 

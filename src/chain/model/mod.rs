@@ -7,10 +7,12 @@
 //!   [`view::AgentView`], a rule file's problems.
 //! - `env.rs`: what profiles are made from: [`env::AgentEnv`] (home, variables), [`env::Overrides`]
 //!   (a user's settings), [`env::FILE_NAMES`], which paths are agents' files.
+//! - `fix.rs`: a finding's fix as data ([`fix::Fix`]), which every edge presents its own way.
 //! - `names.rs`: every agent's name and how a person calls it, for the layers that know the
 //!   agents by name only (settings, the configuration file, findings).
 
 pub mod env;
+pub mod fix;
 pub mod names;
 pub mod profile;
 pub mod view;

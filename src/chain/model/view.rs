@@ -222,7 +222,7 @@ pub struct RuleProblem {
     /// The bytes of the file the problem is written at (a mention), when not its first line.
     pub at: Option<(usize, usize)>,
     /// A safe change that mends it.
-    pub fix: Option<crate::chain::lint::Fix>,
+    pub fix: Option<crate::chain::model::fix::Fix>,
 }
 
 /// How much a [`RuleProblem`] matters.

@@ -1,7 +1,7 @@
 //! The file system as one run's views see it. Views started in a thousand directories of one
 //! tree ask the same questions of the same paths (is the root's `AGENTS.md` there, what is this
 //! directory's real path, what does this file hold): inside a scope ([`with_memo`], which
-//! `repo::index::with_cache` opens) each is asked of the disk once and its answer kept; outside
+//! `repo::cache::with_cache` opens) each is asked of the disk once and its answer kept; outside
 //! one, every question goes to the disk.
 //!
 //! A scope takes the files as unchanging while it lasts: a server opens one per pass, `check`

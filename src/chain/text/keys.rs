@@ -12,8 +12,8 @@
 
 use std::path::Path;
 
-use crate::chain::lint::Fix;
 use crate::chain::model::env::in_claude_rules;
+use crate::chain::model::fix::Fix;
 use crate::chain::model::view::{RuleProblem, RuleProblemKind};
 use crate::chain::text::front_matter::front_matter;
 use crate::chain::text::read::read_capped;
@@ -396,7 +396,8 @@ mod tests {
         let text = "---\napplyTo:\n  - src/**\n  - test/**\nexcludeAgent: code_review\n---\nrule\n";
         let p = problems_of("copilot", "a.instructions.md", text);
         assert_eq!(p[0].kind, RuleProblemKind::Never);
-        let Some(Fix { change: crate::chain::lint::Change::Replace { start, end, text: with }, .. }) = &p[0].fix else {
+        let Some(Fix { change: crate::chain::model::fix::Change::Replace { start, end, text: with }, .. }) = &p[0].fix
+        else {
             panic!("{:?}", p[0].fix)
         };
         let fixed = format!("{}{with}{}", &text[..*start], &text[*end..]);

@@ -1,8 +1,9 @@
 //! The server's handlers, grouped by concern: documents, workspace and configuration, the custom
-//! methods, and the features (hover, lenses, actions, commands). Each takes the state
+//! methods, the features (hover, lenses, links, commands) and the code actions. Each takes the state
 //! ([`Shared`]) and calls into it and the session; `server.rs` hands each message here in one
 //! line. Nothing else imports this module: the state never calls a handler.
 
+pub mod actions;
 pub mod completion;
 pub mod custom;
 pub mod documents;
