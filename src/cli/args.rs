@@ -219,8 +219,8 @@ pub struct DiffArgs {
 
 #[derive(Args, Debug)]
 pub struct CheckArgs {
-    /// Trees to check (with --changed: files a commit changes).
-    #[arg(default_value = ".")]
+    /// Trees to check (the current directory when none is named; with --changed: the files a
+    /// commit changes, and none changed reports nothing).
     pub paths: Vec<PathBuf>,
     /// PATHS are files a commit changes (as pre-commit passes them): the project of the current
     /// directory is checked, and what is reported is only what those files change, their own

@@ -56,7 +56,8 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         roots.push(project);
         reach = Some(scopes);
     } else {
-        for path in &args.paths {
+        let here = [PathBuf::from(".")];
+        for path in if args.paths.is_empty() { &here[..] } else { &args.paths[..] } {
             match super::args::directory(path) {
                 Ok(abs) => roots.push(abs),
                 Err(e) => return usage(&e),

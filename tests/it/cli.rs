@@ -1534,4 +1534,8 @@ fn check_changed_reports_what_the_changed_files_change() {
     }
     let elsewhere = run(&t, &root.join("pkg"), &["check", "--changed", "AGENTS.md"]);
     assert_eq!(files(&elsewhere), ["AGENTS.md", "CLAUDE.md"], "from pkg, its AGENTS.md: {}", stdout(&elsewhere));
+    // No file changed (`git diff --name-only | xargs instructions-lsp check --changed` on a clean
+    // tree): nothing is reported, and the findings already there fail nothing.
+    let none = run(&t, &root, &["check", "--changed", "--fail-on", "warning"]);
+    assert_eq!((files(&none), none.status.code()), (Vec::<String>::new(), Some(0)), "{}", stdout(&none));
 }
