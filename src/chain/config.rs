@@ -102,9 +102,14 @@ pub fn config_in(dir: &Path) -> Option<PathBuf> {
 
 /// Reads and checks a configuration file; the error says what was wrong, and where.
 pub fn load_config(path: &Path) -> Result<ProjectConfig, String> {
+    parse_config(path, &read_config(path)?)
+}
+
+/// The text of the configuration file at `path`, as every reader takes it: at most
+/// [`CONFIG_MAX_BYTES`] of UTF-8, never through a link out of the project (its text, which a
+/// parse error would quote, is never read). The error says what was wrong.
+pub fn read_config(path: &Path) -> Result<String, String> {
     let shown = path.display();
-    // A link out of the project is not the project's configuration: its text (which a parse
-    // error would quote) is never read.
     if let Some(real) = super::confine::leaves_project(path) {
         return Err(format!("{shown} is a link to {}, outside the project: not read", real.display()));
     }
@@ -113,8 +118,7 @@ pub fn load_config(path: &Path) -> Result<ProjectConfig, String> {
     if size > CONFIG_MAX_BYTES {
         return Err(format!("{shown} is {size} bytes; a configuration file is at most {CONFIG_MAX_BYTES}"));
     }
-    let text = String::from_utf8(data).map_err(|_| format!("{shown} is not UTF-8"))?;
-    parse_config(path, &text)
+    String::from_utf8(data).map_err(|_| format!("{shown} is not UTF-8"))
 }
 
 /// Checks `text` as the configuration file at `path`; the error says what was wrong, and where.
@@ -424,6 +428,12 @@ impl Exclusions {
     /// Whether `path` (a directory when `dir`), or a folder above it, is left out.
     pub fn excludes(&self, path: &Path, dir: bool) -> bool {
         self.0.iter().any(|g| path.starts_with(g.path()) && g.matched_path_or_any_parents(path, dir).is_ignore())
+    }
+
+    /// [`Exclusions::excludes`] of `path` as what it is on disk: a name found by a walk may be a
+    /// folder's (`.claude`), which a folder-only pattern (`.claude/`) matches as one.
+    pub fn excludes_as_found(&self, path: &Path) -> bool {
+        self.excludes(path, std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()))
     }
 
     pub fn is_empty(&self) -> bool {

@@ -32,16 +32,15 @@ pub fn writable(path: &Path) -> bool {
 }
 
 /// The text of the configuration file at `path` on the disk (empty when there is none); `None`
-/// when it cannot be read as one (too large, not UTF-8, unreadable) or is not [`writable`].
+/// when it cannot be read as one ([`config::read_config`]) or is not [`writable`].
 pub fn text_of(path: &Path) -> Option<String> {
     if !writable(path) {
         return None;
     }
-    match super::agents::read_capped(path, config::CONFIG_MAX_BYTES + 1) {
-        Ok((data, size)) if size <= config::CONFIG_MAX_BYTES => String::from_utf8(data).ok(),
-        Ok(_) => None,
+    match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(String::new()),
         Err(_) => None,
+        Ok(_) => config::read_config(path).ok(),
     }
 }
 

@@ -137,8 +137,7 @@ fn names_passes(root: &Path, limit: usize, depths: &[Option<usize>]) -> std::col
     let nested = Exclusions::with_nested(root, configs.iter().map(|(d, f)| (d.as_path(), f.as_path())));
     found
         .into_iter()
-        // (A name may be a folder's, `.claude`, which a folder-only pattern matches as one.)
-        .filter(|p| !nested.excludes(p, std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())))
+        .filter(|p| !nested.excludes_as_found(p))
         .filter_map(|p| p.strip_prefix(root).ok().map(crate::paths::slash_join))
         .collect()
 }

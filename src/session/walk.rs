@@ -241,9 +241,7 @@ impl Walked {
         );
         if !excluded.is_empty() {
             let out = |p: &Path, dir: bool| p != root && excluded.excludes(p, dir);
-            // A name may be a folder's (`.claude`), and a folder-only pattern (`.claude/`) must
-            // match it as one: asked as what it is on disk.
-            let out_as_is = |p: &Path| out(p, std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()));
+            let out_as_is = |p: &Path| p != root && excluded.excludes_as_found(p);
             self.dirs.retain(|d| !out(d, true));
             self.packages.retain(|d| !out(d, true));
             self.names.retain(|n| !out_as_is(&root.join(n)));
