@@ -109,14 +109,7 @@ pub(crate) fn searched<T>(f: impl FnOnce() -> T) -> (T, Option<PathBuf>) {
 /// Runs `f` with the views it computes on this thread sharing `cache`; the scope before is
 /// restored after.
 pub fn with_cache<T>(cache: &Arc<RepoCache>, f: impl FnOnce() -> T) -> T {
-    struct Restore(Option<Arc<RepoCache>>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            CACHE.with(|c| *c.borrow_mut() = self.0.take());
-        }
-    }
-    let _restore = Restore(CACHE.with(|c| c.borrow_mut().replace(cache.clone())));
-    memo::with_memo(&cache.fs, f)
+    memo::scoped(&CACHE, cache.clone(), || memo::with_memo(&cache.fs, f))
 }
 
 /// `globs` compiled in `style`: the scope's, else compiled now.

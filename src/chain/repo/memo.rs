@@ -52,26 +52,30 @@ fn current() -> Option<Arc<FsMemo>> {
 /// Runs `f` with the questions it asks on this thread answered from `memo`; the scope before is
 /// restored after.
 pub(crate) fn with_memo<T>(memo: &Arc<FsMemo>, f: impl FnOnce() -> T) -> T {
-    struct Restore(Option<Arc<FsMemo>>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            MEMO.with(|c| *c.borrow_mut() = self.0.take());
-        }
-    }
-    let _restore = Restore(MEMO.with(|c| c.borrow_mut().replace(memo.clone())));
-    f()
+    scoped(&MEMO, memo.clone(), f)
 }
 
 /// Runs `f`, the computation of one view, with real paths remembered for it alone (see
 /// [`real_path`]); what was remembered before is restored after (views may nest).
 pub(crate) fn with_view_paths<T>(f: impl FnOnce() -> T) -> T {
-    struct Restore(Option<HashMap<PathBuf, PathBuf>>);
-    impl Drop for Restore {
+    scoped(&REAL, HashMap::new(), f)
+}
+
+/// Runs `f` with the thread-local `key` set to `value`; what it held before is restored after,
+/// also when `f` panics (scopes nest).
+pub(crate) fn scoped<V: 'static, T>(
+    key: &'static std::thread::LocalKey<RefCell<Option<V>>>,
+    value: V,
+    f: impl FnOnce() -> T,
+) -> T {
+    struct Restore<V: 'static>(&'static std::thread::LocalKey<RefCell<Option<V>>>, Option<V>);
+    impl<V: 'static> Drop for Restore<V> {
         fn drop(&mut self) {
-            REAL.with(|r| *r.borrow_mut() = self.0.take());
+            let before = self.1.take();
+            self.0.with(|c| *c.borrow_mut() = before);
         }
     }
-    let _restore = Restore(REAL.with(|r| r.borrow_mut().replace(HashMap::new())));
+    let _restore = Restore(key, key.with(|c| c.borrow_mut().replace(value)));
     f()
 }
 
