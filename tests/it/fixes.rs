@@ -409,17 +409,25 @@ async fn actions_for(c: &mut Client, path: &std::path::Path, code: &str) -> Valu
     c.request("textDocument/codeAction", params).await.expect("actions")
 }
 
-/// The quick fixes that write the configuration: raise the budget of the agent that cuts a file
-/// (a decision, never made by a fix of everything), and accept a finding for one file; once
-/// written, the finding is gone from the editor and from `check`.
-#[tokio::test]
-async fn a_budget_is_raised_and_a_finding_accepted_in_the_configuration() {
+/// A repository whose `AGENTS.md` (40,000 bytes) Codex cuts at its 32 KiB budget, with a
+/// `CLAUDE.md` opencode ignores and the configuration `config`: its tree, and the paths of those
+/// three files.
+fn cut_by_codex(config: &str) -> (Tree, std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
     let t = Tree::new();
     t.mkdir("r/.git");
     let rule = "- a rule for every package\n";
     let agents_md = t.write("r/AGENTS.md", rule.repeat(40_000 / rule.len()));
     let claude = t.write("r/CLAUDE.md", "claude rules\n");
-    let config = t.write("r/instructions-lsp.toml", "# ours\nagents = [\"codex\", \"claude\", \"opencode\"]\n");
+    let config = t.write("r/instructions-lsp.toml", config);
+    (t, agents_md, claude, config)
+}
+
+/// The quick fixes that write the configuration: raise the budget of the agent that cuts a file
+/// (a decision, never made by a fix of everything), and accept a finding for one file; once
+/// written, the finding is gone from the editor and from `check`.
+#[tokio::test]
+async fn a_budget_is_raised_and_a_finding_accepted_in_the_configuration() {
+    let (t, agents_md, claude, config) = cut_by_codex("# ours\nagents = [\"codex\", \"claude\", \"opencode\"]\n");
     let root = t.root();
     let mut c = Client::start(&t.home(), &[&root], json!({"stateDir": null})).await;
     let actions = actions_for(&mut c, &agents_md, "agentCut").await;
@@ -469,13 +477,8 @@ async fn a_budget_is_raised_and_a_finding_accepted_in_the_configuration() {
 /// than misplacing it), and a buffer that does not read as a configuration gets no such fix.
 #[tokio::test]
 async fn a_configuration_fix_is_placed_in_the_unsaved_buffer() {
-    let t = Tree::new();
-    t.mkdir("r/.git");
-    let rule = "- a rule for every package\n";
-    let agents_md = t.write("r/AGENTS.md", rule.repeat(40_000 / rule.len()));
-    let claude = t.write("r/CLAUDE.md", "claude rules\n");
     let saved = "agents = [\"codex\", \"claude\", \"opencode\"]\n";
-    let config = t.write("r/instructions-lsp.toml", saved);
+    let (t, agents_md, claude, config) = cut_by_codex(saved);
     let root = t.root();
     let mut c = Client::start(&t.home(), &[&root], json!({"stateDir": null})).await;
     // Typed, not saved: a comment above, and a `[codex]` table the disk does not have.
